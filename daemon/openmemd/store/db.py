@@ -1,0 +1,74 @@
+"""Opening SQLite: sqlean (a drop-in sqlite3 that can load extensions) with sqlite-vec loaded.
+
+Many CPython builds, this machine's included, cannot load SQLite extensions, so the stdlib
+module is only used when it can. If sqlite-vec still cannot load, the connection works without
+it and `VectorSupport.reason` says why (vectors are then searched in process).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+try:  # pragma: no branch
+    import sqlean as sqlite3  # type: ignore[import-untyped]
+
+    DRIVER = "sqlean"
+except ImportError:  # pragma: no cover - sqlean is a hard dependency
+    import sqlite3  # type: ignore[no-redef]
+
+    DRIVER = "sqlite3"
+
+Connection = Any  # sqlean.Connection and sqlite3.Connection share an interface
+DatabaseError = sqlite3.DatabaseError
+OperationalError = sqlite3.OperationalError
+IntegrityError = sqlite3.IntegrityError
+
+BUSY_TIMEOUT_MS = 5000
+
+
+@dataclass(frozen=True)
+class VectorSupport:
+    available: bool
+    version: str = ""
+    reason: str = ""
+
+
+def connect(path: str | Path, *, readonly: bool = False,
+            check_same_thread: bool = True) -> tuple[Connection, VectorSupport]:
+    """Open the index database with WAL, busy_timeout and sqlite-vec (when it loads)."""
+    if readonly:
+        uri = f"file:{Path(path).as_posix()}?mode=ro"
+        conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000,
+                               check_same_thread=check_same_thread, isolation_level=None)
+    else:
+        conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000,
+                               check_same_thread=check_same_thread, isolation_level=None)
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    if not readonly:
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute("PRAGMA foreign_keys = OFF")
+    return conn, load_vec(conn)
+
+
+def load_vec(conn: Connection) -> VectorSupport:
+    try:
+        import sqlite_vec  # type: ignore[import-untyped]
+    except ImportError as exc:  # pragma: no cover - hard dependency
+        return VectorSupport(False, reason=f"sqlite-vec not installed ({exc})")
+    try:
+        conn.enable_load_extension(True)
+        sqlite_vec.load(conn)
+        conn.enable_load_extension(False)
+        (version,) = conn.execute("SELECT vec_version()").fetchone()
+        return VectorSupport(True, version=version)
+    except AttributeError:
+        return VectorSupport(False, reason=f"{DRIVER} cannot load extensions")
+    except Exception as exc:  # any load failure means: vectors in process
+        return VectorSupport(False, reason=str(exc) or type(exc).__name__)
+
+
+def sqlite_version(conn: Connection) -> str:
+    return conn.execute("SELECT sqlite_version()").fetchone()[0]

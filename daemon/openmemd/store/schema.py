@@ -1,0 +1,120 @@
+"""The index schema: OpenClaw's six tables, same names and columns, plus migrations.
+
+`chunks_fts.text` holds the chunk text prepared for keyword search (CJK runs expanded into
+bigrams, see `openmemd.search.tokens`), so Chinese, Japanese and Korean are searchable with the
+word tokenizer; `chunks.text` is always the original text.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from openmemd.store.db import Connection
+
+SCHEMA_VERSION = 1
+META_KEY = "memory_index_meta_v1"
+SCHEMA_VERSION_KEY = "openmemd_schema_version"
+FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
+FTS_TOKENIZER_ID = "porter-unicode61+cjk-bigram"
+
+TABLES = ("meta", "files", "chunks", "embedding_cache", "chunks_fts", "chunks_vec")
+
+_DDL = f"""
+CREATE TABLE IF NOT EXISTS meta (
+  key TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS files (
+  path TEXT PRIMARY KEY,
+  source TEXT NOT NULL DEFAULT 'memory',
+  hash TEXT NOT NULL,
+  mtime INTEGER NOT NULL,
+  size INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS chunks (
+  id TEXT PRIMARY KEY,
+  path TEXT NOT NULL,
+  source TEXT NOT NULL DEFAULT 'memory',
+  start_line INTEGER NOT NULL,
+  end_line INTEGER NOT NULL,
+  hash TEXT NOT NULL,
+  model TEXT NOT NULL,
+  text TEXT NOT NULL,
+  embedding TEXT NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS idx_chunks_path ON chunks(path);
+CREATE INDEX IF NOT EXISTS idx_chunks_source ON chunks(source);
+CREATE TABLE IF NOT EXISTS embedding_cache (
+  provider TEXT NOT NULL,
+  model TEXT NOT NULL,
+  provider_key TEXT NOT NULL,
+  hash TEXT NOT NULL,
+  embedding TEXT NOT NULL,
+  dims INTEGER,
+  updated_at INTEGER NOT NULL,
+  PRIMARY KEY (provider, model, provider_key, hash)
+);
+CREATE INDEX IF NOT EXISTS idx_embedding_cache_updated_at ON embedding_cache(updated_at);
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
+  text,
+  id UNINDEXED,
+  path UNINDEXED,
+  source UNINDEXED,
+  model UNINDEXED,
+  start_line UNINDEXED,
+  end_line UNINDEXED,
+  tokenize = '{FTS_TOKENIZER}'
+);
+"""
+
+
+def ensure_schema(conn: Connection) -> None:
+    """Create missing tables and run migrations. Idempotent."""
+    conn.executescript(_DDL)
+    _migrate(conn)
+    conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+                 (SCHEMA_VERSION_KEY, str(SCHEMA_VERSION)))
+
+
+def _migrate(conn: Connection) -> None:
+    # OpenClaw databases from before sources existed lack the `source` columns.
+    for table in ("files", "chunks"):
+        cols = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+        if "source" not in cols:
+            conn.execute(f"ALTER TABLE {table} ADD COLUMN source TEXT NOT NULL DEFAULT 'memory'")
+
+
+def ensure_vec_table(conn: Connection, dims: int) -> None:
+    """Create `chunks_vec` for `dims`; drop and recreate it if its dimension differs."""
+    row = conn.execute(
+        "SELECT sql FROM sqlite_master WHERE name = 'chunks_vec'").fetchone()
+    if row is not None:
+        if f"float[{dims}]" in row[0].replace(" ", ""):
+            return
+        conn.execute("DROP TABLE chunks_vec")
+    conn.execute(
+        f"CREATE VIRTUAL TABLE chunks_vec USING vec0("
+        f"id TEXT PRIMARY KEY, embedding float[{dims}] distance_metric=cosine)")
+
+
+def has_vec_table(conn: Connection) -> bool:
+    return conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE name = 'chunks_vec'").fetchone() is not None
+
+
+def read_meta(conn: Connection) -> dict[str, Any] | None:
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (META_KEY,)).fetchone()
+    if row is None:
+        return None
+    try:
+        value = json.loads(row[0])
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def write_meta(conn: Connection, meta: dict[str, Any]) -> None:
+    conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+                 (META_KEY, json.dumps(meta, sort_keys=True)))
