@@ -1,0 +1,520 @@
+"""The in-process library API: `MemoryIndex` (used by the CLI, the daemon and tests).
+
+One `MemoryIndex` serves one agent's workspace. Writes (sync) are serialised by a lock inside
+the process and by an exclusive lock file across processes, so there is only ever one writer;
+searches run on per-thread read connections and never wait for a sync (SQLite WAL).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from openmemd import paths
+from openmemd.config import DEFAULT_AGENT, SOURCES, Settings, load_settings
+from openmemd.errors import BadRequestError, IndexLockedError, OpenmemdError, WorkspaceError
+from openmemd.index import identity as ident
+from openmemd.index import reindex
+from openmemd.index.read import read_lines
+from openmemd.index.scan import ScanScope, classify, scan_workspace
+from openmemd.index.sync import FTS_ONLY_MODEL, Indexer, Progress, SyncReport, VectorTarget
+from openmemd.log import get_logger
+from openmemd.store import db, queries, schema
+
+log = get_logger(__name__)
+
+MAX_QUERY_CHARS = 4096
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    path: str
+    start_line: int
+    end_line: int
+    score: float
+    snippet: str
+    source: str
+    citation: str
+    explain: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape of OpenClaw's memory_search results (camelCase)."""
+        out: dict[str, Any] = {
+            "path": self.path, "startLine": self.start_line, "endLine": self.end_line,
+            "score": round(self.score, 6), "snippet": self.snippet, "source": self.source,
+            "citation": self.citation}
+        if self.explain is not None:
+            out["explain"] = self.explain
+        return out
+
+
+# -- process-wide embedding providers: a model is loaded once, whatever the number of indexes ---
+_providers: dict[Any, Any] = {}
+_providers_lock = threading.Lock()
+
+
+def _provider_for(settings: Settings) -> Any:
+    from openmemd.embed.registry import resolve_provider
+
+    key = settings.embedding
+    with _providers_lock:
+        if key not in _providers:
+            _providers[key] = resolve_provider(settings.embedding)
+        return _providers[key]
+
+
+def _pool_for(settings: Settings, provider: Any) -> Any:
+    from openmemd.embed.pool import EmbeddingPool
+
+    key = ("pool", settings.embedding)
+    with _providers_lock:
+        if key not in _providers:
+            _providers[key] = EmbeddingPool(provider, workers=settings.embedding.workers,
+                                            batch_size=settings.embedding.batch_size,
+                                            max_pending=4)
+        return _providers[key]
+
+
+class _QueryVectors:
+    """A small LRU of query embeddings: agents repeat queries, and embedding costs ms."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._items: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, provider: Any, query: str) -> np.ndarray:
+        key = f"{provider.provider_key}\x00{query}"
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key]
+        vector = provider.embed_query(query)
+        with self._lock:
+            self._items[key] = vector
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+        return vector
+
+
+class MemoryIndex:
+    """Search and maintain the index of one agent's Markdown memory."""
+
+    def __init__(self, settings: Settings, workspace: Path, agent_id: str) -> None:
+        self.settings = settings
+        self.workspace = workspace
+        self.agent_id = agent_id
+        self.db_path = settings.index_path(agent_id)
+        self.scope = ScanScope(workspace, tuple(settings.sources), tuple(settings.extra_paths),
+                               settings.sync.max_file_bytes)
+        self.choice = _provider_for(settings)
+        self.provider = self.choice.provider
+        self._write_lock = threading.RLock()
+        self._lock_fd: int | None = None
+        self._writer: db.Connection | None = None
+        self._vec = db.VectorSupport(False, reason="not opened yet")
+        self._local = threading.local()
+        self._generation = 0  # bumped when the database file is swapped; readers reopen
+        self._readers: list[db.Connection] = []
+        self._readers_lock = threading.Lock()
+        self._query_vectors = _QueryVectors(settings.embedding.query_cache_size)
+        self._recorder: Any = None
+        self.last_sync_at: float | None = None
+        self.last_sync_error: str = ""
+        self.last_report: SyncReport | None = None
+        self._closed = False
+
+    # -- construction --------------------------------------------------------------------------
+    @classmethod
+    def open(cls, workspace: str | os.PathLike[str] | None = None, *,
+             state_dir: str | os.PathLike[str] | None = None, agent_id: str = DEFAULT_AGENT,
+             config: Settings | str | os.PathLike[str] | None = None) -> MemoryIndex:
+        settings = config if isinstance(config, Settings) else load_settings(config)
+        if state_dir is not None:
+            settings = dataclasses.replace(settings, state_dir=str(state_dir))
+        if workspace is None:
+            ws = settings.workspace_for(agent_id)
+            if ws == paths.default_workspace() and not ws.exists():
+                ws.mkdir(parents=True, exist_ok=True)
+                (ws / "memory").mkdir(exist_ok=True)
+        else:
+            ws = Path(workspace).expanduser()
+        if not ws.is_dir():
+            raise WorkspaceError(f"workspace {ws} does not exist or is not a directory")
+        settings.index_path(agent_id).parent.mkdir(parents=True, exist_ok=True)
+        return cls(settings, ws.absolute(), agent_id)
+
+    def __enter__(self) -> MemoryIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- identity --------------------------------------------------------------------------------
+    def identity(self) -> ident.IndexIdentity:
+        common = {"sources": tuple(self.settings.sources),
+                  "extra_paths": tuple(self.scope.extra_roots()),
+                  "chunk_tokens": self.settings.chunking.tokens,
+                  "chunk_overlap": self.settings.chunking.overlap}
+        p = self.provider
+        if p is None:
+            return ident.IndexIdentity.fts_only(**common)
+        return ident.IndexIdentity(provider=p.id, model=p.model, provider_key=p.provider_key,
+                                   dims=p.dims, **common)
+
+    @property
+    def model(self) -> str:
+        return self.provider.model if self.provider is not None else FTS_ONLY_MODEL
+
+    # -- the writer ------------------------------------------------------------------------------
+    def _acquire_lock_file(self) -> None:
+        if self._lock_fd is not None:
+            return
+        import fcntl
+
+        lock_path = f"{self.db_path}.lock"
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 64, 0).decode(errors="replace").strip()
+            os.close(fd)
+            raise IndexLockedError(
+                f"the index {self.db_path} is being written by another openmemd process"
+                f"{f' (pid {holder})' if holder else ''}; use the running daemon "
+                "(it answers these commands) or stop it first") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        self._lock_fd = fd
+
+    def _open_writer(self) -> db.Connection:
+        if self._writer is not None:
+            return self._writer
+        self._acquire_lock_file()
+        try:
+            conn, vec = db.connect(self.db_path, check_same_thread=False)
+            schema.ensure_schema(conn)
+        except db.DatabaseError as exc:
+            # A corrupt index is only a cache of the Markdown: keep it aside and rebuild.
+            aside = self.db_path.with_name(f"{self.db_path.name}.corrupt-{int(time.time())}")
+            log.warning("index unreadable; moving it aside and rebuilding", path=str(self.db_path),
+                        error=str(exc), moved_to=str(aside))
+            for suffix in reindex.SIDECARS:
+                if os.path.exists(f"{self.db_path}{suffix}"):
+                    os.replace(f"{self.db_path}{suffix}", f"{aside}{suffix}")
+            conn, vec = db.connect(self.db_path, check_same_thread=False)
+            schema.ensure_schema(conn)
+            self._generation += 1
+        self._writer, self._vec = conn, vec
+        if not vec.available:
+            log.warning("sqlite-vec unavailable; vectors are searched in process",
+                        reason=vec.reason)
+        return conn
+
+    def _indexer(self, conn: db.Connection, vec: db.VectorSupport) -> Indexer:
+        vectors = None
+        if self.provider is not None:
+            vectors = VectorTarget(self.provider, _pool_for(self.settings, self.provider),
+                                   self.settings.cache.enabled, self.settings.embedding.batch_size)
+        return Indexer(conn, vec, self.scope, chunk_tokens=self.settings.chunking.tokens,
+                       chunk_overlap=self.settings.chunking.overlap, vectors=vectors)
+
+    def needs_reindex(self) -> list[str]:
+        """Identity fields that differ from the stored index ([] when it can be reused)."""
+        with self._write_lock:
+            conn = self._open_writer()
+            stored = schema.read_meta(conn)
+            if stored is None and queries.counts(conn)["files"] == 0:
+                return []  # a fresh index is simply built in place
+            return ident.differences(stored, self.identity().to_meta())
+
+    def sync(self, force: bool = False, progress: Progress | None = None, *,
+             fill_vectors: bool = True) -> SyncReport:
+        """Bring the index up to date with the workspace.
+
+        `force` rebuilds the whole index from the Markdown (in a temporary database swapped in
+        when complete, reusing cached embeddings).
+        """
+        with self._write_lock:
+            try:
+                conn = self._open_writer()
+                diffs = self.needs_reindex()
+                if force or diffs:
+                    if diffs:
+                        log.info("index identity changed; rebuilding", changed=diffs)
+                    report = self._safe_reindex(progress)
+                else:
+                    if schema.read_meta(conn) is None:
+                        schema.write_meta(conn, self.identity().to_meta())
+                    indexer = self._indexer(conn, self._vec)
+                    report = indexer.sync(progress=progress)
+                    if fill_vectors:
+                        report.merge(indexer.fill_vectors(progress=progress))
+                    else:
+                        report.vectors_pending = indexer.pending_vectors()
+            except OpenmemdError:
+                raise
+            except Exception as exc:
+                self.last_sync_error = f"{type(exc).__name__}: {exc}"
+                raise
+            self.last_sync_at = time.time()
+            self.last_sync_error = ""
+            self.last_report = report
+            return report
+
+    def sync_paths(self, rel_paths: Iterable[str], *, fill_vectors: bool = True) -> SyncReport:
+        """Re-index exactly these workspace-relative paths (the watcher's entry point)."""
+        with self._write_lock:
+            conn = self._open_writer()
+            if self.needs_reindex():
+                return self.sync()
+            indexer = self._indexer(conn, self._vec)
+            report = indexer.sync_paths(rel_paths)
+            if fill_vectors:
+                report.merge(indexer.fill_vectors())
+            self.last_sync_at = time.time()
+            return report
+
+    def fill_vectors(self, should_stop: Any = None, progress: Progress | None = None
+                     ) -> SyncReport:
+        with self._write_lock:
+            conn = self._open_writer()
+            return self._indexer(conn, self._vec).fill_vectors(progress=progress,
+                                                               should_stop=should_stop)
+
+    def _safe_reindex(self, progress: Progress | None) -> SyncReport:
+        result: dict[str, SyncReport] = {}
+
+        def build(tmp: Path) -> None:
+            conn, vec = db.connect(tmp, check_same_thread=False)
+            try:
+                schema.ensure_schema(conn)
+                reindex.copy_embedding_cache(conn, self.db_path)
+                schema.write_meta(conn, self.identity().to_meta())
+                indexer = self._indexer(conn, vec)
+                report = indexer.sync(force=True, progress=progress)
+                report.merge(indexer.fill_vectors(progress=progress))
+                if self.settings.cache.enabled and self.settings.cache.max_entries:
+                    from openmemd.embed import cache as embed_cache
+
+                    conn.execute("BEGIN IMMEDIATE")
+                    embed_cache.prune(conn, self.settings.cache.max_entries)
+                    conn.execute("COMMIT")
+                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                report.reindexed = True
+                result["report"] = report
+            finally:
+                conn.close()
+
+        old = self._writer
+        reindex.build_and_swap(self.db_path, build)
+        if old is not None:
+            old.close()
+        self._writer = None
+        self._generation += 1
+        self._open_writer()
+        return result["report"]
+
+    # -- reading ---------------------------------------------------------------------------------
+    def _reader(self) -> tuple[db.Connection, db.VectorSupport]:
+        local = self._local
+        if getattr(local, "generation", None) != self._generation or local.conn is None:
+            if getattr(local, "conn", None) is not None:
+                local.conn.close()
+            conn, vec = db.connect(self.db_path, check_same_thread=False)
+            conn.execute("PRAGMA query_only = 1")
+            local.conn, local.vec, local.generation = conn, vec, self._generation
+            with self._readers_lock:
+                self._readers.append(conn)
+        return local.conn, local.vec
+
+    def _ensure_built(self) -> None:
+        """First search on a never-indexed workspace: build it now (OpenClaw's bootstrap)."""
+        if self.db_path.exists():
+            conn, _ = self._reader()
+            try:
+                if schema.read_meta(conn) is not None:
+                    return
+            except db.DatabaseError:
+                pass
+        try:
+            self.sync()
+        except IndexLockedError:
+            pass  # another process is building it; search what exists
+
+    def search(self, query: str, max_results: int | None = None, min_score: float | None = None,
+               sources: Sequence[str] | None = None, explain: bool = False, *,
+               record: bool = True) -> list[SearchResult]:
+        if not isinstance(query, str):
+            raise BadRequestError("query must be a string")
+        query = query.strip()
+        if len(query) > MAX_QUERY_CHARS:
+            raise BadRequestError(f"query is longer than {MAX_QUERY_CHARS} characters")
+        if sources is not None:
+            bad = [s for s in sources if s not in SOURCES]
+            if bad:
+                raise BadRequestError(f"unknown source(s) {bad}; use {', '.join(SOURCES)}")
+        if not query:
+            return []
+        q = self.settings.query
+        max_results = q.max_results if max_results is None else max_results
+        min_score = q.min_score if min_score is None else min_score
+        self._ensure_built()
+        from openmemd.search.pipeline import run_search
+
+        conn, vec = self._reader()
+        vector = None
+        if self.provider is not None:
+            vector = self._query_vectors.get(self.provider, query)
+        hits = run_search(conn, query, query_vector=vector, model=self.model, vec=vec,
+                          settings=q, max_results=max_results, min_score=min_score,
+                          sources=sources, workspace=self.workspace, now=time.time(),
+                          explain=explain)
+        results = [SearchResult(h.path, h.start_line, h.end_line, h.score, h.snippet, h.source,
+                                h.citation, h.explain if explain else None) for h in hits]
+        if record and results:
+            self._record(query, results)
+        return results
+
+    def _record(self, query: str, results: list[SearchResult]) -> None:
+        try:
+            from openmemd.dreaming.recall import RecallHit, RecallRecorder
+        except ImportError:  # pragma: no cover - dreaming is part of the package
+            return
+        if self._recorder is None:
+            self._recorder = RecallRecorder(self.settings.dreaming.timezone)
+        self._recorder.submit(self.workspace, query, [
+            RecallHit(r.path, r.start_line, r.end_line, r.score, r.snippet, r.source)
+            for r in results])
+
+    def flush_recalls(self, timeout: float = 5.0) -> None:
+        if self._recorder is not None:
+            self._recorder.flush(timeout)
+
+    def get(self, path: str, from_line: int | None = None, lines: int | None = None) -> dict:
+        return read_lines(self.scope, path, from_line, lines)
+
+    def is_indexed_path(self, rel_path: str) -> bool:
+        return classify(self.scope, rel_path) is not None
+
+    # -- maintenance -----------------------------------------------------------------------------
+    def prune_cache(self) -> int:
+        if not self.settings.cache.max_entries:
+            return 0
+        from openmemd.embed import cache as embed_cache
+
+        with self._write_lock:
+            conn = self._open_writer()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                removed = embed_cache.prune(conn, self.settings.cache.max_entries)
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+            return removed
+
+    def checkpoint(self) -> None:
+        with self._write_lock:
+            self._open_writer().execute("PRAGMA wal_checkpoint(PASSIVE)")
+
+    def warm(self) -> None:
+        """Load the model and run one query embedding, so the first real search is fast."""
+        if self.provider is not None:
+            self._query_vectors.get(self.provider, "openmemd warm-up")
+
+    # -- status ----------------------------------------------------------------------------------
+    def status(self) -> dict[str, Any]:
+        on_disk = scan_workspace(self.scope)
+        info: dict[str, Any] = {
+            "agent": self.agent_id, "workspace": str(self.workspace), "dbPath": str(self.db_path),
+            "sources": list(self.settings.sources), "extraPaths": list(self.settings.extra_paths),
+            "provider": {
+                "requested": self.settings.embedding.provider,
+                "id": self.provider.id if self.provider else "none",
+                "model": self.model,
+                "dims": self.provider.dims if self.provider else None,
+                "unavailableReason": self.choice.unavailable_reason or None,
+            },
+            "searchMode": "hybrid" if self.provider is not None else "fts-only",
+            "files": {"onDisk": len(on_disk), "indexed": 0},
+            "chunks": 0, "pendingVectors": 0,
+            "vector": {"available": False, "mode": "none", "reason": "", "dims": None},
+            "fts": {"available": True, "tokenizer": schema.FTS_TOKENIZER_ID},
+            "cache": {"enabled": self.settings.cache.enabled, "entries": 0,
+                      "maxEntries": self.settings.cache.max_entries},
+            "lastSync": {"at": self.last_sync_at, "error": self.last_sync_error or None,
+                         "report": self.last_report.to_dict() if self.last_report else None},
+            "bySource": {}, "indexExists": self.db_path.exists(), "reindexNeeded": [],
+        }
+        if not self.db_path.exists():
+            return info
+        try:
+            conn, vec = self._reader()
+            counts = queries.counts(conn)
+            stored = queries.load_files(conn)
+            meta = schema.read_meta(conn)
+        except db.DatabaseError as exc:
+            info["indexError"] = f"index unreadable: {exc}"
+            return info
+        disk = {e.path: e for e in on_disk}
+        stale = sum(1 for p, e in disk.items()
+                    if p not in stored or stored[p].mtime != e.mtime_ms
+                    or stored[p].size != e.size)
+        info["files"] = {"onDisk": len(on_disk), "indexed": counts["files"], "stale": stale,
+                         "deletedOnDisk": len(stored.keys() - disk.keys())}
+        info["chunks"] = counts["chunks"]
+        info["pendingVectors"] = (queries.count_pending_vectors(conn, self.model)
+                                  if self.provider is not None else 0)
+        info["cache"]["entries"] = counts["cache_entries"]
+        info["bySource"] = queries.counts_by_source(conn)
+        dims = (meta or {}).get("vectorDims")
+        if self.provider is None:
+            info["vector"] = {"available": False, "mode": "disabled",
+                              "reason": "no embedding provider (keyword-only)", "dims": None}
+        elif vec.available:
+            info["vector"] = {"available": True, "mode": "sqlite-vec", "version": vec.version,
+                              "reason": "", "dims": dims, "vectors": counts["vectors"]}
+        else:
+            info["vector"] = {"available": True, "mode": "in-process",
+                              "reason": f"sqlite-vec unavailable: {vec.reason}", "dims": dims}
+        info["reindexNeeded"] = [] if meta is None else ident.differences(
+            meta, self.identity().to_meta())
+        return info
+
+    # -- shutdown --------------------------------------------------------------------------------
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self._recorder is not None:
+            try:
+                self._recorder.close()
+            except Exception as exc:  # never lose the close of the databases to this
+                log.warning("recall recorder did not close cleanly", error=str(exc))
+        with self._readers_lock:
+            for conn in self._readers:
+                try:
+                    conn.close()
+                except Exception:
+                    pass
+            self._readers.clear()
+        with self._write_lock:
+            if self._writer is not None:
+                try:
+                    self._writer.execute("PRAGMA optimize")
+                finally:
+                    self._writer.close()
+                self._writer = None
+            if self._lock_fd is not None:
+                os.close(self._lock_fd)
+                self._lock_fd = None

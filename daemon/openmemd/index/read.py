@@ -1,0 +1,100 @@
+"""Reading lines of a memory file for agents (`get`), inside strict bounds.
+
+Only MEMORY.md, memory.md, DREAMS.md, `memory/**/*.md` and configured extra paths are served,
+`.md` only. A path that leaves the workspace, or passes through a symlink anywhere on the way,
+is refused; "not found" and "forbidden" are distinct errors.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from openmemd.errors import BadRequestError, ForbiddenError, NotFoundError
+from openmemd.index.scan import ScanScope
+
+READABLE_ROOT_FILES = ("MEMORY.md", "memory.md", "DREAMS.md")
+
+
+def resolve_readable(scope: ScanScope, path: str) -> tuple[str, Path]:
+    """Validate `path` and return (workspace-relative path, absolute path)."""
+    if not isinstance(path, str) or not path.strip() or "\x00" in path:
+        raise BadRequestError("path must be a non-empty string")
+    ws = os.path.abspath(scope.workspace)
+    full = os.path.abspath(os.path.join(ws, os.path.expanduser(path.strip())))
+    rel = os.path.relpath(full, ws)
+    if rel == "." or rel.startswith(".."):
+        raise ForbiddenError(f"{path}: outside the workspace")
+    rel_posix = Path(rel).as_posix()
+    if not rel_posix.endswith(".md"):
+        raise ForbiddenError(f"{path}: only Markdown (.md) memory files can be read")
+    allowed = (rel_posix in READABLE_ROOT_FILES or rel_posix.startswith("memory/")
+               or any(rel_posix == r or rel_posix.startswith(r + "/")
+                      for r in scope.extra_roots()))
+    if not allowed:
+        raise ForbiddenError(f"{path}: not a memory file (MEMORY.md, memory/**/*.md, DREAMS.md "
+                             "or an extra path)")
+    current = Path(ws)
+    for part in Path(rel).parts:
+        current = current / part
+        try:
+            st = os.lstat(current)
+        except FileNotFoundError:
+            raise NotFoundError(f"{rel_posix}: no such file") from None
+        except OSError as exc:
+            raise ForbiddenError(f"{rel_posix}: {exc.strerror}") from None
+        if stat.S_ISLNK(st.st_mode):
+            raise ForbiddenError(f"{rel_posix}: symlinks are not followed")
+    if not stat.S_ISREG(st.st_mode):
+        raise NotFoundError(f"{rel_posix}: not a regular file")
+    real_ws = os.path.realpath(ws)
+    real = os.path.realpath(current)
+    if not (real == real_ws or real.startswith(real_ws.rstrip(os.sep) + os.sep)):
+        raise ForbiddenError(f"{rel_posix}: resolves outside the workspace")
+    return rel_posix, current
+
+
+def read_lines(scope: ScanScope, path: str, from_line: int | None = None,
+               lines: int | None = None) -> dict:
+    if from_line is not None and (isinstance(from_line, bool) or not isinstance(from_line, int)
+                                  or from_line < 1):
+        raise BadRequestError("from must be a whole number ≥ 1")
+    if lines is not None and (isinstance(lines, bool) or not isinstance(lines, int) or lines < 1):
+        raise BadRequestError("lines must be a whole number ≥ 1")
+    rel, full = resolve_readable(scope, path)
+    start = from_line or 1
+    ranged = from_line is not None or lines is not None
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(full, flags)
+    except FileNotFoundError:
+        raise NotFoundError(f"{rel}: no such file") from None
+    except OSError as exc:
+        raise ForbiddenError(f"{rel}: {exc.strerror}") from None
+    with os.fdopen(fd, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size > scope.max_file_bytes and not ranged:
+            raise BadRequestError(f"{rel} is {size} bytes, over the {scope.max_file_bytes}-byte "
+                                  "cap: ask for a range with from/lines")
+        if not ranged:
+            text = fh.read().decode("utf-8", errors="replace")
+            all_lines = text.split("\n")
+            total = len(all_lines) - (1 if text.endswith("\n") else 0)
+            return {"path": rel, "text": text, "from": 1, "lines": total, "totalLines": total}
+        wanted: list[str] = []
+        budget = scope.max_file_bytes
+        total = 0
+        for number, raw in enumerate(fh, start=1):
+            total = number
+            if number < start or (lines is not None and number >= start + lines):
+                continue
+            line = raw.decode("utf-8", errors="replace").rstrip("\n")
+            budget -= len(raw)
+            if budget < 0:
+                raise BadRequestError(f"the requested range of {rel} is over the "
+                                      f"{scope.max_file_bytes}-byte cap; ask for fewer lines")
+            wanted.append(line)
+    return {"path": rel, "text": "\n".join(wanted), "from": start, "lines": len(wanted),
+            "totalLines": total}
+

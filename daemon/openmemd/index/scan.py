@@ -1,0 +1,242 @@
+"""Finding the files to index and reading them safely.
+
+The walk never follows a symlink (file or directory), so everything it finds lies inside the
+workspace; reads open with O_NOFOLLOW and re-check containment, in case a file is swapped for a
+link between the walk and the read. Bad files (too big, binary, not UTF-8) are reported as
+issues, never raised: one bad file must not stop a sync.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from openmemd.index.chunking import sha256_hex
+
+IGNORED_DIRS = frozenset({".git", "node_modules", ".pnpm-store", ".venv", "venv", ".tox",
+                          "__pycache__", ".dreams"})
+ROOT_MEMORY_FILES = ("MEMORY.md", "memory.md")
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    path: str  # workspace-relative, forward slashes: the `files.path` key
+    source: str  # "memory" | "sessions"
+    mtime_ms: int
+    size: int
+
+
+@dataclass(frozen=True)
+class ScanIssue:
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class FileContent:
+    text: str
+    hash: str
+    warning: str = ""
+
+
+class SkipFile(Exception):
+    """This file cannot be indexed; the message says why."""
+
+
+@dataclass(frozen=True)
+class ScanScope:
+    """What to index in one workspace."""
+
+    workspace: Path
+    sources: tuple[str, ...] = ("memory",)
+    extra_paths: tuple[str, ...] = ()
+    max_file_bytes: int = 5 * 1024 * 1024
+
+    def extra_roots(self) -> list[str]:
+        """Extra paths as workspace-relative posix paths; ones outside the workspace dropped."""
+        roots = []
+        ws = os.path.abspath(self.workspace)
+        for raw in self.extra_paths:
+            raw = raw.strip()
+            if not raw:
+                continue
+            full = os.path.abspath(os.path.join(ws, os.path.expanduser(raw)))
+            rel = os.path.relpath(full, ws)
+            if rel == "." or rel.startswith(".."):
+                continue
+            roots.append(Path(rel).as_posix())
+        return sorted(set(roots))
+
+
+def _entry(rel: str, source: str, st: os.stat_result) -> FileEntry:
+    return FileEntry(rel, source, st.st_mtime_ns // 1_000_000, st.st_size)
+
+
+def _walk_md(root: Path, rel_root: str) -> Iterator[FileEntry]:
+    stack = [(root, rel_root)]
+    while stack:
+        directory, rel_dir = stack.pop()
+        try:
+            it = os.scandir(directory)
+        except OSError:
+            continue
+        with it:
+            for de in it:
+                if de.is_symlink():
+                    continue
+                rel = f"{rel_dir}/{de.name}"
+                if de.is_dir(follow_symlinks=False):
+                    if de.name not in IGNORED_DIRS:
+                        stack.append((Path(de.path), rel))
+                elif de.name.endswith(".md") and de.is_file(follow_symlinks=False):
+                    try:
+                        yield _entry(rel, "memory", de.stat(follow_symlinks=False))
+                    except OSError:
+                        continue
+
+
+def _lstat_regular(path: Path) -> os.stat_result | None:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return st if stat.S_ISREG(st.st_mode) else None
+
+
+def scan_workspace(scope: ScanScope) -> list[FileEntry]:
+    """Every indexable file, deduplicated by path. Cheap: stat only, no reads."""
+    ws = scope.workspace
+    found: dict[str, FileEntry] = {}
+    if "memory" in scope.sources:
+        for name in ROOT_MEMORY_FILES:
+            st = _lstat_regular(ws / name)
+            if st is not None:
+                found[name] = _entry(name, "memory", st)
+        for rel_root in ["memory", *scope.extra_roots()]:
+            full = ws / rel_root
+            try:
+                st = os.lstat(full)
+            except OSError:
+                continue
+            if stat.S_ISLNK(st.st_mode) or _has_symlink_parent(ws, rel_root):
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                for entry in _walk_md(full, rel_root):
+                    found.setdefault(entry.path, entry)
+            elif stat.S_ISREG(st.st_mode) and rel_root.endswith(".md"):
+                found.setdefault(rel_root, _entry(rel_root, "memory", st))
+    if "sessions" in scope.sources:
+        sessions = ws / "sessions"
+        st = _lstat_regular_dir(sessions)
+        if st:
+            with os.scandir(sessions) as it:
+                for de in it:
+                    if de.name.endswith(".jsonl") and de.is_file(follow_symlinks=False) \
+                            and not de.is_symlink():
+                        try:
+                            found[f"sessions/{de.name}"] = _entry(
+                                f"sessions/{de.name}", "sessions", de.stat(follow_symlinks=False))
+                        except OSError:
+                            continue
+    return sorted(found.values(), key=lambda e: e.path)
+
+
+def _lstat_regular_dir(path: Path) -> bool:
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _has_symlink_parent(workspace: Path, rel: str) -> bool:
+    parts = Path(rel).parts[:-1]
+    current = workspace
+    for part in parts:
+        current = current / part
+        try:
+            if stat.S_ISLNK(os.lstat(current).st_mode):
+                return True
+        except OSError:
+            return True
+    return False
+
+
+def classify(scope: ScanScope, rel_path: str) -> str | None:
+    """The source a workspace-relative path would be indexed under, or None if it is not."""
+    rel = Path(rel_path).as_posix()
+    if rel.startswith("../") or rel.startswith("/"):
+        return None
+    parts = rel.split("/")
+    if any(p in IGNORED_DIRS for p in parts[:-1]):
+        return None
+    if "memory" in scope.sources:
+        if rel in ROOT_MEMORY_FILES:
+            return "memory"
+        if rel.endswith(".md"):
+            if parts[0] == "memory" and len(parts) > 1:
+                return "memory"
+            for root in scope.extra_roots():
+                if rel == root or rel.startswith(root + "/"):
+                    return "memory"
+    if "sessions" in scope.sources and len(parts) == 2 and parts[0] == "sessions" \
+            and rel.endswith(".jsonl"):
+        return "sessions"
+    return None
+
+
+def stat_entry(scope: ScanScope, rel_path: str) -> FileEntry | None:
+    """The entry for one path if it exists and is indexable (used by targeted syncs)."""
+    source = classify(scope, rel_path)
+    if source is None or _has_symlink_parent(scope.workspace, rel_path):
+        return None
+    st = _lstat_regular(scope.workspace / rel_path)
+    return None if st is None else _entry(Path(rel_path).as_posix(), source, st)
+
+
+def read_content(scope: ScanScope, entry: FileEntry) -> FileContent:
+    """Read and hash one file, refusing links, escapes, huge and binary files."""
+    full = scope.workspace / entry.path
+    real_ws = os.path.realpath(scope.workspace)
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(full, flags)
+    except OSError as exc:
+        raise SkipFile(f"cannot open: {exc.strerror}") from None
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise SkipFile("not a regular file")
+        if not _inside(os.path.realpath(full), real_ws):
+            raise SkipFile("resolves outside the workspace")
+        if st.st_size > scope.max_file_bytes:
+            raise SkipFile(f"larger than the {scope.max_file_bytes}-byte cap "
+                           f"({st.st_size} bytes)")
+        raw = fh.read(scope.max_file_bytes + 1)
+    if len(raw) > scope.max_file_bytes:
+        raise SkipFile(f"larger than the {scope.max_file_bytes}-byte cap")
+    if b"\x00" in raw[:8192]:
+        raise SkipFile("binary file (contains NUL bytes)")
+    warning = ""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        text = raw.decode("utf-8", errors="replace")
+        warning = f"not valid UTF-8 (byte {exc.start}); indexed with replacement characters"
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return FileContent(text, sha256_hex(text), warning)
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def inside_workspace(workspace: Path, candidate: Path) -> bool:
+    return _inside(os.path.realpath(candidate), os.path.realpath(workspace))
+
+
+def paths_under(entries: Iterable[FileEntry], prefix: str) -> Sequence[str]:
+    return [e.path for e in entries if e.path == prefix or e.path.startswith(prefix + "/")]

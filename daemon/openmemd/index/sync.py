@@ -1,0 +1,313 @@
+"""Incremental sync: make the index match the workspace, touching only what changed.
+
+Two phases, so a first index never blocks search:
+1. files → chunks and keyword rows, one `BEGIN IMMEDIATE` transaction per file (vectors found in
+   the embedding cache are written in the same transaction);
+2. chunks still waiting for a vector are embedded in batches through the worker pool and
+   written as they complete. Interrupting phase 2 loses nothing already embedded.
+
+The `Indexer` is the only writer of an index; callers serialise access to it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from openmemd.embed import cache as embed_cache
+from openmemd.index import tokenizer
+from openmemd.index.chunking import Chunk, chunk_id, chunk_text
+from openmemd.index.scan import (
+    FileContent,
+    FileEntry,
+    ScanIssue,
+    ScanScope,
+    SkipFile,
+    read_content,
+    scan_workspace,
+    stat_entry,
+)
+from openmemd.index.sessions import render_session
+from openmemd.log import get_logger
+from openmemd.search.tokens import fts_index_text
+from openmemd.store import queries
+from openmemd.store.db import Connection, VectorSupport
+from openmemd.store.queries import EMPTY_EMBEDDING, ChunkRow, StoredFile
+from openmemd.store.schema import ensure_vec_table
+
+log = get_logger(__name__)
+
+FTS_ONLY_MODEL = "fts-only"
+
+# Reports progress: (phase, done, total). Phase is "files" or "vectors".
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass
+class SyncReport:
+    scanned: int = 0
+    indexed: int = 0
+    unchanged: int = 0
+    deleted: int = 0
+    chunks: int = 0
+    vectors_embedded: int = 0
+    vectors_from_cache: int = 0
+    vectors_pending: int = 0
+    reindexed: bool = False
+    seconds: float = 0.0
+    skipped: list[ScanIssue] = field(default_factory=list)
+    warnings: list[ScanIssue] = field(default_factory=list)
+
+    def merge(self, other: SyncReport) -> None:
+        for name in ("scanned", "indexed", "unchanged", "deleted", "chunks", "vectors_embedded",
+                     "vectors_from_cache"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.vectors_pending = other.vectors_pending
+        self.skipped += other.skipped
+        self.warnings += other.warnings
+
+    def to_dict(self) -> dict:
+        return {
+            "scanned": self.scanned, "indexed": self.indexed, "unchanged": self.unchanged,
+            "deleted": self.deleted, "chunks": self.chunks,
+            "vectorsEmbedded": self.vectors_embedded, "vectorsFromCache": self.vectors_from_cache,
+            "vectorsPending": self.vectors_pending, "reindexed": self.reindexed,
+            "seconds": round(self.seconds, 3),
+            "skipped": [{"path": i.path, "reason": i.reason} for i in self.skipped],
+            "warnings": [{"path": i.path, "reason": i.reason} for i in self.warnings],
+        }
+
+
+@dataclass(frozen=True)
+class VectorTarget:
+    """Where vectors come from and how they are keyed in the cache."""
+
+    provider: object  # EmbeddingProvider
+    pool: object  # EmbeddingPool
+    cache_enabled: bool
+    batch_size: int
+
+    @property
+    def model(self) -> str:
+        return self.provider.model  # type: ignore[attr-defined]
+
+
+class Indexer:
+    def __init__(self, conn: Connection, vec: VectorSupport, scope: ScanScope, *,
+                 chunk_tokens: int, chunk_overlap: int, vectors: VectorTarget | None) -> None:
+        self.conn = conn
+        self.vec = vec
+        self.scope = scope
+        self.chunk_tokens = chunk_tokens
+        self.chunk_overlap = chunk_overlap
+        self.vectors = vectors
+        self.model = vectors.model if vectors else FTS_ONLY_MODEL
+        self._encoding = tokenizer.get_encoding()
+        self._vec_ready = False  # chunks_vec checked/created once per indexer
+
+    # -- phase 1 -------------------------------------------------------------------------------
+    def sync(self, *, force: bool = False, progress: Progress | None = None) -> SyncReport:
+        started = time.monotonic()
+        report = SyncReport()
+        entries = scan_workspace(self.scope)
+        report.scanned = len(entries)
+        stored = queries.load_files(self.conn)
+        present = {e.path for e in entries}
+        for path in stored.keys() - present:
+            self._delete(path)
+            report.deleted += 1
+        for done, entry in enumerate(entries, start=1):
+            self._sync_entry(entry, stored.get(entry.path), force, report)
+            if progress is not None:
+                progress("files", done, len(entries))
+        report.seconds = time.monotonic() - started
+        return report
+
+    def sync_paths(self, rel_paths: Iterable[str]) -> SyncReport:
+        """Upsert or delete exactly these workspace-relative paths."""
+        started = time.monotonic()
+        report = SyncReport()
+        stored = queries.load_files(self.conn)
+        for rel in sorted(set(rel_paths)):
+            entry = stat_entry(self.scope, rel)
+            if entry is None:
+                if rel in stored:
+                    self._delete(rel)
+                    report.deleted += 1
+                continue
+            report.scanned += 1
+            self._sync_entry(entry, stored.get(rel), False, report)
+        report.seconds = time.monotonic() - started
+        return report
+
+    def _sync_entry(self, entry: FileEntry, row: StoredFile | None, force: bool,
+                    report: SyncReport) -> None:
+        if (not force and row is not None and row.mtime == entry.mtime_ms
+                and row.size == entry.size and row.source == entry.source):
+            report.unchanged += 1
+            return
+        try:
+            content, line_map = self._read(entry)
+        except SkipFile as exc:
+            log.warning("file skipped", path=entry.path, reason=str(exc))
+            report.skipped.append(ScanIssue(entry.path, str(exc)))
+            if row is not None:  # its old rows no longer describe the file
+                self._delete(entry.path)
+                report.deleted += 1
+            return
+        if content.warning:
+            log.warning("file indexed with a warning", path=entry.path, reason=content.warning)
+            report.warnings.append(ScanIssue(entry.path, content.warning))
+        if not force and row is not None and row.hash == content.hash \
+                and row.source == entry.source:
+            self._write(lambda: queries.touch_file(self.conn, entry.path, entry.mtime_ms,
+                                                   entry.size))
+            report.unchanged += 1
+            return
+        chunks = self._chunk(content, line_map)
+        report.chunks += self._replace_file(entry, content.hash, chunks, report)
+        report.indexed += 1
+
+    def _read(self, entry: FileEntry) -> tuple[FileContent, Sequence[int] | None]:
+        """The text to index and, for transcripts, the JSONL line of each rendered line."""
+        content = read_content(self.scope, entry)
+        if entry.source != "sessions":
+            return content, None
+        rendered = render_session(content.text)
+        return FileContent(rendered.text, rendered.hash, content.warning), rendered.line_map
+
+    def _chunk(self, content: FileContent, line_map: Sequence[int] | None) -> list[Chunk]:
+        return chunk_text(content.text, tokens=self.chunk_tokens, overlap=self.chunk_overlap,
+                          encode_batch=self._encoding.encode_ordinary_batch,
+                          decode_bytes=self._encoding.decode_bytes, line_numbers=line_map)
+
+    def _replace_file(self, entry: FileEntry, file_hash: str, chunks: list[Chunk],
+                      report: SyncReport) -> int:
+        now_ms = int(time.time() * 1000)
+        cached = self._cached_vectors({c.hash for c in chunks})
+        rows = []
+        for c in chunks:
+            vector = cached.get(c.hash)
+            rows.append(ChunkRow(
+                id=chunk_id(entry.source, entry.path, c.start_line, c.end_line, c.hash,
+                            self.model),
+                path=entry.path, source=entry.source, start_line=c.start_line,
+                end_line=c.end_line, hash=c.hash, model=self.model, text=c.text,
+                fts_text=fts_index_text(c.text),
+                embedding=embed_cache.vector_to_json(vector) if vector is not None
+                else EMPTY_EMBEDDING,
+                updated_at=now_ms))
+
+        def write() -> None:
+            queries.delete_chunks(self.conn, entry.path, vec=self.vec.available)
+            queries.insert_chunks(self.conn, rows)
+            for row in rows:
+                vector = cached.get(row.hash)
+                if vector is not None and self.vec.available:
+                    self._ensure_vec(len(vector))
+                    self.conn.execute("INSERT INTO chunks_vec(id, embedding) VALUES (?, ?)",
+                                      (row.id, embed_cache.vector_to_blob(vector)))
+            queries.upsert_file(self.conn, entry.path, entry.source, file_hash, entry.mtime_ms,
+                                entry.size)
+
+        self._write(write)
+        report.vectors_from_cache += sum(1 for r in rows if r.hash in cached)
+        return len(rows)
+
+    def _delete(self, path: str) -> None:
+        self._write(lambda: queries.delete_file(self.conn, path, vec=self.vec.available))
+
+    def _write(self, fn: Callable[[], None]) -> None:
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            fn()
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
+    # -- phase 2 -------------------------------------------------------------------------------
+    def _cached_vectors(self, hashes: set[str]) -> dict[str, np.ndarray]:
+        v = self.vectors
+        if v is None or not v.cache_enabled or not hashes:
+            return {}
+        p = v.provider
+        return embed_cache.lookup(self.conn, p.id, p.model, p.provider_key,  # type: ignore[attr-defined]
+                                  sorted(hashes))
+
+    def _ensure_vec(self, dims: int) -> None:
+        if not self._vec_ready:
+            ensure_vec_table(self.conn, dims)
+            self._vec_ready = True
+
+    def pending_vectors(self) -> int:
+        if self.vectors is None:
+            return 0
+        return queries.count_pending_vectors(self.conn, self.model)
+
+    def fill_vectors(self, *, progress: Progress | None = None,
+                     should_stop: Callable[[], bool] | None = None,
+                     page_size: int = 256) -> SyncReport:
+        """Embed every chunk that has no vector yet; return what was done and what is left."""
+        report = SyncReport()
+        v = self.vectors
+        if v is None:
+            return report
+        total = queries.count_pending_vectors(self.conn, self.model)
+        done = 0
+        seen: set[str] = set()
+        while True:
+            if should_stop is not None and should_stop():
+                break
+            page = [r for r in queries.pending_vectors(self.conn, self.model,
+                                                       page_size + len(seen))
+                    if r[0] not in seen][:page_size]
+            if not page:
+                break
+            by_hash: dict[str, list[str]] = {}
+            texts: dict[str, str] = {}
+            for cid, h, text in page:
+                by_hash.setdefault(h, []).append(cid)
+                texts[h] = text
+                seen.add(cid)
+            cached = self._cached_vectors(set(by_hash))
+            if cached:
+                self._write(lambda c=cached: self._store_vectors(c, by_hash, cache_it=False))
+                report.vectors_from_cache += sum(len(by_hash[h]) for h in cached)
+            misses = [h for h in by_hash if h not in cached]
+            futures: list[tuple[list[str], Future]] = []
+            for i in range(0, len(misses), v.batch_size):
+                batch = misses[i:i + v.batch_size]
+                futures.append((batch, v.pool.submit([texts[h] for h in batch])))  # type: ignore[attr-defined]
+            for batch, fut in futures:
+                matrix = fut.result()
+                vectors = {h: matrix[j] for j, h in enumerate(batch)}
+                self._write(lambda vs=vectors: self._store_vectors(vs, by_hash, cache_it=True))
+                report.vectors_embedded += sum(len(by_hash[h]) for h in batch)
+            done += len(page)
+            if progress is not None:
+                progress("vectors", min(done, total), max(total, done))
+        report.vectors_pending = queries.count_pending_vectors(self.conn, self.model)
+        return report
+
+    def _store_vectors(self, vectors: dict[str, np.ndarray], by_hash: dict[str, list[str]],
+                       *, cache_it: bool) -> None:
+        v = self.vectors
+        assert v is not None
+        now_ms = int(time.time() * 1000)
+        for h, vector in vectors.items():
+            as_json = embed_cache.vector_to_json(vector)
+            blob = None
+            if self.vec.available:
+                self._ensure_vec(len(vector))
+                blob = embed_cache.vector_to_blob(vector)
+            for cid in by_hash[h]:
+                queries.set_embedding(self.conn, cid, as_json, blob)
+        if cache_it and v.cache_enabled:
+            p = v.provider
+            embed_cache.store(self.conn, p.id, p.model, p.provider_key,  # type: ignore[attr-defined]
+                              list(vectors.items()), now_ms)

@@ -1,0 +1,126 @@
+"""The SQL the indexer and status need, in one place. The caller owns transactions."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from openmemd.store.db import Connection
+from openmemd.store.schema import has_vec_table
+
+EMPTY_EMBEDDING = "[]"
+
+
+@dataclass(frozen=True)
+class StoredFile:
+    path: str
+    source: str
+    hash: str
+    mtime: int
+    size: int
+
+
+@dataclass(frozen=True)
+class ChunkRow:
+    id: str
+    path: str
+    source: str
+    start_line: int
+    end_line: int
+    hash: str
+    model: str
+    text: str
+    fts_text: str
+    embedding: str  # JSON array text; "[]" until a vector arrives
+    updated_at: int
+
+
+def load_files(conn: Connection, sources: Sequence[str] | None = None) -> dict[str, StoredFile]:
+    rows = conn.execute("SELECT path, source, hash, mtime, size FROM files").fetchall()
+    return {r[0]: StoredFile(*r) for r in rows if sources is None or r[1] in sources}
+
+
+def chunk_ids_for(conn: Connection, path: str) -> list[str]:
+    return [r[0] for r in conn.execute("SELECT id FROM chunks WHERE path = ?", (path,))]
+
+
+def delete_file(conn: Connection, path: str, *, vec: bool) -> None:
+    """Remove a file and everything derived from it."""
+    delete_chunks(conn, path, vec=vec)
+    conn.execute("DELETE FROM files WHERE path = ?", (path,))
+
+
+def delete_chunks(conn: Connection, path: str, *, vec: bool) -> None:
+    if vec and has_vec_table(conn):
+        conn.execute("DELETE FROM chunks_vec WHERE id IN (SELECT id FROM chunks WHERE path = ?)",
+                     (path,))
+    conn.execute("DELETE FROM chunks_fts WHERE path = ?", (path,))
+    conn.execute("DELETE FROM chunks WHERE path = ?", (path,))
+
+
+def insert_chunks(conn: Connection, rows: Iterable[ChunkRow]) -> None:
+    rows = list(rows)
+    conn.executemany(
+        "INSERT OR REPLACE INTO chunks(id, path, source, start_line, end_line, hash, model, text,"
+        " embedding, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [(r.id, r.path, r.source, r.start_line, r.end_line, r.hash, r.model, r.text, r.embedding,
+          r.updated_at) for r in rows])
+    conn.executemany(
+        "INSERT INTO chunks_fts(text, id, path, source, model, start_line, end_line)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [(r.fts_text, r.id, r.path, r.source, r.model, r.start_line, r.end_line) for r in rows])
+
+
+def upsert_file(conn: Connection, path: str, source: str, file_hash: str, mtime: int,
+                size: int) -> None:
+    conn.execute(
+        "INSERT INTO files(path, source, hash, mtime, size) VALUES (?, ?, ?, ?, ?)"
+        " ON CONFLICT(path) DO UPDATE SET source = excluded.source, hash = excluded.hash,"
+        " mtime = excluded.mtime, size = excluded.size",
+        (path, source, file_hash, mtime, size))
+
+
+def touch_file(conn: Connection, path: str, mtime: int, size: int) -> None:
+    conn.execute("UPDATE files SET mtime = ?, size = ? WHERE path = ?", (mtime, size, path))
+
+
+def set_embedding(conn: Connection, chunk_id: str, embedding_json: str, blob: bytes | None
+                  ) -> None:
+    conn.execute("UPDATE chunks SET embedding = ? WHERE id = ?", (embedding_json, chunk_id))
+    if blob is not None:
+        conn.execute("DELETE FROM chunks_vec WHERE id = ?", (chunk_id,))
+        conn.execute("INSERT INTO chunks_vec(id, embedding) VALUES (?, ?)", (chunk_id, blob))
+
+
+def pending_vectors(conn: Connection, model: str, limit: int) -> list[tuple[str, str, str]]:
+    """(id, hash, text) of chunks of `model` still waiting for a vector."""
+    return conn.execute(
+        "SELECT id, hash, text FROM chunks WHERE model = ? AND embedding = ? LIMIT ?",
+        (model, EMPTY_EMBEDDING, limit)).fetchall()
+
+
+def count_pending_vectors(conn: Connection, model: str) -> int:
+    return conn.execute("SELECT COUNT(*) FROM chunks WHERE model = ? AND embedding = ?",
+                        (model, EMPTY_EMBEDDING)).fetchone()[0]
+
+
+def counts(conn: Connection) -> dict[str, int]:
+    files = conn.execute("SELECT COUNT(*) FROM files").fetchone()[0]
+    chunks = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+    cache = conn.execute("SELECT COUNT(*) FROM embedding_cache").fetchone()[0]
+    vectors = 0
+    if has_vec_table(conn):
+        try:
+            vectors = conn.execute("SELECT COUNT(*) FROM chunks_vec").fetchone()[0]
+        except Exception:  # vec0 unreadable without the extension loaded
+            vectors = -1
+    return {"files": files, "chunks": chunks, "cache_entries": cache, "vectors": vectors}
+
+
+def counts_by_source(conn: Connection) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
+    for source, n in conn.execute("SELECT source, COUNT(*) FROM files GROUP BY source"):
+        out.setdefault(source, {"files": 0, "chunks": 0})["files"] = n
+    for source, n in conn.execute("SELECT source, COUNT(*) FROM chunks GROUP BY source"):
+        out.setdefault(source, {"files": 0, "chunks": 0})["chunks"] = n
+    return out
