@@ -41,3 +41,34 @@ def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(socket.socket, "connect_ex", _guarded_connect_ex)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
+
+
+# -- shared fixtures ----------------------------------------------------------------------------
+import textwrap  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from openmemd.config import Settings, load_settings  # noqa: E402
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "workspace"
+    (ws / "memory").mkdir(parents=True)
+    return ws
+
+
+@pytest.fixture
+def make_settings(tmp_path: Path, workspace: Path):
+    """Settings for a temp workspace and state dir, from TOML text (keyword-only by default)."""
+
+    def make(toml: str = "", *, provider: str = "none") -> Settings:
+        config = tmp_path / "config.toml"
+        body = textwrap.dedent(toml)
+        if "[embedding]" not in body:
+            body += f'\n[embedding]\nprovider = "{provider}"\n'
+        config.write_text(
+            f'workspace = "{workspace}"\nstate_dir = "{tmp_path / "state"}"\n' + body,
+            encoding="utf-8")
+        return load_settings(config, env={})
+
+    return make

@@ -244,6 +244,7 @@ class MemoryIndex:
         `force` rebuilds the whole index from the Markdown (in a temporary database swapped in
         when complete, reusing cached embeddings).
         """
+        started = time.monotonic()
         with self._write_lock:
             try:
                 conn = self._open_writer()
@@ -266,6 +267,7 @@ class MemoryIndex:
             except Exception as exc:
                 self.last_sync_error = f"{type(exc).__name__}: {exc}"
                 raise
+            report.seconds = time.monotonic() - started
             self.last_sync_at = time.time()
             self.last_sync_error = ""
             self.last_report = report

@@ -53,6 +53,7 @@ class HybridSettings:
     vector_weight: float = _opt(0.7, "weight of the vector leg", min=0.0, max=1.0)
     text_weight: float = _opt(0.3, "weight of the keyword leg", min=0.0, max=1.0)
     candidate_multiplier: int = _opt(4, "candidates per leg = max_results x this", min=1, max=20)
+    rrf_k: int = _opt(60, "reciprocal-rank fusion constant (fusion = rrf)", min=1, max=1000)
 
 
 @dataclass(frozen=True)
@@ -296,7 +297,8 @@ def _convert(f: dataclasses.Field, hint: Any, value: Any, name: str, source: str
         agents = {}
         for agent_id, agent_data in value.items():
             if not agent_id or not all(c.isalnum() or c in "-_" for c in agent_id):
-                raise ConfigError(f"{source}: agent id {agent_id!r} must be letters, digits, - or _")
+                raise ConfigError(f"{source}: agent id {agent_id!r} must be letters, digits, "
+                                  "- or _")
             agents[agent_id] = _build(AgentSettings, agent_data, f"agents.{agent_id}.", source)
         return agents
     if hint in (list, typing.List) or typing.get_origin(hint) is list:  # noqa: UP006
@@ -350,9 +352,6 @@ def _check_cross_fields(s: Settings, source: str) -> None:
     if s.chunking.overlap >= s.chunking.tokens:
         raise ConfigError(f"{source}: 'chunking.overlap' ({s.chunking.overlap}) must be smaller "
                           f"than 'chunking.tokens' ({s.chunking.tokens})")
-    if s.embedding.provider == "openai" and not s.embedding.base_url:
-        # OpenAI's own endpoint is the sensible default for the openai provider.
-        pass
     if s.dreaming.timezone:
         from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
         try:

@@ -51,7 +51,7 @@ def chunk_text(text: str, *, tokens: int, overlap: int, encode_batch: EncodeBatc
     numbers = list(line_numbers) if line_numbers is not None else list(range(1, len(lines) + 1))
     encoded = encode_batch(lines)
     segments: list[_Segment] = []
-    for line_no, line, ids in zip(numbers, lines, encoded):
+    for line_no, line, ids in zip(numbers, lines, encoded, strict=True):
         if len(ids) <= tokens - 1:
             segments.append(_Segment(line_no, line, len(ids) + 1))
         else:

@@ -29,8 +29,9 @@ def _message_text(content: object) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        parts = [b.get("text", "") for b in content
-                 if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)]
+        parts = [b["text"] for b in content
+                 if isinstance(b, dict) and b.get("type") == "text"
+                 and isinstance(b.get("text"), str)]
         return " ".join(parts)
     return ""
 

@@ -276,7 +276,7 @@ class Indexer:
                 seen.add(cid)
             cached = self._cached_vectors(set(by_hash))
             if cached:
-                self._write(lambda c=cached: self._store_vectors(c, by_hash, cache_it=False))
+                self._write(lambda c=cached, b=by_hash: self._store_vectors(c, b, cache_it=False))
                 report.vectors_from_cache += sum(len(by_hash[h]) for h in cached)
             misses = [h for h in by_hash if h not in cached]
             futures: list[tuple[list[str], Future]] = []
@@ -286,7 +286,7 @@ class Indexer:
             for batch, fut in futures:
                 matrix = fut.result()
                 vectors = {h: matrix[j] for j, h in enumerate(batch)}
-                self._write(lambda vs=vectors: self._store_vectors(vs, by_hash, cache_it=True))
+                self._write(lambda vs=vectors, b=by_hash: self._store_vectors(vs, b, cache_it=True))
                 report.vectors_embedded += sum(len(by_hash[h]) for h in batch)
             done += len(page)
             if progress is not None:

@@ -1,0 +1,451 @@
+"""The `openmemd` command line: thin over the library API and the daemon client.
+
+`search`, `status`, `index`, `get` and `dream` talk to the running daemon when there is one for
+this endpoint and agent, and otherwise work in-process on the same files (taking the index's
+writer lock for anything that writes). Expected failures print one line on stderr and exit
+non-zero; only bugs print a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from openmemd import __version__
+from openmemd.config import DEFAULT_AGENT, ConfigError, Settings, load_settings
+from openmemd.errors import OpenmemdError
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+EXIT_DEGRADED, EXIT_NOT_RUNNING = 1, 2
+
+
+# -- argument parsing ---------------------------------------------------------------------------
+def _common(parser: argparse.ArgumentParser) -> None:
+    g = parser.add_argument_group("common options")
+    g.add_argument("--config", metavar="FILE", help="config file (default: $OPENMEMD_CONFIG or "
+                   "the platform config file)")
+    g.add_argument("--agent", metavar="ID", default=DEFAULT_AGENT, help="agent id (default: main)")
+    g.add_argument("--workspace", metavar="DIR", help="workspace directory")
+    g.add_argument("--state-dir", metavar="DIR", help="where the index lives")
+    g.add_argument("--endpoint", metavar="URL", help="daemon endpoint (ipc://… or tcp://…)")
+    g.add_argument("--log-level", choices=("debug", "info", "warning", "error"),
+                   help="log level")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="openmemd", description="Local memory daemon for AI agents: Markdown memory, "
+        "hybrid search, nightly dreaming.")
+    parser.add_argument("--version", action="version", version=f"openmemd {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    p = sub.add_parser("run", help="run the daemon (what the service units start)")
+    p.add_argument("--foreground", action="store_true",
+                   help="stay attached to the terminal (the default; kept for service units)")
+    _common(p)
+
+    p = sub.add_parser("status", help="health of the daemon and the index")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--deep", action="store_true", help="also embed a probe and run a test query")
+    _common(p)
+
+    p = sub.add_parser("index", help="sync the index with the workspace now")
+    p.add_argument("--force", action="store_true",
+                   help="rebuild the whole index from the Markdown (cached embeddings reused)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    _common(p)
+
+    p = sub.add_parser("search", help="search the memory")
+    p.add_argument("query", nargs="+", help="what to look for")
+    p.add_argument("--max-results", type=int, metavar="N", help="results to return (default 6)")
+    p.add_argument("--min-score", type=float, metavar="X", help="score threshold 0..1 "
+                   "(default 0.35)")
+    p.add_argument("--source", action="append", choices=("memory", "sessions"), dest="sources",
+                   help="restrict to a source (repeatable)")
+    p.add_argument("--explain", action="store_true", help="show how each score was made")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    _common(p)
+
+    p = sub.add_parser("get", help="print lines of a memory file")
+    p.add_argument("path", help="workspace-relative path, e.g. memory/2026-01-02.md")
+    p.add_argument("--from", dest="from_line", type=int, metavar="N", help="first line (1-based)")
+    p.add_argument("--lines", type=int, metavar="N", help="number of lines")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    _common(p)
+
+    p = sub.add_parser("dream", help="run dreaming now, or explain a candidate")
+    p.add_argument("action", nargs="?", choices=("run", "explain"), default="run",
+                   help="run a sweep (default) or explain a candidate")
+    p.add_argument("selector", nargs="?", help="for explain: a key, a path or a text fragment")
+    p.add_argument("--phase", choices=("light", "rem", "deep", "all"), default="all")
+    p.add_argument("--dry-run", action="store_true", help="compute everything, write nothing")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    _common(p)
+
+    p = sub.add_parser("service", help="install the systemd user unit or launchd agent")
+    p.add_argument("action", choices=("install", "uninstall", "status"))
+    p.add_argument("--dry-run", action="store_true", help="print what would be written and run")
+    _common(p)
+    return parser
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    overrides = {"workspace": args.workspace, "state_dir": args.state_dir,
+                 "server.endpoint": args.endpoint, "log.level": args.log_level}
+    return load_settings(args.config, overrides=overrides)
+
+
+# -- output helpers -----------------------------------------------------------------------------
+def _print_json(value: Any) -> None:
+    print(json.dumps(value, ensure_ascii=False, indent=2))
+
+
+class _ProgressBar:
+    """A one-line progress display on a terminal; silent otherwise."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.started = time.monotonic()
+        self.last = 0.0
+
+    def __call__(self, phase: str, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if done < total and now - self.last < 0.1:
+            return
+        self.last = now
+        elapsed = now - self.started
+        rate = done / elapsed if elapsed > 0 else 0
+        eta = (total - done) / rate if rate > 0 else 0
+        label = "Indexing files" if phase == "files" else "Embedding chunks"
+        width = 24
+        filled = int(width * done / total) if total else width
+        sys.stderr.write(f"\r{label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}"
+                         f" · {elapsed:4.0f}s · eta {eta:4.0f}s ")
+        if done >= total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+
+# -- daemon routing -----------------------------------------------------------------------------
+def _daemon(settings: Settings, args: argparse.Namespace) -> Any:
+    """A connected client when a daemon serves this endpoint and workspace, else None."""
+    from openmemd.client import Client, DaemonNotRunning, RequestTimeout
+
+    client = Client(settings.server.endpoint or None, timeout=2.0)
+    try:
+        reply = client.status()
+    except (DaemonNotRunning, RequestTimeout, OpenmemdError):
+        client.close()
+        return None
+    agents = {a.get("agent"): a for a in reply.get("agents", [])} if isinstance(
+        reply.get("agents"), list) else reply.get("agents", {})
+    agent = agents.get(args.agent)
+    if agent is None:
+        client.close()
+        return None
+    if args.workspace and os.path.realpath(args.workspace) != os.path.realpath(
+            agent.get("workspace", "")):
+        client.close()
+        return None  # the daemon serves another workspace: work in-process instead
+    client.timeout = 600.0
+    return client
+
+
+def _open_index(settings: Settings, args: argparse.Namespace) -> Any:
+    from openmemd.api import MemoryIndex
+
+    return MemoryIndex.open(args.workspace, agent_id=args.agent, config=settings)
+
+
+# -- commands -----------------------------------------------------------------------------------
+def cmd_search(settings: Settings, args: argparse.Namespace) -> int:
+    query = " ".join(args.query)
+    client = _daemon(settings, args)
+    if client is not None:
+        with client:
+            reply = client.search(query, max_results=args.max_results, min_score=args.min_score,
+                                  sources=args.sources, explain=args.explain, agent=args.agent)
+        results = reply["results"]
+        meta = {k: v for k, v in reply.items() if k not in ("ok", "results")}
+    else:
+        with _open_index(settings, args) as index:
+            if index.db_path.exists():
+                _quiet_sync(index)
+            hits = index.search(query, max_results=args.max_results, min_score=args.min_score,
+                                sources=args.sources, explain=args.explain)
+            results = [h.to_dict() for h in hits]
+            meta = {"provider": index.provider.id if index.provider else "none",
+                    "model": index.model,
+                    "mode": "hybrid" if index.provider is not None else "fts-only"}
+            index.flush_recalls()
+    if args.json:
+        _print_json({"results": results, **meta})
+        return EXIT_OK
+    if not results:
+        print("No matches.")
+        return EXIT_OK
+    for r in results:
+        print(f"{r['score']:.3f} {r['path']}:{r['startLine']}-{r['endLine']}")
+        for line in r["snippet"].splitlines():
+            print(f"  {line}")
+        if args.explain and r.get("explain"):
+            print("  explain: " + json.dumps(r["explain"], ensure_ascii=False))
+        print()
+    return EXIT_OK
+
+
+def _quiet_sync(index: Any) -> None:
+    """Bring an in-process index up to date before searching, unless another writer has it."""
+    from openmemd.errors import IndexLockedError
+
+    try:
+        index.sync()
+    except IndexLockedError:
+        pass
+
+
+def cmd_index(settings: Settings, args: argparse.Namespace) -> int:
+    client = _daemon(settings, args)
+    if client is not None:
+        with client:
+            reply = client.sync(force=args.force, wait=True, agent=args.agent)
+        report = reply.get("report", reply)
+    else:
+        with _open_index(settings, args) as index:
+            bar = _ProgressBar(sys.stderr.isatty() and not args.json)
+            report = index.sync(force=args.force, progress=bar).to_dict()
+    if args.json:
+        _print_json(report)
+        return EXIT_OK
+    print(f"Memory index updated ({args.agent}): {report['scanned']} files scanned, "
+          f"{report['indexed']} indexed, {report['unchanged']} unchanged, "
+          f"{report['deleted']} deleted, {report['chunks']} chunks written"
+          + (f", {report['vectorsEmbedded']} embedded" if report.get("vectorsEmbedded") else "")
+          + (" (full rebuild)" if report.get("reindexed") else "") + ".")
+    for issue in report.get("skipped", []):
+        print(f"  skipped {issue['path']}: {issue['reason']}", file=sys.stderr)
+    for issue in report.get("warnings", []):
+        print(f"  warning {issue['path']}: {issue['reason']}", file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_get(settings: Settings, args: argparse.Namespace) -> int:
+    client = _daemon(settings, args)
+    if client is not None:
+        with client:
+            reply = client.get(args.path, from_line=args.from_line, lines=args.lines,
+                               agent=args.agent)
+    else:
+        with _open_index(settings, args) as index:
+            reply = index.get(args.path, args.from_line, args.lines)
+    if args.json:
+        _print_json({k: v for k, v in reply.items() if k != "ok"})
+    else:
+        sys.stdout.write(reply["text"])
+        if reply["text"] and not reply["text"].endswith("\n"):
+            sys.stdout.write("\n")
+    return EXIT_OK
+
+
+def cmd_status(settings: Settings, args: argparse.Namespace) -> int:
+    from openmemd.client import Client, DaemonNotRunning, RequestTimeout
+
+    client = Client(settings.server.endpoint or None, timeout=5.0 if not args.deep else 60.0)
+    try:
+        with client:
+            reply = client.status(deep=args.deep)
+    except (DaemonNotRunning, RequestTimeout) as exc:
+        return _status_offline(settings, args, str(exc))
+    healthy = reply.get("health") == "healthy"
+    if args.json:
+        _print_json({k: v for k, v in reply.items() if k != "ok"})
+    else:
+        _print_status_text(reply)
+    return EXIT_OK if healthy else EXIT_DEGRADED
+
+
+def _status_offline(settings: Settings, args: argparse.Namespace, reason: str) -> int:
+    """No daemon: report that (exit 2) and still describe the index on disk."""
+    from openmemd.api import MemoryIndex
+
+    agents = []
+    for agent_id in ([args.agent] if args.agent != DEFAULT_AGENT else settings.agent_ids()):
+        try:
+            ws = args.workspace or settings.workspace_for(agent_id)
+            with MemoryIndex.open(ws, agent_id=agent_id, config=settings) as index:
+                agents.append(index.status())
+        except OpenmemdError as exc:
+            agents.append({"agent": agent_id, "error": str(exc)})
+    reply = {"running": False, "health": "not running", "reason": reason,
+             "endpoint": settings.server.endpoint or _default_endpoint(), "version": __version__,
+             "agents": agents}
+    if args.json:
+        _print_json(reply)
+    else:
+        _print_status_text(reply)
+    return EXIT_NOT_RUNNING
+
+
+def _default_endpoint() -> str:
+    from openmemd.paths import default_endpoint
+
+    return default_endpoint()
+
+
+def _print_status_text(reply: dict[str, Any]) -> None:
+    running = reply.get("running", True)
+    print(f"openmemd {reply.get('version', __version__)} · daemon: "
+          + (f"running (pid {reply.get('pid')}, up {reply.get('uptimeSeconds', 0):.0f}s)"
+             if running else "not running")
+          + f" · {reply.get('endpoint', '')}")
+    print(f"Health: {reply.get('health')}")
+    for problem in reply.get("problems", []):
+        print(f"  problem: {problem}")
+    agents = reply.get("agents", [])
+    if isinstance(agents, dict):
+        agents = list(agents.values())
+    for a in agents:
+        print(f"\nMemory ({a.get('agent')})")
+        if a.get("error"):
+            print(f"  Error: {a['error']}")
+            continue
+        p = a.get("provider", {})
+        files = a.get("files", {})
+        vec = a.get("vector", {})
+        cache = a.get("cache", {})
+        print(f"  Workspace: {a.get('workspace')}")
+        print(f"  Store: {a.get('dbPath')}")
+        print(f"  Provider: {p.get('id')} (requested: {p.get('requested')}) · model "
+              f"{p.get('model')}" + (f" · {p.get('dims')} dims" if p.get("dims") else ""))
+        if p.get("unavailableReason"):
+            print(f"  Provider unavailable: {p['unavailableReason']}")
+        print(f"  Indexed: {files.get('indexed', 0)}/{files.get('onDisk', 0)} files · "
+              f"{a.get('chunks', 0)} chunks · {a.get('pendingVectors', 0)} waiting for a vector")
+        if files.get("stale"):
+            print(f"  Stale: {files['stale']} files changed on disk since the last sync")
+        vec_line = vec.get("mode", "none")
+        if vec.get("reason"):
+            vec_line += f" ({vec['reason']})"
+        print(f"  Vector: {vec_line}" + (f" · {vec['dims']} dims" if vec.get("dims") else ""))
+        print(f"  FTS: {'ready' if a.get('fts', {}).get('available') else 'unavailable'}"
+              f" ({a.get('fts', {}).get('tokenizer', '')})")
+        print(f"  Embedding cache: {'enabled' if cache.get('enabled') else 'disabled'} "
+              f"({cache.get('entries', 0)} entries, cap {cache.get('maxEntries')})")
+        for key, label in (("watcher", "Watcher"), ("queueDepth", "Queue")):
+            if key in a:
+                print(f"  {label}: {a[key]}")
+        last = a.get("lastSync", {})
+        if last.get("at"):
+            print(f"  Last sync: {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(last['at']))}"
+                  + (f" · error: {last['error']}" if last.get("error") else ""))
+        dreaming = a.get("dreaming")
+        if dreaming:
+            print(f"  Dreaming: next {dreaming.get('nextRun')} · last "
+                  f"{(dreaming.get('lastSweep') or {}).get('finishedAt', 'never')}")
+        if a.get("reindexNeeded"):
+            print(f"  Rebuild pending: index built with different {', '.join(a['reindexNeeded'])}"
+                  " (next sync rebuilds it)")
+    if reply.get("rssBytes"):
+        print(f"\nRSS: {reply['rssBytes'] / 1048576:.0f} MiB")
+
+
+def cmd_dream(settings: Settings, args: argparse.Namespace) -> int:
+    if args.action == "explain":
+        if not args.selector:
+            raise OpenmemdError("dream explain needs a key, a path or a text fragment")
+        from openmemd.dreaming.explain import explain, format_text
+
+        ws = args.workspace or settings.workspace_for(args.agent)
+        found = explain(ws if not isinstance(ws, str) else __import__("pathlib").Path(ws),
+                        args.selector, settings.dreaming)
+        if args.json:
+            _print_json([c.to_dict() for c in found])
+        else:
+            print(format_text(found) if found else "No matching recall entries.")
+        return EXIT_OK
+    phases = ("light", "rem", "deep") if args.phase == "all" else (args.phase,)
+    client = _daemon(settings, args)
+    if client is not None:
+        with client:
+            reply = client.dream(phase=args.phase, dry_run=args.dry_run, agent=args.agent)
+        result = reply.get("result", reply)
+    else:
+        from pathlib import Path
+
+        from openmemd.dreaming.sweep import run_sweep
+
+        ws = Path(args.workspace).expanduser() if args.workspace else settings.workspace_for(
+            args.agent)
+        result = run_sweep(ws, settings.dreaming, phases=phases, dry_run=args.dry_run).to_dict()
+    if args.json:
+        _print_json(result)
+    else:
+        _print_dream_text(result)
+    return EXIT_OK
+
+
+def _print_dream_text(result: dict[str, Any]) -> None:
+    for line in result.get("summary", []) or result.get("messages", []):
+        print(line)
+    if not (result.get("summary") or result.get("messages")):
+        print(json.dumps(result, ensure_ascii=False, indent=2))
+
+
+def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
+    from openmemd.server.daemon import run_daemon
+
+    return run_daemon(settings, config_path=args.config)
+
+
+def cmd_service(settings: Settings, args: argparse.Namespace) -> int:
+    from openmemd.server import service
+
+    action: Callable[..., Any] = getattr(service, args.action)
+    return int(action(dry_run=args.dry_run) or 0) if args.action != "status" else int(
+        action() or 0)
+
+
+COMMANDS: dict[str, Callable[[Settings, argparse.Namespace], int]] = {
+    "run": cmd_run, "status": cmd_status, "index": cmd_index, "search": cmd_search,
+    "get": cmd_get, "dream": cmd_dream, "service": cmd_service,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        settings = _settings(args)
+    except ConfigError as exc:
+        print(f"openmemd: config error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    from openmemd.log import configure_logging, set_level
+
+    configure_logging(settings)
+    if args.command != "run" and not args.log_level:
+        set_level("warning")  # one-shot commands: only what needs the user's attention
+    try:
+        return COMMANDS[args.command](settings, args)
+    except ConfigError as exc:
+        print(f"openmemd: config error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except OpenmemdError as exc:
+        print(f"openmemd: {exc}", file=sys.stderr)
+        return EXIT_FAIL
+    except KeyboardInterrupt:
+        print("openmemd: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
