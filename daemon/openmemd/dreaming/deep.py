@@ -1,0 +1,154 @@
+"""Deep sleep: decide what to promote into MEMORY.md (a plan; sweep.py does the writing).
+
+Order of work, each step for a reason:
+1. Reconcile: any store entry whose key already has a marker in MEMORY.md is marked promoted
+   (a crash between writing MEMORY.md and the store, or OpenClaw promoting it) -- never
+   appended twice.
+2. Rank every unpromoted entry (scoring.py); keep those passing all gates, best first.
+3. For each, rehydrate from the live note; skip it if its text is gone or has become dreaming
+   output; treat it as reconciled if its words are already in MEMORY.md under another key.
+4. Append while the result stays within `max_memory_bytes`; stop at the cap (the rest wait)
+   and stop after `limit` promotions.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from datetime import datetime
+from pathlib import Path
+
+from openmemd.config import DeepPhaseSettings
+
+from .clock import iso_z
+from .layout import MEMORY_FILE
+from .markdown_io import read_text
+from .memory_md import (
+    SectionEntry,
+    clean_text,
+    compose,
+    contains_text,
+    extract_markers,
+    size_bytes,
+    truncate_text,
+)
+from .rehydrate import rehydrate
+from .results import PromotedEntry, SkippedCandidate
+from .scoring import Evaluation, evaluate, rank
+from .snippets import is_unpromotable
+from .state import PhaseSignals
+from .store import RecallEntry, RecallStore
+
+
+@dataclass(frozen=True)
+class DeepPlan:
+    eligible: tuple[Evaluation, ...]
+    promoted: tuple[PromotedEntry, ...]
+    reconciled: tuple[str, ...]
+    skipped: tuple[SkippedCandidate, ...]
+    memory_before: str
+    memory_after: str | None  # None: MEMORY.md stays as it is
+    size_capped: bool
+    left_for_later: int
+    updates: Mapping[str, RecallEntry]  # store entries to replace (promotedAt, live range)
+    messages: tuple[str, ...]
+
+    @property
+    def memory_bytes(self) -> int:
+        return size_bytes(self.memory_after if self.memory_after is not None
+                          else self.memory_before)
+
+
+def plan(workspace: Path, store: RecallStore, signals: PhaseSignals,
+         settings: DeepPhaseSettings, now: datetime, day: str) -> DeepPlan:
+    now_iso = iso_z(now)
+    existing = read_text(workspace, MEMORY_FILE, strict=True)
+    if existing is None and os.path.lexists(workspace / MEMORY_FILE):
+        # Never rewrite a MEMORY.md we could not read faithfully: that would lose its content.
+        return DeepPlan((), (), (), (), "", None, False, 0, {},
+                        ("MEMORY.md is not a readable UTF-8 file; promotion skipped",))
+    existing = existing or ""
+    markers = extract_markers(existing)
+    updates: dict[str, RecallEntry] = {}
+    reconciled: list[str] = []
+    for key, entry in store.entries.items():
+        if entry.promoted_at is None and key in markers:
+            updates[key] = replace(entry, promoted_at=now_iso)
+            reconciled.append(key)
+
+    evaluations = [evaluate(updates.get(key, entry), signals.get(key), settings, now)
+                   for key, entry in store.entries.items()]
+    eligible = rank(evaluations)
+    messages: list[str] = []
+    if settings.limit <= 0:
+        messages.append("promotion is off (deep.limit = 0)")
+
+    accepted: list[tuple[SectionEntry, PromotedEntry]] = []
+    skipped: list[SkippedCandidate] = []
+    capped = False
+    left = 0
+    for position, ev in enumerate(eligible):
+        if len(accepted) >= settings.limit:
+            left = len(eligible) - position
+            break
+        entry = ev.entry
+        live = rehydrate(workspace, entry.path, entry.start_line, entry.end_line, entry.snippet)
+        if live is None:
+            skipped.append(_skip(ev, "its text is no longer in the note"))
+            continue
+        if is_unpromotable(live.snippet):
+            skipped.append(_skip(ev, "the live text looks like dreaming output"))
+            continue
+        text = truncate_text(clean_text(live.snippet), settings.max_promoted_chars)
+        promoted_entry = replace(entry, start_line=live.start_line, end_line=live.end_line,
+                                 snippet=live.snippet, promoted_at=now_iso)
+        if (contains_text(existing, live.snippet) or contains_text(existing, text)
+                or any(s.text == text for s, _ in accepted)):
+            updates[entry.key] = promoted_entry
+            reconciled.append(entry.key)
+            continue
+        section = SectionEntry(entry.key, text, ev.score, ev.evidence.recalls, entry.avg_score,
+                               f"{live.path}:{live.start_line}-{live.end_line}")
+        trial = compose(existing, [s for s, _ in accepted] + [section], day)
+        if size_bytes(trial) > settings.max_memory_bytes:
+            capped = True
+            left = len(eligible) - position
+            messages.append(
+                f"stopped at the MEMORY.md size cap ({settings.max_memory_bytes} bytes; "
+                f"MEMORY.md is {size_bytes(existing)} bytes): {left} candidate(s) left for a "
+                "later sweep")
+            break
+        accepted.append((section, PromotedEntry(
+            key=entry.key, path=live.path, start_line=live.start_line, end_line=live.end_line,
+            text=text, score=ev.score, components=ev.components.as_dict(),
+            phase_boost=ev.boost, recalls=ev.evidence.recalls, daily_signals=entry.daily_count,
+            avg_score=entry.avg_score, queries=ev.evidence.queries, days=ev.evidence.days,
+            moved=live.moved)))
+        updates[entry.key] = promoted_entry
+
+    after = compose(existing, [s for s, _ in accepted], day) if accepted else None
+    return DeepPlan(tuple(eligible), tuple(p for _, p in accepted), tuple(reconciled),
+                    tuple(skipped), existing, after, capped, left, updates, tuple(messages))
+
+
+def _skip(ev: Evaluation, reason: str) -> SkippedCandidate:
+    e = ev.entry
+    return SkippedCandidate(e.key, e.path, e.start_line, e.end_line, ev.score, reason)
+
+
+def report_body(deep: DeepPlan, repaired: str | None = None) -> list[str]:
+    """memory/dreaming/deep/<day>.md: OpenClaw's lines, plus what stopped a promotion."""
+    lines = []
+    if repaired:
+        lines.append(f"- Repaired recall artifacts: {repaired}.")
+    if deep.reconciled:
+        lines.append(f"- Reconciled {len(deep.reconciled)} candidate(s) already in MEMORY.md.")
+    lines.append(f"- Ranked {len(deep.eligible)} candidate(s) for durable promotion.")
+    lines.append(f"- Promoted {len(deep.promoted)} candidate(s) into MEMORY.md.")
+    for skip in deep.skipped:
+        lines.append(f"- Skipped {skip.path}:{skip.start_line}-{skip.end_line}: {skip.reason}.")
+    if deep.size_capped:
+        lines.append(f"- Stopped at the MEMORY.md size cap: {deep.left_for_later} candidate(s) "
+                     "left for a later sweep.")
+    return lines

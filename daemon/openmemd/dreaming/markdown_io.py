@@ -1,0 +1,182 @@
+"""File I/O for dreaming: workspace-confined reads, atomic writes, backups, JSON lines.
+
+Everything dreaming writes goes through `atomic_write_text`: a temp file in the same directory,
+fsync, then `os.replace`, so a reader (the indexer, OpenClaw, an editor) sees either the old or
+the new file and never half of one. Writes never go through a symlink: a symlinked target or
+parent directory inside the workspace could redirect the write anywhere on disk.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import stat
+import tempfile
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from openmemd.errors import ForbiddenError
+
+from .clock import as_utc
+from .layout import is_safe_relative
+
+PRIVATE_MODE = 0o600  # OpenClaw's default for DREAMS.md and the .dreams state
+PUBLIC_MODE = 0o644  # new Markdown reports and a new MEMORY.md
+
+
+class UnsafePathError(ForbiddenError):
+    """A dreaming target is a symlink or lies outside the workspace; nothing was written."""
+
+
+def workspace_target(workspace: Path, rel: str) -> Path:
+    """The absolute path of `rel` in `workspace`, refusing symlinks on the way.
+
+    Every existing component below the workspace root is checked with lstat, so neither the
+    file itself nor a parent directory can be a link.
+    """
+    if not is_safe_relative(rel):
+        raise UnsafePathError(f"{rel!r} is not a path inside the workspace")
+    current = Path(workspace)
+    for part in PurePosixPath(rel).parts:
+        current = current / part
+        try:
+            info = current.lstat()
+        except FileNotFoundError:
+            break  # the rest does not exist yet, so it cannot be a link
+        if stat.S_ISLNK(info.st_mode):
+            raise UnsafePathError(f"refusing to use {rel}: {current} is a symlink")
+    return Path(workspace) / rel
+
+
+def read_text(workspace: Path, rel: str, *, strict: bool = False) -> str | None:
+    """The text of a regular file inside the workspace; None if missing, a link or unreadable.
+
+    `strict`: None also when the file is not valid UTF-8 (for files we will rewrite, where a
+    replacement character would silently damage the user's bytes).
+    """
+    try:
+        path = workspace_target(workspace, rel)
+    except UnsafePathError:
+        return None
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            return None
+        data = handle.read()
+    try:
+        return data.decode("utf-8", errors="strict" if strict else "replace")
+    except UnicodeDecodeError:
+        return None
+
+
+def atomic_write_text(path: Path, text: str, *, default_mode: int = PUBLIC_MODE) -> None:
+    """Replace `path` with `text` atomically, keeping the mode of the file it replaces."""
+    try:
+        mode = stat.S_IMODE(path.lstat().st_mode)
+    except FileNotFoundError:
+        mode = default_mode
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(text.encode("utf-8"))
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    _fsync_dir(path.parent)
+
+
+def write_json(path: Path, data: Mapping[str, Any], *, default_mode: int = PRIVATE_MODE) -> None:
+    """Pretty JSON with a trailing newline, the layout OpenClaw writes its state files in."""
+    atomic_write_text(path, dumps_json(data), default_mode=default_mode)
+
+
+def dumps_json(data: Mapping[str, Any]) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def append_lines(path: Path, lines: Iterable[str], *, rotate_bytes: int) -> None:
+    """Append text lines; past `rotate_bytes` the file is first moved to `<name>.1`.
+
+    The event journal gets a line per search; rotation keeps it from growing for ever.
+    """
+    payload = "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+    if not payload:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(FileNotFoundError):
+        if rotate_bytes > 0 and path.stat().st_size >= rotate_bytes:
+            os.replace(path, path.with_name(path.name + ".1"))
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags, PRIVATE_MODE)
+    with os.fdopen(fd, "a", encoding="utf-8") as handle:
+        handle.write(payload)
+
+
+def backup_file(source: Path, backup_dir: Path, keep: int, *,
+                moment: datetime | None = None) -> Path | None:
+    """Copy `source` to `<backup_dir>/<name>.<UTC timestamp>` and keep the newest `keep`.
+
+    The name deliberately does not end in `.md`, so the indexer never indexes a backup.
+    """
+    if keep <= 0 or not source.is_file():
+        return None
+    backup_dir.mkdir(parents=True, exist_ok=True)
+    stamp = as_utc(moment).strftime("%Y%m%dT%H%M%S.%fZ")
+    target = backup_dir / f"{source.name}.{stamp}"
+    counter = 1
+    while target.exists():
+        target = backup_dir / f"{source.name}.{stamp}-{counter:02d}"
+        counter += 1
+    _copy_atomic(source, target)
+    prefix = f"{source.name}."
+    backups = sorted(p for p in backup_dir.iterdir()
+                     if p.name.startswith(prefix) and not p.name.endswith(".tmp"))
+    for old in backups[:-keep]:
+        with contextlib.suppress(OSError):
+            old.unlink()
+    return target
+
+
+def _copy_atomic(source: Path, target: Path) -> None:
+    data = source.read_bytes()
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, PRIVATE_MODE)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _fsync_dir(directory: Path) -> None:
+    # Makes the rename itself durable on POSIX; Windows cannot open directories.
+    if os.name != "posix":
+        return
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

@@ -1,0 +1,100 @@
+"""MEMORY.md editing for promotion: markers, the dated section, and the size cap.
+
+The section format is OpenClaw's, byte for byte:
+
+    <blank>
+    ## Promoted From Short-Term Memory (YYYY-MM-DD)
+    <blank>
+    <!-- openclaw-memory-promotion:<key> -->
+    - <text> [score=0.xxx recalls=N avg=0.xxx source=<path>:<start>-<end>]
+
+One marker per entry is what makes promotion idempotent across both tools: a key that already
+has a marker is never appended again.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .snippets import normalize_snippet
+
+MARKER_PREFIX = "openclaw-memory-promotion:"
+NEW_FILE_HEADER = "# Long-Term Memory\n\n"
+_MARKER_RE = re.compile(r"<!--\s*openclaw-memory-promotion:([^\n]+?)\s*-->", re.I)
+_ANNOTATION_TAIL_RE = re.compile(r"\s*\[score=[^\]]*source=[^\]]*\]\s*$")
+_LEADING_MARKUP_RE = re.compile(r"^(?:(?:[-*+>]|\d+[.)]|#{1,6}|\[[ xX]\])\s+)+")
+
+
+@dataclass(frozen=True)
+class SectionEntry:
+    key: str
+    text: str
+    score: float
+    recalls: int
+    avg: float
+    source: str  # path:start-end
+
+    def lines(self) -> tuple[str, str]:
+        return (f"<!-- {MARKER_PREFIX}{self.key} -->",
+                f"- {self.text or '(no snippet captured)'} [score={self.score:.3f} "
+                f"recalls={self.recalls} avg={self.avg:.3f} source={self.source}]")
+
+
+def extract_markers(text: str) -> set[str]:
+    return {m.group(1).strip() for m in _MARKER_RE.finditer(text) if m.group(1).strip()}
+
+
+def contains_text(memory_text: str, snippet: str) -> bool:
+    """True if the (whitespace-normalised) snippet already appears in MEMORY.md.
+
+    Catches the same words promoted under another key (the note was edited and the line range
+    moved) and text the user copied into MEMORY.md by hand.
+    """
+    needle = normalize_snippet(snippet)
+    if not needle:
+        return False
+    haystack = normalize_snippet(_strip_annotations(memory_text))
+    return needle in haystack
+
+
+def _strip_annotations(text: str) -> str:
+    return "\n".join(_ANNOTATION_TAIL_RE.sub("", line) for line in text.splitlines())
+
+
+def build_section(entries: Sequence[SectionEntry], day: str) -> str:
+    lines = ["", f"## Promoted From Short-Term Memory ({day})", ""]
+    for entry in entries:
+        lines.extend(entry.lines())
+    lines.append("")
+    return "\n".join(lines)
+
+
+def compose(existing: str, entries: Sequence[SectionEntry], day: str) -> str:
+    """MEMORY.md after appending one section (OpenClaw's exact concatenation)."""
+    header = NEW_FILE_HEADER if not existing.strip() else ""
+    base = existing if not existing or existing.endswith("\n") else existing + "\n"
+    return f"{header}{base}{build_section(entries, day)}"
+
+
+def clean_text(snippet: str) -> str:
+    """The note text for a promotion bullet: without the note's own leading list, quote or
+    heading marker (OpenClaw writes "- - item"; the marker adds nothing in MEMORY.md)."""
+    cleaned = _LEADING_MARKUP_RE.sub("", normalize_snippet(snippet))
+    return cleaned or normalize_snippet(snippet)
+
+
+def truncate_text(text: str, max_chars: int) -> str:
+    """Cut long promoted text at a word boundary (0 = never cut)."""
+    if max_chars <= 0 or len(text) <= max_chars:
+        return text
+    cut = text[:max_chars - 1]
+    space = cut.rfind(" ")
+    if space >= max_chars // 2:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:") + "…"
+
+
+def size_bytes(text: str) -> int:
+    return len(text.encode("utf-8"))
