@@ -15,7 +15,7 @@ def enc():
 
 def chunks_of(enc, text, tokens=400, overlap=80):
     return chunk_text(text, tokens=tokens, overlap=overlap,
-                      encode_batch=enc.encode_ordinary_batch, decode_bytes=enc.decode_bytes)
+                      encode=enc.encode_ordinary, decode_bytes=enc.decode_bytes)
 
 
 def test_line_ranges_are_honest(enc):

@@ -10,9 +10,10 @@ import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-# Encodes a batch of strings to token-id lists (tiktoken's `encode_ordinary_batch`): ordinary
-# encoding, so a literal "<|endoftext|>" in a note is just text.
-EncodeBatch = Callable[[list[str]], list[list[int]]]
+# Encodes one string to token ids (tiktoken's `encode_ordinary`): ordinary encoding, so a
+# literal "<|endoftext|>" in a note is just text. (`encode_ordinary_batch` starts a thread pool
+# per call, which costs more than it saves on the few lines of a note.)
+Encode = Callable[[str], list[int]]
 DecodeBytes = Callable[[list[int]], bytes]
 
 
@@ -35,7 +36,7 @@ def sha256_hex(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def chunk_text(text: str, *, tokens: int, overlap: int, encode_batch: EncodeBatch,
+def chunk_text(text: str, *, tokens: int, overlap: int, encode: Encode,
                decode_bytes: DecodeBytes, line_numbers: Sequence[int] | None = None
                ) -> list[Chunk]:
     """Chunk `text` into pieces of at most `tokens` tokens with about `overlap` tokens repeated.
@@ -49,7 +50,7 @@ def chunk_text(text: str, *, tokens: int, overlap: int, encode_batch: EncodeBatc
     if not lines:
         return []
     numbers = list(line_numbers) if line_numbers is not None else list(range(1, len(lines) + 1))
-    encoded = encode_batch(lines)
+    encoded = [encode(line) if line else [] for line in lines]
     segments: list[_Segment] = []
     for line_no, line, ids in zip(numbers, lines, encoded, strict=True):
         if len(ids) <= tokens - 1:

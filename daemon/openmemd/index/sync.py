@@ -169,7 +169,8 @@ class Indexer:
             report.unchanged += 1
             return
         chunks = self._chunk(content, line_map)
-        report.chunks += self._replace_file(entry, content.hash, chunks, report)
+        report.chunks += self._replace_file(entry, content.hash, chunks, report,
+                                            replacing=row is not None)
         report.indexed += 1
 
     def _read(self, entry: FileEntry) -> tuple[FileContent, Sequence[int] | None]:
@@ -182,11 +183,11 @@ class Indexer:
 
     def _chunk(self, content: FileContent, line_map: Sequence[int] | None) -> list[Chunk]:
         return chunk_text(content.text, tokens=self.chunk_tokens, overlap=self.chunk_overlap,
-                          encode_batch=self._encoding.encode_ordinary_batch,
+                          encode=self._encoding.encode_ordinary,
                           decode_bytes=self._encoding.decode_bytes, line_numbers=line_map)
 
     def _replace_file(self, entry: FileEntry, file_hash: str, chunks: list[Chunk],
-                      report: SyncReport) -> int:
+                      report: SyncReport, *, replacing: bool) -> int:
         now_ms = int(time.time() * 1000)
         cached = self._cached_vectors({c.hash for c in chunks})
         rows = []
@@ -203,7 +204,8 @@ class Indexer:
                 updated_at=now_ms))
 
         def write() -> None:
-            queries.delete_chunks(self.conn, entry.path, vec=self.vec.available)
+            if replacing:  # a file new to the index has no rows to remove
+                queries.delete_chunks(self.conn, entry.path, vec=self.vec.available)
             queries.insert_chunks(self.conn, rows)
             for row in rows:
                 vector = cached.get(row.hash)

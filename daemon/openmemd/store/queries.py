@@ -51,24 +51,30 @@ def delete_file(conn: Connection, path: str, *, vec: bool) -> None:
 
 
 def delete_chunks(conn: Connection, path: str, *, vec: bool) -> None:
+    # FTS rows share their chunk's rowid: FTS5 can only find rows fast by rowid, and a
+    # `WHERE path = ?` on its UNINDEXED column would scan the whole table for every file.
     if vec and has_vec_table(conn):
         conn.execute("DELETE FROM chunks_vec WHERE id IN (SELECT id FROM chunks WHERE path = ?)",
                      (path,))
-    conn.execute("DELETE FROM chunks_fts WHERE path = ?", (path,))
+    conn.execute("DELETE FROM chunks_fts WHERE rowid IN (SELECT rowid FROM chunks WHERE path = ?)",
+                 (path,))
     conn.execute("DELETE FROM chunks WHERE path = ?", (path,))
 
 
 def insert_chunks(conn: Connection, rows: Iterable[ChunkRow]) -> None:
-    rows = list(rows)
+    """Insert chunks and their keyword rows (FTS rowid = chunk rowid, see delete_chunks)."""
+    fts = []
+    for r in rows:
+        cur = conn.execute(
+            "INSERT INTO chunks(id, path, source, start_line, end_line, hash, model, text,"
+            " embedding, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (r.id, r.path, r.source, r.start_line, r.end_line, r.hash, r.model, r.text,
+             r.embedding, r.updated_at))
+        fts.append((cur.lastrowid, r.fts_text, r.id, r.path, r.source, r.model, r.start_line,
+                    r.end_line))
     conn.executemany(
-        "INSERT OR REPLACE INTO chunks(id, path, source, start_line, end_line, hash, model, text,"
-        " embedding, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [(r.id, r.path, r.source, r.start_line, r.end_line, r.hash, r.model, r.text, r.embedding,
-          r.updated_at) for r in rows])
-    conn.executemany(
-        "INSERT INTO chunks_fts(text, id, path, source, model, start_line, end_line)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?)",
-        [(r.fts_text, r.id, r.path, r.source, r.model, r.start_line, r.end_line) for r in rows])
+        "INSERT INTO chunks_fts(rowid, text, id, path, source, model, start_line, end_line)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)", fts)
 
 
 def upsert_file(conn: Connection, path: str, source: str, file_hash: str, mtime: int,
