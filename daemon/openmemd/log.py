@@ -1,0 +1,90 @@
+"""Logging set-up: structlog on top of the stdlib, so our events and those of libraries
+(watchdog, APScheduler) come out in one format.
+
+Readable console lines on a terminal; JSON lines otherwise, which is what journald and launchd
+capture (one event per line, machine-readable, no colour codes).
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import IO, Any
+
+import structlog
+
+from openmemd.config import LogSettings, Settings
+
+_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING,
+           "error": logging.ERROR}
+# Libraries that log every routine step at INFO (APScheduler: "Running job ...").
+_QUIET = {"apscheduler": logging.WARNING, "watchdog": logging.WARNING}
+_HANDLER_NAME = "openmemd"
+
+
+def configure_logging(settings: Settings | LogSettings | None = None,
+                      force_format: str | None = None, *, stream: IO[str] | None = None) -> str:
+    """Configure structlog and the root logger; safe to call again (SIGHUP reload).
+
+    `force_format` ("console" | "json") wins over the settings. Returns the format in use.
+    """
+    log = settings.log if isinstance(settings, Settings) else (settings or LogSettings())
+    stream = stream or sys.stderr
+    fmt = force_format or log.format
+    if fmt == "auto":
+        fmt = "console" if _isatty(stream) else "json"
+
+    shared: list[Any] = [
+        structlog.contextvars.merge_contextvars,
+        structlog.stdlib.add_log_level,
+        structlog.stdlib.add_logger_name,
+        structlog.processors.TimeStamper(fmt="iso", utc=False),
+    ]
+    if fmt == "json":
+        renderer: Any = structlog.processors.JSONRenderer(sort_keys=False)
+        shared.append(structlog.processors.dict_tracebacks)
+    else:
+        renderer = structlog.dev.ConsoleRenderer(colors=_isatty(stream))
+
+    structlog.configure(
+        processors=[structlog.stdlib.filter_by_level, *shared,
+                    structlog.stdlib.PositionalArgumentsFormatter(),
+                    structlog.processors.StackInfoRenderer(),
+                    structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
+        logger_factory=structlog.stdlib.LoggerFactory(),
+        wrapper_class=structlog.stdlib.BoundLogger,
+        # Not cached: level changes on SIGHUP must apply to loggers made before.
+        cache_logger_on_first_use=False,
+    )
+    formatter = structlog.stdlib.ProcessorFormatter(
+        processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer],
+        foreign_pre_chain=shared,
+    )
+    root = logging.getLogger()
+    for handler in list(root.handlers):
+        if handler.get_name() == _HANDLER_NAME:
+            root.removeHandler(handler)
+    handler = logging.StreamHandler(stream)
+    handler.set_name(_HANDLER_NAME)
+    handler.setFormatter(formatter)
+    root.addHandler(handler)
+    set_level(log.level)
+    return fmt
+
+
+def set_level(level: str) -> None:
+    logging.getLogger().setLevel(_LEVELS.get(level, logging.INFO))
+    for name, floor in _QUIET.items():
+        logging.getLogger(name).setLevel(logging.INFO if level == "debug" else floor)
+
+
+def get_logger(name: str) -> Any:
+    """A structlog logger bound to `name` (use the module's ``__name__``)."""
+    return structlog.stdlib.get_logger(name)
+
+
+def _isatty(stream: IO[str]) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False

@@ -1,0 +1,200 @@
+"""One agent inside the daemon: its index, its indexer (the writer) and its watcher.
+
+An agent whose workspace cannot be opened does not stop the daemon: it is kept with its error,
+reported by `status` (health degraded) and answers requests with `unavailable`.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import TimeoutError as FutureTimeout
+from pathlib import Path
+from typing import Any
+
+from openmemd.config import Settings
+from openmemd.errors import OpenmemdError, UnavailableError
+from openmemd.log import get_logger
+from openmemd.server.indexer import Indexer
+from openmemd.server.util import iso
+from openmemd.server.watcher import STATE_RUNNING, Watcher
+
+log = get_logger(__name__)
+
+PROBE_QUERY = "openmemd health probe"
+IndexOpener = Callable[[Settings, str], Any]
+
+
+def open_memory_index(settings: Settings, agent_id: str) -> Any:
+    from openmemd.api import MemoryIndex
+
+    # workspace None: the api resolves it (and creates the platform default on first run).
+    return MemoryIndex.open(None, agent_id=agent_id, config=settings)
+
+
+def run_dreaming(workspace: Path, settings: Settings, phase: str, dry_run: bool) -> dict:
+    """The dreaming sweep for one workspace (the hook the `dream` op and the cron job call)."""
+    try:
+        from openmemd.dreaming.sweep import run_sweep
+    except ImportError as exc:
+        raise UnavailableError(f"dreaming is not available in this build ({exc})") from None
+    phases = ("light", "rem", "deep") if phase == "all" else (phase,)
+    result = run_sweep(workspace, settings.dreaming, phases=phases, dry_run=dry_run)
+    return result.to_dict() if hasattr(result, "to_dict") else dict(result)
+
+
+class AgentRuntime:
+    def __init__(self, agent_id: str, settings: Settings, *,
+                 opener: IndexOpener = open_memory_index,
+                 dreamer: Callable[[Path, Settings, str, bool], dict] = run_dreaming,
+                 force_polling: bool = False) -> None:
+        self.agent_id = agent_id
+        self.settings = settings
+        self._opener = opener
+        self._dreamer = dreamer
+        self._force_polling = force_polling
+        self.index: Any = None
+        self.indexer: Indexer | None = None
+        self.watcher: Watcher | None = None
+        self.error: str | None = None
+        self.workspace: Path | None = None
+        self._dream_lock = threading.Lock()
+        self.last_dream: dict[str, Any] | None = None
+
+    # -- lifecycle ------------------------------------------------------------------------
+    def open(self) -> None:
+        try:
+            self.index = self._opener(self.settings, self.agent_id)
+            self.workspace = Path(self.index.workspace)
+        except OpenmemdError as exc:
+            self.error = f"cannot open the index: {exc}"
+            log.error("agent_open_failed", agent=self.agent_id, error=str(exc))
+
+    def start(self) -> None:
+        if self.index is None:
+            return
+        self.indexer = Indexer(self.index, name=self.agent_id)
+        self.indexer.start()
+        # Warm the model first, then bring the index up to date, both on the writer thread so
+        # the socket answers at once.
+        if hasattr(self.index, "warm"):
+            self.indexer.run_job("warm-up", lambda ix: ix.warm())
+        self.indexer.request_reconcile("start-up")
+        if self.settings.sync.watch and self.workspace is not None:
+            sync = self.settings.sync
+            self.watcher = Watcher(self.workspace, self.index.is_indexed_path, self.indexer,
+                                   debounce_ms=sync.watch_debounce_ms,
+                                   force_polling=self._force_polling or sync.watch_polling,
+                                   polling_interval=sync.watch_poll_seconds, name=self.agent_id)
+            self.watcher.start()
+
+    def stop(self, timeout: float = 10.0) -> bool:
+        """Stop watcher and indexer and close the index; False if the writer did not finish."""
+        if self.watcher is not None:
+            self.watcher.stop(timeout=min(timeout, 3.0))
+        finished = self.indexer.stop(timeout) if self.indexer is not None else True
+        if self.index is not None:
+            if finished:
+                try:
+                    self.index.close()
+                except Exception:
+                    log.exception("index_close_failed", agent=self.agent_id)
+            else:  # closing under a running writer could crash; SQLite's WAL keeps it safe
+                log.warning("indexer_still_running_at_exit", agent=self.agent_id)
+        return finished
+
+    def check(self) -> None:
+        """Periodic liveness check (daemon main loop)."""
+        if self.watcher is not None:
+            self.watcher.check()
+
+    def reload(self, settings: Settings) -> None:
+        self.settings = settings
+        if self.watcher is not None:
+            self.watcher.set_debounce(settings.sync.watch_debounce_ms)
+        if self.index is not None and hasattr(self.index, "settings"):
+            # Query settings (max results, min score, hybrid weights, MMR, decay) are read per
+            # search, so swapping the frozen Settings applies them. Anything that shapes the
+            # index itself (sources, chunking, embedding) needs a restart.
+            old = self.index.settings
+            self.index.settings = _replace_query(old, settings)
+
+    # -- requests -------------------------------------------------------------------------
+    def require_index(self) -> Any:
+        if self.index is None:
+            raise UnavailableError(f"agent {self.agent_id!r} is unavailable: {self.error}")
+        return self.index
+
+    def sync(self, force: bool, wait: bool, timeout: float = 3600.0) -> dict[str, Any]:
+        self.require_index()
+        assert self.indexer is not None
+        if not wait:
+            self.indexer.request_reconcile("sync request", force=force)
+            return {"queued": True, "queueDepth": self.indexer.depth()}
+        future = self.indexer.sync(force=force)
+        try:
+            report = future.result(timeout)
+        except FutureTimeout:
+            raise UnavailableError("the sync is still running; check `openmemd status`") \
+                from None
+        return {"report": report}
+
+    def dream(self, phase: str, dry_run: bool) -> dict[str, Any]:
+        self.require_index()
+        if not self._dream_lock.acquire(blocking=False):
+            raise UnavailableError(f"a dreaming sweep is already running for {self.agent_id}")
+        started = time.time()
+        try:
+            assert self.workspace is not None
+            result = self._dreamer(self.workspace, self.settings, phase, dry_run)
+        except Exception as exc:
+            self.last_dream = {"startedAt": iso(started), "finishedAt": iso(time.time()),
+                               "phase": phase, "dryRun": dry_run, "error": str(exc)}
+            raise
+        finally:
+            self._dream_lock.release()
+        self.last_dream = {"startedAt": iso(started), "finishedAt": iso(time.time()),
+                           "phase": phase, "dryRun": dry_run, "error": None}
+        return {"result": result}
+
+    def status(self, *, deep: bool = False) -> dict[str, Any]:
+        if self.index is None:
+            return {"agent": self.agent_id, "error": self.error}
+        try:
+            st = dict(self.index.status())
+        except Exception as exc:
+            log.exception("index_status_failed", agent=self.agent_id)
+            st = {"agent": self.agent_id, "workspace": str(self.workspace),
+                  "indexError": f"status failed: {exc}"}
+        watch = (self.watcher.status() if self.watcher is not None
+                 else {"state": "disabled", "pending": 0})
+        st["watch"] = watch
+        st["watcher"] = (f"{watch['state']} ({watch.get('backend')})"
+                         if watch["state"] == STATE_RUNNING else watch["state"])
+        if self.indexer is not None:
+            st["indexer"] = self.indexer.status()
+            st["queueDepth"] = st["indexer"]["queueDepth"]
+        st["dreaming"] = {"enabled": self.settings.dreaming.enabled,
+                          "running": self._dream_lock.locked(), "lastSweep": self.last_dream}
+        if deep:
+            st["probe"] = self.probe()
+        return st
+
+    def probe(self) -> dict[str, Any]:
+        started = time.perf_counter()
+        try:
+            hits = self.index.search(PROBE_QUERY, record=False)
+        except TypeError:  # an index without the `record` keyword
+            hits = self.index.search(PROBE_QUERY)
+        except Exception as exc:
+            return {"ok": False, "error": f"{type(exc).__name__}: {exc}",
+                    "ms": round((time.perf_counter() - started) * 1000, 1)}
+        return {"ok": True, "results": len(hits),
+                "ms": round((time.perf_counter() - started) * 1000, 1)}
+
+
+def _replace_query(old: Settings, new: Settings) -> Settings:
+    import dataclasses
+
+    return dataclasses.replace(old, query=new.query, dreaming=new.dreaming, log=new.log)

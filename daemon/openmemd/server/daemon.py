@@ -1,0 +1,294 @@
+"""The daemon's lifecycle: start-up, the main loop (signals, systemd watchdog), shutdown.
+
+Start-up order: logging -> endpoint check -> pid lock (one daemon per endpoint) -> indexes ->
+indexer threads (model warm-up and start-up reconcile queued on them, so the socket answers at
+once) -> watchers -> ZeroMQ server -> scheduler -> READY=1.
+
+Signals: SIGTERM/SIGINT stop (requests first, then the scheduler, watchers and indexers, which
+finish the file they are writing; the socket file is removed; exit 0). SIGHUP reloads the
+config file: log level and format, watch debounce, reconcile interval, query settings and the
+dreaming schedule and gates apply at once; the endpoint, workers, message size, agents,
+workspaces, state dir, sources, extra paths, chunking, embedding, cache, watch on/off, polling
+and the file size cap need a restart (the daemon logs which changed settings were not applied).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import zmq
+
+from openmemd import __version__
+from openmemd.config import ConfigError, Settings, load_settings
+from openmemd.errors import OpenmemdError, UnavailableError
+from openmemd.log import configure_logging, get_logger
+from openmemd.server import sdnotify
+from openmemd.server.agent import AgentRuntime
+from openmemd.server.endpoint import (
+    EndpointError,
+    lock_path,
+    parse_endpoint,
+    prepare_private_dir,
+    resolve_endpoint,
+)
+from openmemd.server.handlers import Dispatcher
+from openmemd.server.lock import AlreadyRunning, PidLock
+from openmemd.server.scheduler import Jobs, MaintenanceScheduler
+from openmemd.server.zmq_server import ServerError, ZmqServer
+
+log = get_logger(__name__)
+
+CHECK_INTERVAL_S = 5.0
+# The systemd watchdog is fed only while the request loop turns; a loop stuck this long means
+# the daemon no longer serves, and systemd should restart it.
+SERVER_STALL_S = 15.0
+RESTART_NEEDED = ("workspace", "state_dir", "sources", "extra_paths", "agents", "chunking",
+                  "embedding", "cache", "server")
+RESTART_NEEDED_SYNC = ("watch", "watch_polling", "watch_poll_seconds", "max_file_bytes")
+
+
+def run_daemon(settings: Settings, *, foreground: bool = True, config_path: str | None = None,
+               reload: Callable[[], Settings] | None = None) -> int:
+    """Run until SIGTERM/SIGINT; 0 on a clean stop, 1 when it cannot start.
+
+    The daemon always stays in the foreground (service managers want that; `foreground` is
+    accepted for the command line's `--foreground`). `reload` builds fresh settings on SIGHUP;
+    by default the config file is re-read, keeping the workspace, state dir and endpoint.
+    """
+    del foreground
+    configure_logging(settings)
+    daemon = Daemon(settings, reload=reload or _default_reload(settings, config_path))
+    code = daemon.run()
+    if not daemon.stopped_cleanly:
+        # A writer thread is still inside a long embedding call and the embedding pool's
+        # threads would hold the interpreter's exit for as long. Everything that matters is
+        # committed (SQLite WAL; one transaction per file), so leave now.
+        logging.shutdown()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code
+
+
+def _default_reload(settings: Settings, config_path: str | None) -> Callable[[], Settings]:
+    def reload() -> Settings:
+        path = config_path or settings.config_file or None
+        return load_settings(path, overrides={
+            "workspace": settings.workspace or None, "state_dir": settings.state_dir or None,
+            "server.endpoint": settings.server.endpoint or None})
+    return reload
+
+
+class Daemon:
+    def __init__(self, settings: Settings, *, reload: Callable[[], Settings] | None = None,
+                 env: Mapping[str, str] | None = None, force_polling: bool = False) -> None:
+        self.settings = settings
+        self._reload_fn = reload
+        self._env = os.environ if env is None else env
+        self._force_polling = force_polling
+        self._wake = threading.Event()
+        self._stop_requested = False
+        self._reload_requested = False
+        self.agents: dict[str, AgentRuntime] = {}
+        self.server: ZmqServer | None = None
+        self.scheduler: MaintenanceScheduler | None = None
+        self._lock: PidLock | None = None
+        self._ctx: zmq.Context[Any] | None = None
+        self.ready = threading.Event()
+        self.stopped_cleanly = True
+
+    # -- public ---------------------------------------------------------------------------
+    def run(self) -> int:
+        self._install_signals()  # before start-up: a SIGTERM while starting is a clean stop
+        try:
+            self._start()
+        except (AlreadyRunning, EndpointError, ServerError, ConfigError, OpenmemdError) as exc:
+            log.error(str(exc), event_kind="startup_failed")
+            self._shutdown()
+            return 1
+        code = self._main_loop()
+        self._shutdown()
+        log.info("openmemd stopped", exit_code=code)
+        return code
+
+    def request_stop(self) -> None:
+        self._stop_requested = True
+        self._wake.set()
+
+    def request_reload(self) -> None:
+        self._reload_requested = True
+        self._wake.set()
+
+    # -- start-up -------------------------------------------------------------------------
+    def _start(self) -> None:
+        s = self.settings
+        started = time.monotonic()
+        endpoint = parse_endpoint(resolve_endpoint(s.server.endpoint),
+                                  allow_remote=s.server.allow_remote)
+        lock_file = lock_path(endpoint)
+        prepare_private_dir(lock_file.parent)
+        self._lock = PidLock(lock_file)
+        self._lock.acquire(f"on {endpoint.url}")
+        log.info("openmemd starting", version=__version__, pid=os.getpid(),
+                 endpoint=endpoint.url, config=s.config_file or None)
+
+        for agent_id in s.agent_ids():
+            agent = AgentRuntime(agent_id, s, force_polling=self._force_polling)
+            agent.open()
+            self.agents[agent_id] = agent
+        if all(a.index is None for a in self.agents.values()):
+            errors = "; ".join(f"{a.agent_id}: {a.error}" for a in self.agents.values())
+            raise UnavailableError(f"no agent could be opened ({errors})")
+        for agent in self.agents.values():
+            agent.start()
+
+        self.scheduler = MaintenanceScheduler(s, Jobs(
+            reconcile=self._job_reconcile, prune=lambda: self._job_writer("prune-cache"),
+            checkpoint=lambda: self._job_writer("checkpoint"), dream=self._job_dream))
+        dispatcher = Dispatcher(
+            self.agents, endpoint=endpoint.url, watch_enabled=lambda: self.settings.sync.watch,
+            scheduler_info=self._scheduler_info, server_info=self._server_info,
+            config_file=s.config_file)
+        self._ctx = zmq.Context()
+        self.server = ZmqServer(endpoint, dispatcher, workers=s.server.workers,
+                                max_message_bytes=s.server.max_message_bytes, context=self._ctx)
+        self.server.start()
+        self.scheduler.start()
+        seconds = round(time.monotonic() - started, 3)
+        sdnotify.notify(f"READY=1\nSTATUS=serving {endpoint.url}\nMAINPID={os.getpid()}",
+                        self._env)
+        log.info("openmemd ready", seconds=seconds, agents=list(self.agents),
+                 endpoint=endpoint.url)
+        self.ready.set()
+
+    def _install_signals(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return  # embedded (tests): use request_stop() / request_reload()
+        signal.signal(signal.SIGTERM, lambda *_: self.request_stop())
+        signal.signal(signal.SIGINT, lambda *_: self.request_stop())
+        if hasattr(signal, "SIGHUP"):
+            signal.signal(signal.SIGHUP, lambda *_: self.request_reload())
+
+    # -- main loop ------------------------------------------------------------------------
+    def _main_loop(self) -> int:
+        wd_interval = sdnotify.watchdog_interval(self._env)
+        tick = min(CHECK_INTERVAL_S, wd_interval) if wd_interval else CHECK_INTERVAL_S
+        next_wd = 0.0
+        next_check = time.monotonic() + CHECK_INTERVAL_S
+        while True:
+            now = time.monotonic()
+            if wd_interval and now >= next_wd:
+                next_wd = now + wd_interval
+                if self.server is not None and now - self.server.last_loop < SERVER_STALL_S:
+                    sdnotify.notify("WATCHDOG=1", self._env)
+                else:
+                    log.error("request loop stalled; not feeding the systemd watchdog")
+            if now >= next_check:
+                next_check = now + CHECK_INTERVAL_S
+                if self.server is not None and not self.server.is_alive():
+                    log.error("request server thread died; exiting so the service manager "
+                              "restarts openmemd")
+                    return 1
+                for agent in self.agents.values():
+                    agent.check()
+            timeout = max(0.05, min(next_check, next_wd if wd_interval else next_check)
+                          - time.monotonic())
+            self._wake.wait(min(timeout, tick))
+            self._wake.clear()
+            if self._stop_requested:
+                return 0
+            if self._reload_requested:
+                self._reload_requested = False
+                self._reload()
+
+    def _reload(self) -> None:
+        if self._reload_fn is None:
+            return
+        try:
+            new = self._reload_fn()
+        except (ConfigError, OpenmemdError) as exc:
+            log.error("reload failed; keeping the current settings", error=str(exc))
+            return
+        old = self.settings
+        pending = [k for k in RESTART_NEEDED if getattr(old, k) != getattr(new, k)]
+        pending += [f"sync.{k}" for k in RESTART_NEEDED_SYNC
+                    if getattr(old.sync, k) != getattr(new.sync, k)]
+        self.settings = dataclasses.replace(old, **{
+            k: getattr(new, k) for k in ("query", "sync", "dreaming", "log")})
+        configure_logging(self.settings)
+        for agent in self.agents.values():
+            agent.reload(self.settings)
+        if self.scheduler is not None:
+            self.scheduler.reload(self.settings)
+        log.info("configuration reloaded", restart_needed_for=pending or None)
+
+    # -- scheduled jobs -------------------------------------------------------------------
+    def _job_reconcile(self) -> None:
+        for agent in self.agents.values():
+            if agent.indexer is not None:
+                agent.indexer.request_reconcile("periodic")
+
+    def _job_writer(self, name: str) -> None:
+        for agent in self.agents.values():
+            if agent.indexer is None:
+                continue
+            if name == "prune-cache":
+                agent.indexer.run_job(name, lambda ix: ix.prune_cache())
+            else:
+                agent.indexer.run_job(name, lambda ix: ix.checkpoint())
+
+    def _job_dream(self) -> None:
+        for agent in self.agents.values():
+            if agent.index is None:
+                continue
+            try:
+                result = agent.dream("all", False)
+                log.info("dreaming sweep done", agent=agent.agent_id,
+                         summary=(result.get("result") or {}).get("summary"))
+            except UnavailableError as exc:
+                log.info("dreaming skipped", agent=agent.agent_id, reason=str(exc))
+            except Exception:
+                log.exception("dreaming sweep failed", agent=agent.agent_id)
+
+    def _scheduler_info(self) -> dict[str, Any]:
+        if self.scheduler is None:
+            return {"running": False, "jobs": {}}
+        return {"running": self.scheduler.running, "jobs": self.scheduler.next_runs()}
+
+    def _server_info(self) -> dict[str, Any]:
+        return self.server.stats() if self.server is not None else {}
+
+    # -- shutdown -------------------------------------------------------------------------
+    def _shutdown(self) -> None:
+        sdnotify.notify("STOPPING=1", self._env)
+        started = time.monotonic()
+        if self.server is not None:
+            self.server.stop(timeout=3.0)
+        if self.scheduler is not None:
+            self.scheduler.shutdown()
+        for agent in self.agents.values():
+            if not agent.stop(timeout=5.0):
+                self.stopped_cleanly = False
+        if self._ctx is not None:
+            if self.server is None or self.server.threads_done():
+                self._ctx.term()  # every socket has LINGER 0: returns at once
+            self._ctx = None
+        if self._lock is not None:
+            self._lock.release()
+        log.info("shutdown complete", seconds=round(time.monotonic() - started, 3))
+
+
+def main() -> int:  # pragma: no cover - `python -m openmemd.server.daemon` for debugging
+    return run_daemon(load_settings())
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

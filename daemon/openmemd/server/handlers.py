@@ -1,0 +1,107 @@
+"""Request handling: typed requests -> reply fields, for the ZeroMQ workers.
+
+Errors are raised as `openmemd.errors` exceptions; the server turns them into error replies
+with their protocol code.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from openmemd import __version__
+from openmemd.errors import NotFoundError
+from openmemd.server import health
+from openmemd.server.agent import AgentRuntime
+from openmemd.server.protocol import (
+    DreamRequest,
+    GetRequest,
+    PingRequest,
+    Request,
+    SearchRequest,
+    StatusRequest,
+    SyncRequest,
+)
+from openmemd.server.util import iso
+
+
+class Dispatcher:
+    def __init__(self, agents: Mapping[str, AgentRuntime], *, endpoint: str,
+                 watch_enabled: Callable[[], bool],
+                 scheduler_info: Callable[[], dict[str, Any]],
+                 server_info: Callable[[], dict[str, Any]] | None = None,
+                 config_file: str = "") -> None:
+        self.agents = agents
+        self.endpoint = endpoint
+        self.started = time.time()
+        self._started_mono = time.monotonic()
+        self._watch_enabled = watch_enabled
+        self._scheduler_info = scheduler_info
+        self._server_info = server_info or dict
+        self._config_file = config_file
+
+    def __call__(self, request: Request) -> dict[str, Any]:
+        if isinstance(request, PingRequest):
+            # Cheap (no disk access): enough for a client to decide whether this daemon
+            # serves the agent and workspace it wants.
+            return {"pong": True, "version": __version__, "pid": os.getpid(),
+                    "agents": {a.agent_id: {"workspace": str(a.workspace) if a.workspace
+                                            else None, "ok": a.index is not None}
+                               for a in self.agents.values()}}
+        if isinstance(request, StatusRequest):
+            return self.status(request)
+        agent = self._agent(request.agent)
+        if isinstance(request, SearchRequest):
+            index = agent.require_index()
+            started = time.perf_counter()
+            hits = index.search(request.query, max_results=request.max_results,
+                                min_score=request.min_score,
+                                sources=list(request.sources) if request.sources else None,
+                                explain=request.explain)
+            return {"results": [h.to_dict() for h in hits],
+                    "provider": index.provider.id if getattr(index, "provider", None) else "none",
+                    "model": getattr(index, "model", ""),
+                    "mode": "hybrid" if getattr(index, "provider", None) else "fts-only",
+                    "tookMs": round((time.perf_counter() - started) * 1000, 2)}
+        if isinstance(request, GetRequest):
+            return dict(agent.require_index().get(request.path, request.from_line, request.lines))
+        if isinstance(request, SyncRequest):
+            return agent.sync(request.force, request.wait)
+        if isinstance(request, DreamRequest):
+            return agent.dream(request.phase, request.dry_run)
+        raise NotFoundError(f"no handler for {type(request).__name__}")  # pragma: no cover
+
+    def _agent(self, agent_id: str) -> AgentRuntime:
+        agent = self.agents.get(agent_id)
+        if agent is None:
+            raise NotFoundError(f"unknown agent {agent_id!r}; this daemon serves "
+                                f"{', '.join(self.agents)}")
+        return agent
+
+    def status(self, request: StatusRequest) -> dict[str, Any]:
+        chosen = [self._agent(request.agent)] if request.agent else list(self.agents.values())
+        sched = self._scheduler_info()
+        jobs = sched.get("jobs", {})
+        agents: dict[str, Any] = {}
+        problems: list[str] = []
+        for agent in chosen:
+            st = agent.status(deep=request.deep)
+            indexer = st.get("indexer") or {}
+            st["reconcile"] = {"last": (indexer.get("lastReconcile") or {}).get("at"),
+                               "next": jobs.get("reconcile")}
+            if "dreaming" in st:
+                st["dreaming"]["nextRun"] = jobs.get("dreaming")
+            agents[agent.agent_id] = st
+            problems += health.agent_problems(agent.agent_id, st,
+                                              watch_enabled=self._watch_enabled())
+        if not sched.get("running", True):
+            problems.append("scheduler is not running")
+        return {"running": True, "health": health.overall(problems), "problems": problems,
+                "version": __version__, "pid": os.getpid(), "endpoint": self.endpoint,
+                "startedAt": iso(self.started),
+                "uptimeSeconds": round(time.monotonic() - self._started_mono, 1),
+                "rssBytes": health.rss_bytes(), "cpuSeconds": round(health.cpu_seconds(), 2),
+                "configFile": self._config_file or None, "scheduler": sched,
+                "server": self._server_info(), "agents": agents}

@@ -1,0 +1,274 @@
+"""The indexer: the only thread that writes an agent's index.
+
+Everything that writes goes through here: debounced watcher changes (`submit`), reconcile scans
+(`request_reconcile`, `sync`) and maintenance jobs (`run_job`: cache pruning, WAL checkpoint,
+model warm-up). Work is held in bounded structures: a set of pending paths (overflow drops
+them and asks for one reconcile instead, which finds every change anyway), a flag for the
+reconcile, and a short job queue. Paths are written in small batches so that stopping never
+waits for more than a few files.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
+from typing import Any, Protocol
+
+from openmemd.errors import UnavailableError
+from openmemd.log import get_logger
+from openmemd.server.util import iso
+from openmemd.server.watcher import Change
+
+log = get_logger(__name__)
+
+
+class WritableIndex(Protocol):
+    """What the indexer needs (MemoryIndex). Optional: `fill_vectors(should_stop, progress)`
+    with `fill_vectors=False` accepted by sync/sync_paths, to embed in stoppable pages."""
+
+    def sync(self, force: bool = False, progress: Any = None) -> Any: ...
+    def sync_paths(self, rel_paths: Any) -> Any: ...
+
+
+class IndexerStopping(Exception):
+    """Raised from the progress callback to abandon a long sync when the daemon stops."""
+
+
+def _report_dict(report: Any) -> Any:
+    return report.to_dict() if hasattr(report, "to_dict") else report
+
+
+class Indexer:
+    def __init__(self, index: WritableIndex, *, name: str = "main", max_paths: int = 10_000,
+                 batch_size: int = 64, max_jobs: int = 64) -> None:
+        self._index = index
+        self._name = name
+        self._max_paths = max_paths
+        self._batch_size = batch_size
+        self._max_jobs = max_jobs
+        self._cond = threading.Condition()
+        self._paths: dict[str, None] = {}  # insertion-ordered set
+        self._jobs: deque[tuple[str, Callable[[Any], Any], Future[Any]]] = deque()
+        self._reconcile = False
+        self._force = False
+        self._reasons: list[str] = []
+        self._waiters: list[Future[Any]] = []
+        self._stopping = False
+        self._thread: threading.Thread | None = None
+        # Status, read without the lock (single writer, atomic attribute swaps).
+        self.state = "idle"
+        self.overflows = 0
+        self.last_error: str | None = None
+        self.last_error_at: float | None = None
+        self.last_reconcile: dict[str, Any] | None = None
+        self.last_batch: dict[str, Any] | None = None
+        self.reconciles = 0
+
+    # -- lifecycle ------------------------------------------------------------------------
+    def start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name=f"openmemd-indexer-{self._name}",
+                                            daemon=True)
+            self._thread.start()
+
+    def stop(self, timeout: float = 10.0) -> bool:
+        """Finish the file being written, drop the rest; True when the thread has ended."""
+        with self._cond:
+            self._stopping = True
+            pending = [f for *_, f in self._jobs] + self._waiters
+            self._jobs.clear()
+            self._waiters = []
+            self._paths.clear()
+            self._cond.notify_all()
+        for fut in pending:
+            if not fut.done():
+                fut.set_exception(UnavailableError("the daemon is stopping"))
+        if self._thread is None:
+            return True
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    def is_alive(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    # -- producers ------------------------------------------------------------------------
+    def submit(self, changes: Sequence[Change]) -> None:
+        """ChangeSink: queue debounced watcher changes."""
+        with self._cond:
+            if self._stopping:
+                return
+            new = [c.path for c in changes if c.path not in self._paths]
+            if len(self._paths) + len(new) > self._max_paths:
+                self._paths.clear()
+                self.overflows += 1
+                self._ask_reconcile_locked("indexer queue overflow", force=False)
+                log.warning("indexer_overflow", agent=self._name, max_paths=self._max_paths)
+            else:
+                for path in new:
+                    self._paths[path] = None
+            self._cond.notify()
+
+    def request_reconcile(self, reason: str, force: bool = False) -> None:
+        """ChangeSink: ask for a full reconcile scan (coalesced with any already queued)."""
+        with self._cond:
+            if not self._stopping:
+                self._ask_reconcile_locked(reason, force=force)
+                self._cond.notify()
+
+    def sync(self, force: bool = False) -> Future[Any]:
+        """A reconcile that starts after this call; the future gets its report dict."""
+        fut: Future[Any] = Future()
+        with self._cond:
+            if self._stopping:
+                fut.set_exception(UnavailableError("the daemon is stopping"))
+                return fut
+            self._waiters.append(fut)
+            self._ask_reconcile_locked("sync request", force=force)
+            self._cond.notify()
+        return fut
+
+    def run_job(self, name: str, fn: Callable[[Any], Any]) -> Future[Any]:
+        """Run `fn(index)` on the writer thread (prune, checkpoint, warm-up)."""
+        fut: Future[Any] = Future()
+        with self._cond:
+            if self._stopping:
+                fut.set_exception(UnavailableError("the daemon is stopping"))
+            elif len(self._jobs) >= self._max_jobs:
+                fut.set_exception(UnavailableError(f"indexer job queue full ({name} dropped)"))
+            else:
+                self._jobs.append((name, fn, fut))
+                self._cond.notify()
+        return fut
+
+    def depth(self) -> int:
+        with self._cond:
+            return len(self._paths) + len(self._jobs) + (1 if self._reconcile else 0)
+
+    def status(self) -> dict[str, Any]:
+        return {"state": self.state, "queueDepth": self.depth(), "overflows": self.overflows,
+                "reconciles": self.reconciles, "lastReconcile": self.last_reconcile,
+                "lastBatch": self.last_batch, "lastError": self.last_error,
+                "lastErrorAt": iso(self.last_error_at), "alive": self.is_alive()}
+
+    def _ask_reconcile_locked(self, reason: str, *, force: bool) -> None:
+        self._reconcile = True
+        self._force = self._force or force
+        if reason not in self._reasons and len(self._reasons) < 8:
+            self._reasons.append(reason)
+
+    # -- the writer thread ----------------------------------------------------------------
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not (self._stopping or self._jobs or self._reconcile or self._paths):
+                    self.state = "idle"
+                    self._cond.wait()
+                if self._stopping:
+                    self.state = "stopped"
+                    return
+                if self._jobs:
+                    name, fn, fut = self._jobs.popleft()
+                    action: Callable[[], None] = lambda n=name, f=fn, fu=fut: self._do_job(n, f, fu)  # noqa: E731
+                elif self._reconcile:
+                    force, reasons, waiters = self._force, self._reasons, self._waiters
+                    self._reconcile, self._force = False, False
+                    self._reasons, self._waiters = [], []
+                    # Paths queued so far are covered by the scan that starts now.
+                    self._paths.clear()
+                    action = lambda f=force, r=reasons, w=waiters: self._do_reconcile(f, r, w)  # noqa: E731
+                else:
+                    batch = []
+                    for path in self._paths:
+                        batch.append(path)
+                        if len(batch) >= self._batch_size:
+                            break
+                    for path in batch:
+                        del self._paths[path]
+                    action = lambda b=batch: self._do_batch(b)  # noqa: E731
+            try:
+                action()
+            except BaseException:  # never let the writer die
+                log.exception("indexer_action_failed", agent=self._name)
+
+    def _progress(self, *_args: Any, **_kwargs: Any) -> None:
+        if self._stopping:
+            raise IndexerStopping("daemon stopping")
+
+    def _do_reconcile(self, force: bool, reasons: list[str], waiters: list[Future[Any]]) -> None:
+        self.state = "reconciling"
+        started = time.time()
+        try:
+            report = self._write(lambda: self._index.sync(force=force, progress=self._progress,
+                                                          fill_vectors=False),
+                                 lambda: self._index.sync(force=force, progress=self._progress))
+        except IndexerStopping:
+            log.info("indexer_reconcile_abandoned", agent=self._name)
+            for fut in waiters:
+                fut.set_exception(UnavailableError("the daemon is stopping"))
+            return
+        except Exception as exc:
+            self._error(f"reconcile failed: {exc}")
+            log.exception("indexer_reconcile_failed", agent=self._name, reasons=reasons)
+            for fut in waiters:
+                fut.set_exception(exc)
+            return
+        data = _report_dict(report)
+        self.reconciles += 1
+        self.last_error = None
+        self.last_reconcile = {"at": iso(started), "seconds": round(time.time() - started, 3),
+                               "reasons": reasons, "force": force, "report": data}
+        log.info("indexer_reconciled", agent=self._name, reasons=reasons,
+                 seconds=self.last_reconcile["seconds"], report=data)
+        for fut in waiters:
+            fut.set_result(data)
+
+    def _write(self, split: Callable[[], Any], whole: Callable[[], Any]) -> Any:
+        """Write chunks first (searchable by keyword at once), then embed them in pages that
+        stop early when the daemon stops. Indexes without `fill_vectors` do it all in one."""
+        fill = getattr(self._index, "fill_vectors", None)
+        if fill is None:
+            return whole()
+        report = split()
+        vectors = fill(should_stop=lambda: self._stopping, progress=self._progress)
+        if hasattr(report, "merge"):
+            report.merge(vectors)
+        return report
+
+    def _do_batch(self, batch: list[str]) -> None:
+        self.state = "indexing"
+        started = time.time()
+        try:
+            report = self._write(lambda: self._index.sync_paths(batch, fill_vectors=False),
+                                 lambda: self._index.sync_paths(batch))
+        except IndexerStopping:
+            return  # the chunks are written; the vectors are filled by the next start-up
+        except Exception as exc:
+            self._error(f"indexing {len(batch)} changed file(s) failed: {exc}")
+            log.exception("indexer_batch_failed", agent=self._name, paths=batch[:10])
+            # One full reconcile retries them; a failing reconcile does not ask again.
+            self.request_reconcile("retry after failed batch")
+            return
+        self.last_error = None
+        self.last_batch = {"at": iso(started), "seconds": round(time.time() - started, 3),
+                           "paths": len(batch), "report": _report_dict(report)}
+        log.info("indexer_batch", agent=self._name, paths=batch[:10], count=len(batch),
+                 seconds=self.last_batch["seconds"])
+
+    def _do_job(self, name: str, fn: Callable[[Any], Any], fut: Future[Any]) -> None:
+        self.state = f"job:{name}"
+        try:
+            result = fn(self._index)
+        except Exception as exc:
+            log.exception("indexer_job_failed", agent=self._name, job=name)
+            fut.set_exception(exc)
+            return
+        log.debug("indexer_job_done", agent=self._name, job=name)
+        fut.set_result(result)
+
+    def _error(self, message: str) -> None:
+        self.last_error = message
+        self.last_error_at = time.time()
+

@@ -1,0 +1,96 @@
+"""One daemon per endpoint: an flock(2)-held lock file that records the owner's PID.
+
+The kernel releases an flock when its process dies, however it dies, so a lock file left by a
+crash is never "held": the next daemon takes it and overwrites the stale PID. The PID in the
+file only serves the error message of a second instance.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+from pathlib import Path
+
+from openmemd.errors import OpenmemdError
+
+
+class AlreadyRunning(OpenmemdError):
+    code = "unavailable"
+
+    def __init__(self, message: str, pid: int | None) -> None:
+        super().__init__(message)
+        self.pid = pid
+
+
+class PidLock:
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self._fd: int | None = None
+
+    def acquire(self, what: str = "") -> None:
+        """Take the lock or raise AlreadyRunning naming the holder's PID."""
+        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            pid = _read_pid(fd)
+            os.close(fd)
+            who = f"pid {pid}" if pid else "another process"
+            raise AlreadyRunning(f"openmemd is already running ({who}) {what}; lock file "
+                                 f"{self.path}".replace("  ", " "), pid) from None
+        except OSError:
+            os.close(fd)
+            raise
+        # Ours now; whatever PID was in the file belonged to a process that is gone.
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        os.fsync(fd)
+        self._fd = fd
+
+    def release(self) -> None:
+        if self._fd is None:
+            return
+        # The file stays: unlinking it would let a racing starter lock an orphaned inode.
+        with contextlib.suppress(OSError):
+            os.ftruncate(self._fd, 0)
+        fcntl.flock(self._fd, fcntl.LOCK_UN)
+        os.close(self._fd)
+        self._fd = None
+
+    @property
+    def held(self) -> bool:
+        return self._fd is not None
+
+    def __enter__(self) -> PidLock:
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+def _read_pid(fd: int) -> int | None:
+    try:
+        data = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+        return int(data) if data.isdigit() else None
+    except OSError:
+        return None
+
+
+def holder_pid(path: str | os.PathLike[str]) -> int | None:
+    """PID recorded in a lock file that is currently held, else None."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return _read_pid(fd)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)

@@ -1,0 +1,156 @@
+"""The client against a real ZeroMQ server (stub handler): errors, timeouts, reuse."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from openmemd.client import (
+    Client,
+    DaemonNotRunning,
+    RemoteBadRequest,
+    RemoteError,
+    RemoteNotFound,
+    RequestTimeout,
+    daemon_available,
+)
+from openmemd.errors import BadRequestError, NotFoundError, UnavailableError
+from openmemd.server.protocol import (
+    DreamRequest,
+    GetRequest,
+    PingRequest,
+    Request,
+    SearchRequest,
+    StatusRequest,
+    SyncRequest,
+)
+from openmemd.server.zmq_server import ZmqServer
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.seen: list[Request] = []
+        self.gate = threading.Event()
+        self.gate.set()
+
+    def __call__(self, req: Request) -> dict[str, Any]:
+        self.seen.append(req)
+        if isinstance(req, SearchRequest) and req.query == "hang":
+            self.gate.wait(5)
+            return {"late": True}
+        if isinstance(req, GetRequest):
+            raise NotFoundError(f"{req.path}: no such file")
+        return {"kind": type(req).__name__}
+
+
+@pytest.fixture
+def sockdir() -> Iterator[Path]:
+    d = Path(tempfile.mkdtemp(dir="/tmp", prefix="omc"))
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.fixture
+def served(sockdir: Path) -> Iterator[tuple[str, Recorder]]:
+    rec = Recorder()
+    srv = ZmqServer(f"ipc://{sockdir}/c.sock", rec, workers=2)
+    srv.start()
+    yield srv.endpoint.url, rec
+    rec.gate.set()
+    srv.stop(timeout=3)
+
+
+def test_requests_carry_the_right_fields(served: tuple[str, Recorder]) -> None:
+    url, rec = served
+    with Client(url) as c:
+        assert c.ping()["kind"] == "PingRequest"
+        c.status(deep=True, agent="main")
+        c.search("q", max_results=3, min_score=0.1, sources=["sessions"], explain=True,
+                 agent="main")
+        c.sync(force=True, wait=False)
+        c.dream(phase="deep", dry_run=True)
+    assert rec.seen == [
+        PingRequest(), StatusRequest(agent="main", deep=True),
+        SearchRequest(query="q", max_results=3, min_score=0.1, sources=("sessions",),
+                      explain=True),
+        SyncRequest(force=True, wait=False), DreamRequest(phase="deep", dry_run=True)]
+
+
+def test_error_replies_are_typed(served: tuple[str, Recorder]) -> None:
+    url, _ = served
+    with Client(url) as c:
+        with pytest.raises(RemoteNotFound) as info:
+            c.get("missing.md")
+        assert isinstance(info.value, NotFoundError) and info.value.code == "not_found"
+        with pytest.raises(RemoteBadRequest) as bad:
+            c.search("x", max_results=0)
+        assert isinstance(bad.value, BadRequestError) and isinstance(bad.value, RemoteError)
+        assert c.ping()["ok"] is True  # still usable
+
+
+def test_timeout_then_reuse(served: tuple[str, Recorder]) -> None:
+    url, rec = served
+    rec.gate.clear()
+    c = Client(url, timeout=0.3)
+    try:
+        with pytest.raises(RequestTimeout):
+            c.search("hang")
+        rec.gate.set()
+        # the late reply to the abandoned request must not be taken for this one
+        assert c.ping()["kind"] == "PingRequest"
+        assert c.search("next")["kind"] == "SearchRequest"
+    finally:
+        c.close()
+
+
+def test_no_socket_file_is_not_running(sockdir: Path) -> None:
+    c = Client(f"ipc://{sockdir}/none.sock", timeout=2)
+    started = time.monotonic()
+    with pytest.raises(DaemonNotRunning):
+        c.ping()
+    assert time.monotonic() - started < 0.5
+    assert not daemon_available(f"ipc://{sockdir}/none.sock")
+    assert isinstance(DaemonNotRunning("x"), UnavailableError)
+
+
+def test_stale_socket_file_is_not_running(sockdir: Path) -> None:
+    path = sockdir / "stale.sock"
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.bind(str(path))
+    s.close()  # the file stays, nobody listens: what a crashed daemon leaves
+    assert path.exists()
+    started = time.monotonic()
+    with pytest.raises(DaemonNotRunning, match="stale"):
+        Client(f"ipc://{path}", timeout=5).status()
+    assert time.monotonic() - started < 2
+
+
+def test_daemon_available(served: tuple[str, Recorder]) -> None:
+    url, _ = served
+    assert daemon_available(url)
+
+
+def test_client_shared_between_threads(served: tuple[str, Recorder]) -> None:
+    url, _ = served
+    errors: list[BaseException] = []
+    with Client(url) as c:
+        def work() -> None:
+            try:
+                for _ in range(20):
+                    assert c.ping()["ok"]
+            except BaseException as exc:  # pragma: no cover
+                errors.append(exc)
+        threads = [threading.Thread(target=work) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(20)
+    assert not errors

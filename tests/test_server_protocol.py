@@ -1,0 +1,124 @@
+"""Request validation at the edge: every malformed input class gets the right error."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from openmemd.server.protocol import (
+    DreamRequest,
+    GetRequest,
+    PingRequest,
+    ProtocolError,
+    SearchRequest,
+    StatusRequest,
+    SyncRequest,
+    encode_reply,
+    error_reply,
+    ok_reply,
+    parse_request,
+)
+
+
+def parse(obj: object, **kw: int) -> object:
+    raw = obj if isinstance(obj, bytes) else json.dumps(obj).encode()
+    return parse_request(raw, **kw).request
+
+
+def bad(obj: object, fragment: str, **kw: int) -> None:
+    raw = obj if isinstance(obj, bytes) else json.dumps(obj).encode()
+    with pytest.raises(ProtocolError) as info:
+        parse_request(raw, **kw)
+    assert info.value.code == "bad_request"
+    assert fragment in info.value.message, info.value.message
+
+
+def test_valid_requests() -> None:
+    assert parse({"op": "ping"}) == PingRequest()
+    assert parse({"op": "status"}) == StatusRequest(agent=None, deep=False)
+    assert parse({"op": "status", "deep": True, "agent": "a-1"}) == StatusRequest("a-1", True)
+    assert parse({"op": "search", "query": "hello", "maxResults": 10, "minScore": 0.5,
+                  "sources": ["memory", "sessions", "memory"], "explain": True}) == SearchRequest(
+        query="hello", max_results=10, min_score=0.5, sources=("memory", "sessions"),
+        explain=True)
+    assert parse({"op": "search", "query": "x", "minScore": 1}) == SearchRequest(
+        query="x", min_score=1.0)
+    assert parse({"op": "get", "path": "MEMORY.md", "from": 3, "lines": 2.0}) == GetRequest(
+        path="MEMORY.md", from_line=3, lines=2)
+    assert parse({"op": "sync"}) == SyncRequest(force=False, wait=True)
+    assert parse({"op": "sync", "force": True, "wait": False}) == SyncRequest(force=True,
+                                                                              wait=False)
+    assert parse({"op": "dream"}) == DreamRequest(phase="all", dry_run=False)
+    assert parse({"op": "dream", "phase": "rem", "dryRun": True}) == DreamRequest(
+        phase="rem", dry_run=True)
+
+
+def test_unknown_fields_are_tolerated_and_id_is_kept() -> None:
+    env = parse_request(b'{"op":"ping","future":1,"id":"abc"}')
+    assert env.request == PingRequest() and env.id == "abc"
+    assert json.loads(ok_reply({"pong": True}, env.id)) == {"ok": True, "pong": True, "id": "abc"}
+
+
+@pytest.mark.parametrize("raw, fragment", [
+    (b"", "empty"),
+    (b"\xff\xfe{}", "UTF-8"),
+    (b"{not json", "not valid JSON"),
+    (b'{"op": "search", "query": "x", "minScore": NaN}', "not valid JSON"),
+    (b"[1, 2]", "JSON object"),
+    (b'"ping"', "JSON object"),
+    (b"null", "JSON object"),
+    (b"[" * 100_000 + b"]" * 100_000, ""),
+])
+def test_malformed_bytes(raw: bytes, fragment: str) -> None:
+    bad(raw, fragment)
+
+
+def test_oversized() -> None:
+    bad(json.dumps({"op": "ping", "pad": "x" * 2000}).encode(), "limit", max_bytes=1024)
+
+
+@pytest.mark.parametrize("obj, fragment", [
+    ({}, "missing 'op'"),
+    ({"op": 3}, "'op' must be a string"),
+    ({"op": "delete"}, "unknown op"),
+    ({"op": "ping", "id": {"x": 1}}, "'id'"),
+    ({"op": "search"}, "missing 'query'"),
+    ({"op": "search", "query": 5}, "'query' must be a string"),
+    ({"op": "search", "query": "   "}, "must not be empty"),
+    ({"op": "search", "query": "x" * 4097}, "limit is 4096"),
+    ({"op": "search", "query": "é" * 2049}, "limit is 4096"),
+    ({"op": "search", "query": "a\x00b"}, "NUL"),
+    ({"op": "search", "query": "x", "maxResults": 0}, "out of range"),
+    ({"op": "search", "query": "x", "maxResults": 201}, "out of range"),
+    ({"op": "search", "query": "x", "maxResults": "5"}, "must be an integer"),
+    ({"op": "search", "query": "x", "maxResults": True}, "must be an integer"),
+    ({"op": "search", "query": "x", "maxResults": 2.5}, "must be an integer"),
+    ({"op": "search", "query": "x", "minScore": 1.5}, "out of range"),
+    ({"op": "search", "query": "x", "minScore": "high"}, "must be a number"),
+    ({"op": "search", "query": "x", "sources": "memory"}, "list of"),
+    ({"op": "search", "query": "x", "sources": []}, "list of"),
+    ({"op": "search", "query": "x", "sources": ["web"]}, "list of"),
+    ({"op": "search", "query": "x", "explain": "yes"}, "true or false"),
+    ({"op": "search", "query": "x", "agent": "../etc"}, "'agent'"),
+    ({"op": "search", "query": "x", "agent": ""}, "'agent'"),
+    ({"op": "get"}, "missing 'path'"),
+    ({"op": "get", "path": ["a"]}, "'path' must be a string"),
+    ({"op": "get", "path": "a", "from": 0}, "out of range"),
+    ({"op": "get", "path": "a", "lines": -1}, "out of range"),
+    ({"op": "sync", "force": 1}, "true or false"),
+    ({"op": "sync", "wait": "no"}, "true or false"),
+    ({"op": "dream", "phase": "nap"}, "'phase'"),
+    ({"op": "dream", "dryRun": None, "phase": 3}, "must be a string"),
+    ({"op": "status", "deep": "true"}, "true or false"),
+])
+def test_wrong_fields(obj: dict, fragment: str) -> None:
+    bad(obj, fragment)
+
+
+def test_replies_are_strict_json() -> None:
+    assert json.loads(error_reply("not_found", "no such file")) == {
+        "ok": False, "error": {"code": "not_found", "message": "no such file"}}
+    assert json.loads(error_reply("weird", "x"))["error"]["code"] == "internal"
+    with pytest.raises(ValueError):
+        encode_reply({"ok": True, "score": float("nan")})

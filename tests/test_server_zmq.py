@@ -1,0 +1,307 @@
+"""The ZeroMQ server on real ipc sockets, with a stub handler (our own code, not a service)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import stat
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import zmq
+
+from openmemd.errors import ForbiddenError, NotFoundError
+from openmemd.server.endpoint import EndpointError, lock_path, parse_endpoint
+from openmemd.server.protocol import GetRequest, PingRequest, Request, SearchRequest
+from openmemd.server.zmq_server import ServerError, ZmqServer, split_envelope
+
+
+class Stub:
+    """Answers like the real dispatcher would, with hooks for slow and failing requests."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+        self.release.set()
+
+    def __call__(self, req: Request) -> dict[str, Any]:
+        if isinstance(req, PingRequest):
+            return {"pong": True}
+        if isinstance(req, SearchRequest):
+            if req.query == "slow":
+                self.release.wait(10)
+            if req.query == "crash":
+                raise RuntimeError("handler bug")
+            if req.query == "nan":
+                return {"score": float("nan")}
+            return {"echo": req.query, "max": req.max_results}
+        if isinstance(req, GetRequest):
+            if req.path == "secret":
+                raise ForbiddenError("outside the workspace")
+            raise NotFoundError(f"{req.path}: no such file")
+        return {"type": type(req).__name__}
+
+
+@pytest.fixture
+def sockdir() -> Iterator[Path]:
+    d = Path(tempfile.mkdtemp(dir="/tmp", prefix="omz"))
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.fixture
+def server(sockdir: Path) -> Iterator[tuple[ZmqServer, Stub]]:
+    stub = Stub()
+    srv = ZmqServer(f"ipc://{sockdir}/s.sock", stub, workers=4, max_message_bytes=4096)
+    srv.start()
+    yield srv, stub
+    stub.release.set()
+    srv.stop(timeout=3)
+
+
+def req_socket(srv: ZmqServer, kind: int = zmq.REQ) -> zmq.Socket:
+    sock = zmq.Context.instance().socket(kind)
+    sock.setsockopt(zmq.LINGER, 0)
+    sock.setsockopt(zmq.RCVTIMEO, 5000)
+    sock.connect(srv.endpoint.url)
+    return sock
+
+
+def ask(sock: zmq.Socket, body: bytes | dict) -> dict:
+    sock.send(body if isinstance(body, bytes) else json.dumps(body).encode())
+    return json.loads(sock.recv())
+
+
+def test_socket_file_is_private_and_removed(server: tuple[ZmqServer, Stub],
+                                            sockdir: Path) -> None:
+    srv, _ = server
+    path = sockdir / "s.sock"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    srv.stop(timeout=3)
+    assert not path.exists()
+
+
+def test_replies_and_errors(server: tuple[ZmqServer, Stub]) -> None:
+    srv, _ = server
+    sock = req_socket(srv)
+    try:
+        assert ask(sock, {"op": "ping"}) == {"ok": True, "pong": True}
+        assert ask(sock, {"op": "search", "query": "hi", "maxResults": 3, "id": 7}) == {
+            "ok": True, "echo": "hi", "max": 3, "id": 7}
+        err = ask(sock, {"op": "get", "path": "nope"})
+        assert err == {"ok": False, "error": {"code": "not_found", "message": "nope: no such file"}}
+        assert ask(sock, {"op": "get", "path": "secret"})["error"]["code"] == "forbidden"
+        crash = ask(sock, {"op": "search", "query": "crash"})
+        assert crash["error"]["code"] == "internal" and "handler bug" in crash["error"]["message"]
+        assert ask(sock, {"op": "search", "query": "nan"})["error"]["code"] == "internal"
+        for body in (b"\xff", b"{", b"[]", b"", json.dumps({"op": "x"}).encode(),
+                     json.dumps({"op": "search", "query": 1}).encode(),
+                     json.dumps({"op": "ping", "pad": "x" * 5000}).encode()):
+            reply = ask(sock, body)
+            assert reply["ok"] is False and reply["error"]["code"] == "bad_request", body[:20]
+        # ... and it still serves afterwards
+        assert ask(sock, {"op": "ping"})["ok"] is True
+    finally:
+        sock.close()
+
+
+def test_multipart_and_dealer_envelopes(server: tuple[ZmqServer, Stub]) -> None:
+    srv, _ = server
+    req = req_socket(srv)
+    dealer = req_socket(srv, zmq.DEALER)
+    try:
+        req.send_multipart([b'{"op":"ping"}', b'{"op":"ping"}'])
+        reply = json.loads(req.recv())
+        assert reply["error"]["code"] == "bad_request" and "multipart" in reply["error"]["message"]
+        # DEALER with the REQ-style empty delimiter
+        dealer.send_multipart([b"", b'{"op":"ping","id":1}'])
+        assert dealer.recv_multipart() == [b"", b'{"ok":true,"pong":true,"id":1}']
+        # DEALER without a delimiter gets its reply in the same shape
+        dealer.send(b'{"op":"ping","id":2}')
+        assert json.loads(dealer.recv()) == {"ok": True, "pong": True, "id": 2}
+        dealer.send_multipart([b"", b"a", b"b"])
+        frames = dealer.recv_multipart()
+        assert frames[0] == b"" and json.loads(frames[1])["error"]["code"] == "bad_request"
+    finally:
+        req.close()
+        dealer.close()
+
+
+def test_way_oversized_message_is_dropped_not_fatal(server: tuple[ZmqServer, Stub]) -> None:
+    srv, _ = server
+    big = req_socket(srv)
+    big.setsockopt(zmq.RCVTIMEO, 500)
+    try:
+        big.send(b"x" * (srv.max_message_bytes * 4))  # above MAXMSGSIZE: libzmq disconnects
+        with pytest.raises(zmq.Again):
+            big.recv()
+    finally:
+        big.close()
+    sock = req_socket(srv)
+    try:
+        assert ask(sock, {"op": "ping"})["ok"] is True
+    finally:
+        sock.close()
+
+
+def test_sixteen_concurrent_clients(server: tuple[ZmqServer, Stub]) -> None:
+    srv, _ = server
+    errors: list[str] = []
+
+    def client(n: int) -> None:
+        sock = req_socket(srv)
+        try:
+            for i in range(25):
+                q = f"client {n} request {i}"
+                reply = ask(sock, {"op": "search", "query": q})
+                if reply.get("echo") != q:
+                    errors.append(f"{q!r} got {reply!r}")
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(repr(exc))
+        finally:
+            sock.close()
+
+    threads = [threading.Thread(target=client, args=(n,)) for n in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert not errors, errors[:5]
+    assert srv.requests >= 16 * 25
+
+
+def test_slow_request_does_not_block_others(server: tuple[ZmqServer, Stub]) -> None:
+    srv, stub = server
+    stub.release.clear()
+    slow = req_socket(srv)
+    fast = req_socket(srv)
+    try:
+        slow.send(json.dumps({"op": "search", "query": "slow"}).encode())
+        started = time.monotonic()
+        assert ask(fast, {"op": "ping"})["ok"] is True
+        assert time.monotonic() - started < 2
+        stub.release.set()
+        assert json.loads(slow.recv())["echo"] == "slow"
+    finally:
+        slow.close()
+        fast.close()
+
+
+def test_full_queue_is_answered_unavailable(sockdir: Path) -> None:
+    stub = Stub()
+    stub.release.clear()
+    srv = ZmqServer(f"ipc://{sockdir}/q.sock", stub, workers=1, queue_size=1)
+    srv.start()
+    socks = [req_socket(srv) for _ in range(4)]
+    try:
+        for s in socks:
+            s.send(json.dumps({"op": "search", "query": "slow"}).encode())
+            time.sleep(0.05)
+        # one is being handled, one is queued, the rest are refused at once
+        poller = zmq.Poller()
+        for s in socks:
+            poller.register(s, zmq.POLLIN)
+        refused = []
+        deadline = time.monotonic() + 5
+        while len(refused) < 2 and time.monotonic() < deadline:
+            for s, _ in poller.poll(200):
+                refused.append(json.loads(s.recv()))
+                poller.unregister(s)
+        assert [r["error"]["code"] for r in refused] == ["unavailable", "unavailable"]
+        stub.release.set()
+    finally:
+        for s in socks:
+            s.close()
+        srv.stop(timeout=3)
+
+
+def test_stop_delivers_in_flight_reply(sockdir: Path) -> None:
+    stub = Stub()
+    stub.release.clear()
+    srv = ZmqServer(f"ipc://{sockdir}/f.sock", stub, workers=2)
+    srv.start()
+    sock = req_socket(srv)
+    try:
+        sock.send(json.dumps({"op": "search", "query": "slow"}).encode())
+        time.sleep(0.2)
+        stopper = threading.Thread(target=srv.stop, kwargs={"timeout": 5})
+        stopper.start()
+        time.sleep(0.2)
+        stub.release.set()
+        assert json.loads(sock.recv())["echo"] == "slow"
+        stopper.join(10)
+        assert not stopper.is_alive()
+        assert srv.threads_done()
+    finally:
+        sock.close()
+
+
+def test_socket_file_deleted_while_running_is_recreated(sockdir: Path) -> None:
+    srv = ZmqServer(f"ipc://{sockdir}/r.sock", Stub(), socket_check_s=0.1)
+    srv.start()
+    try:
+        path = sockdir / "r.sock"
+        path.unlink()  # a tmp cleaner at work
+        deadline = time.monotonic() + 5
+        while not path.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert path.exists()
+        sock = req_socket(srv)
+        assert ask(sock, {"op": "ping"})["ok"] is True
+        sock.close()
+    finally:
+        srv.stop(timeout=3)
+
+
+def test_bind_failure_is_a_clear_error(sockdir: Path) -> None:
+    (sockdir / "file").write_text("")
+    with pytest.raises(ServerError, match="cannot listen"):
+        ZmqServer(f"ipc://{sockdir}/file/sub.sock", Stub()).start()
+
+
+def test_split_envelope() -> None:
+    assert split_envelope([b"id", b"", b"body"]) == ([b"id", b""], b"body", None)
+    assert split_envelope([b"id", b"r2", b"", b"body"]) == ([b"id", b"r2", b""], b"body", None)
+    assert split_envelope([b"id", b"body"]) == ([b"id"], b"body", None)
+    assert split_envelope([b"id", b""])[2] is not None
+    assert "multipart" in (split_envelope([b"id", b"", b"a", b"b"])[2] or "")
+    assert split_envelope([b"x"] * 40)[2] is not None
+
+
+def test_endpoint_rules(tmp_path: Path) -> None:
+    ep = parse_endpoint("ipc:///tmp/a.sock")
+    assert ep.kind == "ipc" and str(ep.ipc_path) == "/tmp/a.sock"
+    assert lock_path(ep) == Path("/tmp/a.sock.lock")
+    with pytest.raises(EndpointError, match="at most"):
+        parse_endpoint("ipc:///tmp/" + "x" * 120 + ".sock")
+    for ok in ("tcp://127.0.0.1:5555", "tcp://localhost:1", "tcp://[::1]:5555",
+               "tcp://127.1.2.3:9"):
+        assert parse_endpoint(ok).kind == "tcp"
+    for remote in ("tcp://0.0.0.0:5555", "tcp://*:5555", "tcp://192.168.1.4:5555",
+                   "tcp://eth0:5555"):
+        with pytest.raises(EndpointError, match="loopback"):
+            parse_endpoint(remote)
+        assert parse_endpoint(remote, allow_remote=True).kind == "tcp"
+    for junk in ("http://x", "tcp://nohost", "ipc://", "inproc://x"):
+        with pytest.raises(EndpointError):
+            parse_endpoint(junk)
+
+
+def test_tcp_loopback_server() -> None:
+    srv = ZmqServer("tcp://127.0.0.1:*", Stub())
+    # a wildcard port is resolved by libzmq; read it back for the client
+    srv.start()
+    try:
+        url = srv._frontend.getsockopt(zmq.LAST_ENDPOINT).decode()  # type: ignore[union-attr]
+        sock = zmq.Context.instance().socket(zmq.REQ)
+        sock.setsockopt(zmq.LINGER, 0)
+        sock.setsockopt(zmq.RCVTIMEO, 5000)
+        sock.connect(url)
+        assert ask(sock, {"op": "ping"})["ok"] is True
+        sock.close()
+    finally:
+        srv.stop(timeout=3)

@@ -1,0 +1,64 @@
+"""Service units: one source of truth, rendered files, dry-run plans."""
+
+from __future__ import annotations
+
+import plistlib
+from pathlib import Path
+
+import pytest
+
+from openmemd.server import service
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_repo_files_match_the_templates() -> None:
+    for rel, text in service.repo_files().items():
+        assert (ROOT / rel).read_text(encoding="utf-8") == text, (
+            f"{rel} is out of date: run `python -m openmemd.server.service {ROOT}`")
+
+
+def test_systemd_unit_essentials() -> None:
+    unit = service.render_systemd(["/opt/my tools/openmemd"])
+    assert 'ExecStart="/opt/my tools/openmemd" run --foreground' in unit
+    for line in ("Type=notify", "WatchdogSec=30", "Restart=on-failure", "NoNewPrivileges=yes",
+                 "PrivateTmp=no", "ProtectSystem=strict", "WantedBy=default.target"):
+        assert line in unit.splitlines()
+    assert service.render_systemd(["/x/100%/openmemd"]).count("100%%") == 1
+
+
+def test_launchd_plist_essentials() -> None:
+    data = plistlib.loads(service.render_launchd(["/usr/bin/python3", "-m", "openmemd"],
+                                                 Path("/Users/ann")).encode())
+    assert data["Label"] == service.LABEL
+    assert data["ProgramArguments"] == ["/usr/bin/python3", "-m", "openmemd", "run",
+                                        "--foreground"]
+    assert data["RunAtLoad"] is True and data["KeepAlive"] == {"SuccessfulExit": False}
+    assert data["StandardErrorPath"].startswith("/Users/ann/Library/Logs/openmemd/")
+
+
+def test_openmemd_command_is_absolute() -> None:
+    cmd = service.openmemd_command()
+    assert Path(cmd[0]).is_absolute()
+
+
+@pytest.mark.parametrize("plat", ["linux", "darwin"])
+def test_dry_run_prints_and_touches_nothing(plat: str, tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
+    monkeypatch.setattr(service, "_platform", lambda: plat)
+    assert service.install(dry_run=True) == 0
+    out = capsys.readouterr().out
+    if plat == "linux":
+        assert f"write {tmp_path}/cfg/systemd/user/openmemd.service:" in out
+        assert "run systemctl --user enable --now openmemd.service" in out
+    else:
+        assert f"write {tmp_path}/Library/LaunchAgents/io.github.openmemd.plist:" in out
+        assert "run launchctl bootstrap gui/" in out
+    assert ("run --foreground" in out) if plat == "linux" else ("<string>--foreground</string>"
+                                                                in out)
+    assert service.uninstall(dry_run=True) == 0
+    assert "remove " in capsys.readouterr().out
+    assert not any(tmp_path.rglob("*.service")) and not any(tmp_path.rglob("*.plist"))
