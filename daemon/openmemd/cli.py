@@ -141,13 +141,11 @@ def _daemon(settings: Settings, args: argparse.Namespace) -> Any:
 
     client = Client(settings.server.endpoint or None, timeout=2.0)
     try:
-        reply = client.status()
+        reply = client.ping()  # cheap: names each agent's workspace without touching the disk
     except (DaemonNotRunning, RequestTimeout, OpenmemdError):
         client.close()
         return None
-    agents = {a.get("agent"): a for a in reply.get("agents", [])} if isinstance(
-        reply.get("agents"), list) else reply.get("agents", {})
-    agent = agents.get(args.agent)
+    agent = (reply.get("agents") or {}).get(args.agent)
     if agent is None:
         client.close()
         return None
