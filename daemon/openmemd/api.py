@@ -160,7 +160,15 @@ class MemoryIndex:
         self.close()
 
     # -- identity --------------------------------------------------------------------------------
-    def identity(self) -> ident.IndexIdentity:
+    def _dims(self, *, probe: bool) -> int | None:
+        """The provider's vector size; a remote provider learns it from its first reply, so
+        status (probe=False) must not send a request just to report it."""
+        p = self.provider
+        if p is None:
+            return None
+        return p.dims if probe else getattr(p, "known_dims", p.dims)
+
+    def identity(self, *, probe: bool = True) -> ident.IndexIdentity:
         common = {"sources": tuple(self.settings.sources),
                   "extra_paths": tuple(self.scope.extra_roots()),
                   "chunk_tokens": self.settings.chunking.tokens,
@@ -169,7 +177,7 @@ class MemoryIndex:
         if p is None:
             return ident.IndexIdentity.fts_only(**common)
         return ident.IndexIdentity(provider=p.id, model=p.model, provider_key=p.provider_key,
-                                   dims=p.dims, **common)
+                                   dims=self._dims(probe=probe), **common)
 
     @property
     def model(self) -> str:
@@ -444,7 +452,7 @@ class MemoryIndex:
                 "requested": self.settings.embedding.provider,
                 "id": self.provider.id if self.provider else "none",
                 "model": self.model,
-                "dims": self.provider.dims if self.provider else None,
+                "dims": self._dims(probe=False),
                 "unavailableReason": self.choice.unavailable_reason or None,
             },
             "searchMode": "hybrid" if self.provider is not None else "fts-only",
@@ -490,7 +498,7 @@ class MemoryIndex:
             info["vector"] = {"available": True, "mode": "in-process",
                               "reason": f"sqlite-vec unavailable: {vec.reason}", "dims": dims}
         info["reindexNeeded"] = [] if meta is None else ident.differences(
-            meta, self.identity().to_meta())
+            meta, self.identity(probe=False).to_meta())
         return info
 
     # -- shutdown --------------------------------------------------------------------------------

@@ -1,0 +1,135 @@
+"""Embedding throughput of each installed local model.
+
+    python bench/embed.py [--corpus PATH] [--limit N] [--batches 1,8,32] [--models NAME,...]
+
+Prints texts/s at each batch size for short texts (~250 characters, like queries and small
+notes) and chunk-sized texts (~1,500 characters, about one 400-token chunk). Texts come from
+`--corpus` (a folder or a .tar.gz of Markdown files, read without extracting) or, without it,
+from generated English prose. Figures, not asserts: the machine's load changes them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import random
+import sys
+import tarfile
+import time
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from openmemd.embed.base import EmbeddingError, EmbeddingProvider
+from openmemd.embed.local import E5Provider, load_local_model
+from openmemd.embed.models import LOCAL_MODELS
+from openmemd.embed.registry import is_installed
+
+SIZES = {"short": 250, "chunk": 1500}
+
+_WORDS = " ".join([
+    "memory note agent meeting project deadline review search index vector keyword daemon",
+    "file workspace summary decision user prefers coffee morning release test bug fix deploy",
+    "server config token model embed recall dream promote weekly plan the a of to and in for",
+    "with on at by from is was will be has"]).split()
+
+
+def read_corpus(path: Path) -> Iterator[str]:
+    """Markdown documents from a folder or a .tar.gz / .tgz archive, in name order."""
+    if path.is_dir():
+        for file in sorted(path.rglob("*.md")):
+            yield file.read_text(encoding="utf-8", errors="replace")
+        return
+    with tarfile.open(path, "r:*") as tar:
+        for member in tar:  # streaming: members are read in archive order, nothing extracted
+            if member.isfile() and member.name.endswith(".md"):
+                handle = tar.extractfile(member)
+                if handle is not None:
+                    yield handle.read().decode("utf-8", errors="replace")
+
+
+def synthetic_docs(seed: int = 7) -> Iterator[str]:
+    rng = random.Random(seed)
+    while True:
+        sentences = (" ".join(rng.choices(_WORDS, k=rng.randint(6, 16))).capitalize() + "."
+                     for _ in range(40))
+        yield "\n".join(sentences)
+
+
+def make_texts(docs: Iterable[str], size: int, count: int) -> list[str]:
+    """`count` texts of about `size` characters, cut at line ends from the documents' lines."""
+    texts: list[str] = []
+    piece: list[str] = []
+    length = 0
+    for doc in docs:
+        for line in doc.splitlines():
+            line = line.strip()
+            if not line:
+                continue
+            piece.append(line)
+            length += len(line) + 1
+            if length >= size:
+                texts.append("\n".join(piece)[: int(size * 1.1)])
+                piece, length = [], 0
+                if len(texts) == count:
+                    return texts
+    return texts
+
+
+def throughput(provider: EmbeddingProvider, texts: list[str], batch: int) -> float:
+    start = time.perf_counter()
+    for i in range(0, len(texts), batch):
+        provider.embed_documents(texts[i:i + batch])
+    return len(texts) / (time.perf_counter() - start)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", type=Path, help="folder or .tar.gz of .md files")
+    parser.add_argument("--limit", type=int, default=48, help="texts per size (default 48)")
+    parser.add_argument("--batches", default="1,8,32", help="batch sizes (default 1,8,32)")
+    parser.add_argument("--models", default="", help="comma-separated; default: all installed")
+    args = parser.parse_args(argv)
+    batches = [int(b) for b in args.batches.split(",")]
+    wanted = [m for m in args.models.split(",") if m] or [m.name for m in LOCAL_MODELS]
+
+    source = str(args.corpus) if args.corpus else "generated English prose"
+    texts: dict[str, list[str]] = {}
+    for name, size in SIZES.items():
+        docs = read_corpus(args.corpus) if args.corpus else synthetic_docs()
+        texts[name] = make_texts(docs, size, args.limit)
+        if not texts[name]:
+            print(f"no {name} texts found in {source}", file=sys.stderr)
+            return 1
+    print(f"texts: {source}; " + "; ".join(
+        f"{n}: {len(t)} x ~{sum(map(len, t)) // len(t)} chars" for n, t in texts.items()))
+
+    print(f"{'model':24} {'texts':6} {'batch':>5} {'texts/s':>9}")
+    for info in LOCAL_MODELS:
+        if info.name not in wanted:
+            continue
+        if not is_installed(info):
+            print(f"{info.name:24} not installed ({info.package})")
+            continue
+        try:
+            started = time.perf_counter()
+            provider = load_local_model(info.name)
+            load_s = time.perf_counter() - started
+        except EmbeddingError as exc:
+            print(f"{info.name:24} unavailable: {exc}")
+            continue
+        provider.embed_documents(texts["short"][:2])  # warm-up: page in the weights
+        for (name, items), batch in itertools.product(texts.items(), batches):
+            rate = throughput(provider, items, batch)
+            print(f"{info.name:24} {name:6} {batch:5d} {rate:9.1f}", flush=True)
+        notes = [f"load {load_s:.2f} s incl. sha256 check"]
+        if isinstance(provider, E5Provider):
+            over = sum(provider.token_count(t) > provider.max_input_tokens
+                       for t in texts["chunk"])
+            notes.append(f"{over}/{len(texts['chunk'])} chunk texts over the "
+                         f"{provider.max_input_tokens}-token window")
+        print(f"{'':24} ({'; '.join(notes)})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
