@@ -12,6 +12,7 @@ The `Indexer` is the only writer of an index; callers serialise access to it.
 from __future__ import annotations
 
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -261,13 +262,11 @@ class Indexer:
             return report
         total = queries.count_pending_vectors(self.conn, self.model)
         done = 0
-        seen: set[str] = set()
-        while True:
-            if should_stop is not None and should_stop():
-                break
-            page = [r for r in queries.pending_vectors(self.conn, self.model,
-                                                       page_size + len(seen))
-                    if r[0] not in seen][:page_size]
+        stopped = False
+        while not stopped:
+            # Every chunk of a page gets its vector before the next page is read, so the
+            # next page is simply the next LIMIT of chunks still without one.
+            page = queries.pending_vectors(self.conn, self.model, page_size)
             if not page:
                 break
             by_hash: dict[str, list[str]] = {}
@@ -275,26 +274,35 @@ class Indexer:
             for cid, h, text in page:
                 by_hash.setdefault(h, []).append(cid)
                 texts[h] = text
-                seen.add(cid)
             cached = self._cached_vectors(set(by_hash))
             if cached:
                 self._write(lambda c=cached, b=by_hash: self._store_vectors(c, b, cache_it=False))
                 report.vectors_from_cache += sum(len(by_hash[h]) for h in cached)
             misses = [h for h in by_hash if h not in cached]
-            futures: list[tuple[list[str], Future]] = []
+            # Two batches in flight: the pool embeds one while this thread writes the other.
+            in_flight: deque[tuple[list[str], Future]] = deque()
             for i in range(0, len(misses), v.batch_size):
+                if should_stop is not None and should_stop():
+                    stopped = True
+                    break
                 batch = misses[i:i + v.batch_size]
-                futures.append((batch, v.pool.submit([texts[h] for h in batch])))  # type: ignore[attr-defined]
-            for batch, fut in futures:
-                matrix = fut.result()
-                vectors = {h: matrix[j] for j, h in enumerate(batch)}
-                self._write(lambda vs=vectors, b=by_hash: self._store_vectors(vs, b, cache_it=True))
-                report.vectors_embedded += sum(len(by_hash[h]) for h in batch)
+                in_flight.append((batch, v.pool.submit([texts[h] for h in batch])))  # type: ignore[attr-defined]
+                if len(in_flight) >= 2:
+                    report.vectors_embedded += self._write_batch(*in_flight.popleft(), by_hash)
+            while in_flight:  # finish what is already being embedded: nothing is thrown away
+                report.vectors_embedded += self._write_batch(*in_flight.popleft(), by_hash)
             done += len(page)
             if progress is not None:
                 progress("vectors", min(done, total), max(total, done))
         report.vectors_pending = queries.count_pending_vectors(self.conn, self.model)
         return report
+
+    def _write_batch(self, batch: list[str], future: Future, by_hash: dict[str, list[str]]
+                     ) -> int:
+        matrix = future.result()
+        vectors = {h: matrix[j] for j, h in enumerate(batch)}
+        self._write(lambda: self._store_vectors(vectors, by_hash, cache_it=True))
+        return sum(len(by_hash[h]) for h in batch)
 
     def _store_vectors(self, vectors: dict[str, np.ndarray], by_hash: dict[str, list[str]],
                        *, cache_it: bool) -> None:

@@ -7,6 +7,8 @@ it and `VectorSupport.reason` says why (vectors are then searched in process).
 
 from __future__ import annotations
 
+import os
+import sqlite3 as _stdlib_sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,11 +23,21 @@ except ImportError:  # pragma: no cover - sqlean is a hard dependency
     DRIVER = "sqlite3"
 
 Connection = Any  # sqlean.Connection and sqlite3.Connection share an interface
-DatabaseError = sqlite3.DatabaseError
+# For `except` clauses: the errors of either driver (see DRIVER_ENV below).
+DatabaseError = (sqlite3.DatabaseError, _stdlib_sqlite3.DatabaseError)
 OperationalError = sqlite3.OperationalError
-IntegrityError = sqlite3.IntegrityError
+OPERATIONAL_ERRORS = (sqlite3.OperationalError, _stdlib_sqlite3.OperationalError)
 
 BUSY_TIMEOUT_MS = 5000
+# Diagnostics: OPENMEMD_SQLITE_DRIVER=sqlite3 uses the standard library's module, e.g. to see
+# how openmemd behaves on a Python that cannot load SQLite extensions.
+DRIVER_ENV = "OPENMEMD_SQLITE_DRIVER"
+
+
+def _module():  # -> the DB-API module to connect with
+    if os.environ.get(DRIVER_ENV) == "sqlite3":
+        return _stdlib_sqlite3
+    return sqlite3
 
 
 @dataclass(frozen=True)
@@ -38,13 +50,14 @@ class VectorSupport:
 def connect(path: str | Path, *, readonly: bool = False,
             check_same_thread: bool = True) -> tuple[Connection, VectorSupport]:
     """Open the index database with WAL, busy_timeout and sqlite-vec (when it loads)."""
+    module = _module()
     if readonly:
         uri = f"file:{Path(path).as_posix()}?mode=ro"
-        conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000,
-                               check_same_thread=check_same_thread, isolation_level=None)
+        conn = module.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000,
+                              check_same_thread=check_same_thread, isolation_level=None)
     else:
-        conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000,
-                               check_same_thread=check_same_thread, isolation_level=None)
+        conn = module.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000,
+                              check_same_thread=check_same_thread, isolation_level=None)
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     if not readonly:
         conn.execute("PRAGMA journal_mode = WAL")
@@ -65,7 +78,9 @@ def load_vec(conn: Connection) -> VectorSupport:
         (version,) = conn.execute("SELECT vec_version()").fetchone()
         return VectorSupport(True, version=version)
     except AttributeError:
-        return VectorSupport(False, reason=f"{DRIVER} cannot load extensions")
+        driver = "sqlite3" if isinstance(conn, _stdlib_sqlite3.Connection) else DRIVER
+        return VectorSupport(False, reason=f"this Python's {driver} module cannot load "
+                                           "SQLite extensions")
     except Exception as exc:  # any load failure means: vectors in process
         return VectorSupport(False, reason=str(exc) or type(exc).__name__)
 
