@@ -31,7 +31,6 @@ SYSTEMD_TEMPLATE = """\
 # Logs: journalctl --user -u openmemd (JSON lines). Reload config: systemctl --user reload openmemd
 [Unit]
 Description=openmemd - local memory daemon for AI agents
-Documentation=https://github.com/openmemd/openmemd#readme
 
 [Service]
 Type=notify
