@@ -112,6 +112,10 @@ class SyncSettings:
                                     min=0.0, max=10_080.0)
     max_file_bytes: int = _opt(5 * 1024 * 1024, "larger files are skipped with a warning",
                                min=1024, max=1024 * 1024 * 1024)
+    watch_polling: bool = _opt(False, "poll instead of inotify/FSEvents (network file systems, "
+                               "WSL /mnt drives, where native events do not arrive)")
+    watch_poll_seconds: float = _opt(2.0, "interval of the polling watcher", min=0.1,
+                                     max=3600.0)
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ SCHEMA_VERSION = 1
 META_KEY = "memory_index_meta_v1"
 SCHEMA_VERSION_KEY = "openmemd_schema_version"
 FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
-FTS_TOKENIZER_ID = "porter-unicode61+cjk-bigram"
+FTS_TOKENIZER_ID = "porter-unicode61+cjk-bi-uni-v1"
 
 TABLES = ("meta", "files", "chunks", "embedding_cache", "chunks_fts", "chunks_vec")
 

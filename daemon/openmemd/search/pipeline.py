@@ -1,0 +1,305 @@
+"""The search pipeline: legs → fusion → temporal decay → MMR → threshold → top K.
+
+Entry point::
+
+    run_search(conn, query, *, query_vector, model, vec, settings, max_results, min_score,
+               sources, workspace, now, explain=False, matrix_cache=None) -> list[SearchHit]
+
+- `query_vector`: the query's embedding (any float array; normalised here) or None.
+- `model`: the current embedding model; chunks of other models are ignored by the vector leg.
+  "fts-only" (or no `query_vector`) selects keyword-only mode.
+- `vec`: sqlite-vec availability of `conn` (`store.db.connect` returns it).
+- `settings`: `config.QuerySettings` (hybrid, MMR and temporal decay settings).
+- `sources`: restrict to these sources ("memory", "sessions"); None = all.
+- `workspace`, `now`: for temporal decay (file mtimes; Unix time).
+- `explain`: attach a score breakdown to every hit.
+- `matrix_cache`: cache of parsed embeddings for the in-process vector fallback (a module
+  default is used when None).
+
+Modes:
+- **hybrid** (a query vector, hybrid enabled, both legs found something): union by chunk id;
+  a candidate missing from one leg's list gets its real score on that leg (looked up by id)
+  instead of 0; weighted fusion of the calibrated vector score and the keyword score (or
+  reciprocal-rank fusion, ordered by RRF and gated by the weighted score so `min_score` keeps
+  its meaning),
+  then decay and MMR (both opt-in), then `score ≥ min_score`, then top K. If nothing passes,
+  the relaxed fallback keeps keyword-leg hits whose keyword score is
+  ≥ min(min_score, text_weight) and that hold at least half of the query's terms, so exact
+  lexical hits are not lost but one shared word does not defeat the threshold.
+- **vector-only** (hybrid disabled, or the keyword leg found nothing): score = calibrated
+  cosine.
+- **keyword-only** (no provider, or no vectors found): keyword score plus OpenClaw's lexical
+  boosts; `min_score` is soft (if nothing passes, the best hits are returned anyway).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from openmemd.config import QuerySettings
+from openmemd.search.decay import DecayCalculator
+from openmemd.search.keyword import candidate_count, keyword_scores_for, keyword_search
+from openmemd.search.mmr import iter_mmr
+from openmemd.search.results import LegHit, SearchHit
+from openmemd.search.scoring import (
+    calibration_for,
+    lexical_boost_score,
+    normalise_weights,
+    rrf_fusion,
+    weighted_fusion,
+)
+from openmemd.search.snippets import citation, make_snippet
+from openmemd.search.tokens import QueryTerms, query_terms, text_units
+from openmemd.search.vector import MatrixCache, similarities_for, vector_search
+from openmemd.store.db import Connection, VectorSupport
+
+FTS_ONLY_MODEL = "fts-only"
+RELAXED_MIN_COVERAGE = 0.5  # share of query terms a keyword hit needs for the relaxed fallback
+
+
+@dataclass
+class _Candidate:
+    """A chunk on its way through the pipeline (mutable on purpose: stages fill it in)."""
+
+    id: str
+    path: str
+    source: str
+    start_line: int
+    end_line: int
+    text: str
+    score: float = 0.0  # ranking score (fused, then decayed)
+    gate: float = 0.0  # what min_score is compared with (weighted evidence, decayed)
+    vector_score: float | None = None
+    vector_cosine: float | None = None
+    keyword_score: float | None = None
+    bm25_rank: float | None = None
+    coverage: float | None = None
+    decay: float = 1.0
+    age_days: float | None = None
+    mmr_position: int | None = None
+    order: int = 0  # tie-break: position in the leg(s) that found it
+    legs: tuple[str, ...] = ()  # the legs whose candidates included it
+
+    @classmethod
+    def from_leg(cls, hit: LegHit) -> _Candidate:
+        return cls(hit.id, hit.path, hit.source, hit.start_line, hit.end_line, hit.text)
+
+
+def run_search(conn: Connection, query: str, *, query_vector: Any, model: str,
+               vec: VectorSupport, settings: QuerySettings, max_results: int,
+               min_score: float, sources: Sequence[str] | None, workspace: Path,
+               now: float, explain: bool = False,
+               matrix_cache: MatrixCache | None = None) -> list[SearchHit]:
+    """Search the index; see the module docstring."""
+    text = (query or "").strip()
+    if not text or max_results <= 0:
+        return []
+    min_score = min(1.0, max(0.0, min_score)) if math.isfinite(min_score) else 0.0
+    hybrid = settings.hybrid
+    n_candidates = candidate_count(max_results, hybrid.candidate_multiplier)
+    terms = query_terms(text)
+    src = list(sources) if sources else None
+
+    vector_hits: list[LegHit] = []
+    if query_vector is not None and model != FTS_ONLY_MODEL:
+        vector_hits = vector_search(conn, query_vector, model=model, limit=n_candidates,
+                                    vec=vec, sources=src, cache=matrix_cache)
+    if not vector_hits:
+        keyword_hits = keyword_search(conn, terms, limit=n_candidates, sources=src)
+        return _keyword_only(keyword_hits, terms, settings, max_results=max_results,
+                             min_score=min_score, workspace=workspace, now=now,
+                             explain=explain)
+
+    calibrate = calibration_for(model)
+    keyword_hits = (keyword_search(conn, terms, limit=n_candidates, sources=src)
+                    if hybrid.enabled else [])
+    if not keyword_hits:
+        mode = "vector-only"
+        candidates = []
+        for position, hit in enumerate(vector_hits):
+            c = _Candidate.from_leg(hit)
+            c.order = position
+            c.vector_cosine, c.vector_score = hit.raw, calibrate(hit.raw)
+            c.score = c.gate = c.vector_score
+            c.legs = ("vector",)
+            candidates.append(c)
+    else:
+        mode = "hybrid"
+        candidates = _fuse(vector_hits, keyword_hits, calibrate)
+        _fill_missing_legs(conn, candidates, terms, keyword_hits, query_vector=query_vector,
+                           model=model, vec=vec, calibrate=calibrate)
+        _score_fused(candidates, vector_hits, keyword_hits, settings)
+
+    _apply_decay(candidates, settings, workspace, now)
+    ordered, passed = _order(candidates, settings, min_score=min_score, max_results=max_results)
+    relaxed = False
+    if not passed and keyword_hits:
+        # OpenClaw #29112: an exact keyword match must not vanish because its vector score
+        # is low. Judge those hits by their own keyword score against a gentler threshold,
+        # and only if they hold at least half the query's terms: the best keyword hit always
+        # scores high relative to the rest, so without that check any shared word ("group")
+        # would defeat min_score and nothing could ever be "not found" (#147349).
+        _vw, tw = normalise_weights(hybrid.vector_weight, hybrid.text_weight)
+        floor = min(min_score, tw)
+        passed = [c for c in ordered if "keyword" in c.legs
+                  and c.keyword_score is not None and c.keyword_score >= floor
+                  and (c.coverage or 0.0) >= RELAXED_MIN_COVERAGE][:max_results]
+        relaxed = bool(passed)
+    return [_to_hit(c, mode, explain, relaxed=relaxed) for c in passed]
+
+
+def _fuse(vector_hits: list[LegHit], keyword_hits: list[LegHit],
+          calibrate: Any) -> list[_Candidate]:
+    """Union of both legs' candidates by chunk id, with each leg's score where it has one."""
+    by_id: dict[str, _Candidate] = {}
+    for hit in vector_hits:
+        c = by_id.setdefault(hit.id, _Candidate.from_leg(hit))
+        c.vector_cosine, c.vector_score = hit.raw, calibrate(hit.raw)
+        c.legs = ("vector",)
+    for hit in keyword_hits:
+        c = by_id.setdefault(hit.id, _Candidate.from_leg(hit))
+        c.keyword_score, c.bm25_rank, c.coverage = hit.score, hit.raw, hit.coverage
+        c.legs = (*c.legs, "keyword")
+    return list(by_id.values())
+
+
+def _fill_missing_legs(conn: Connection, candidates: list[_Candidate], terms: QueryTerms,
+                       keyword_hits: list[LegHit], *, query_vector: Any, model: str,
+                       vec: VectorSupport, calibrate: Any) -> None:
+    """Score each candidate on the leg that did not return it, instead of counting 0.
+
+    A chunk just outside one leg's top candidates is not unrelated on that leg; with the
+    missing score at 0 (OpenClaw) a strong keyword match the vector leg ranked 25th loses to
+    any vector-only hit. Vectors are read by id (no scan); keyword scores come from the same
+    MATCH as the keyword leg, restricted to those ids.
+    """
+    no_vector = [c for c in candidates if c.vector_score is None]
+    if no_vector:
+        sims = similarities_for(conn, query_vector, [c.id for c in no_vector], model=model,
+                                vec=vec)
+        for c in no_vector:
+            if c.id in sims:
+                c.vector_cosine, c.vector_score = sims[c.id], calibrate(sims[c.id])
+    no_keyword = [c for c in candidates if c.keyword_score is None]
+    if no_keyword:
+        top = max((h.relevance for h in keyword_hits), default=0.0)
+        scores = keyword_scores_for(
+            conn, terms, [LegHit(c.id, c.path, c.source, c.start_line, c.end_line, c.text,
+                                 0.0, 0.0) for c in no_keyword], top_relevance=top)
+        for c in no_keyword:
+            if c.id in scores:
+                c.keyword_score, c.bm25_rank, c.coverage = scores[c.id]
+
+
+def _score_fused(candidates: list[_Candidate], vector_hits: list[LegHit],
+                 keyword_hits: list[LegHit], settings: QuerySettings) -> None:
+    hybrid = settings.hybrid
+    vector_scores = {c.id: c.vector_score for c in candidates if c.vector_score is not None}
+    text_scores = {c.id: c.keyword_score for c in candidates if c.keyword_score is not None}
+    weighted = weighted_fusion(vector_scores, text_scores, hybrid.vector_weight,
+                               hybrid.text_weight)
+    if hybrid.fusion == "rrf":
+        # Ranks are those of the legs' own candidate lists (filled-in scores do not rank).
+        ranked = rrf_fusion([h.id for h in vector_hits], [h.id for h in keyword_hits],
+                            hybrid.vector_weight, hybrid.text_weight, k=hybrid.rrf_k)
+    else:
+        ranked = weighted
+    for c in candidates:
+        c.score, c.gate = ranked.get(c.id, 0.0), weighted.get(c.id, 0.0)
+
+
+def _apply_decay(candidates: list[_Candidate], settings: QuerySettings, workspace: Path,
+                 now: float) -> None:
+    decay = settings.temporal_decay
+    if not decay.enabled:
+        return
+    calc = DecayCalculator(workspace, now, decay.half_life_days)
+    for c in candidates:
+        c.age_days = calc.age(c.path, c.source)
+        c.decay = calc.multiplier(c.path, c.source)
+        c.score *= c.decay
+        c.gate *= c.decay
+
+
+def _order(candidates: list[_Candidate], settings: QuerySettings, *, min_score: float,
+           max_results: int) -> tuple[list[_Candidate], list[_Candidate]]:
+    """(candidates in final order, the first `max_results` of them passing `min_score`).
+
+    MMR runs over all candidates (before the threshold), lazily: it stops once enough
+    passing candidates are chosen, and the rest follow in score order.
+    """
+    ordered = sorted(candidates, key=lambda c: (-c.score, c.order, c.id))
+    if settings.mmr.enabled and len(ordered) > 1:
+        picked: list[_Candidate] = []
+        passed: list[_Candidate] = []
+        taken = set()
+        for position, i in enumerate(iter_mmr([c.score for c in ordered],
+                                              [c.text for c in ordered],
+                                              settings.mmr.lambda_), 1):
+            c = ordered[i]
+            c.mmr_position = position
+            picked.append(c)
+            taken.add(i)
+            if c.gate >= min_score:
+                passed.append(c)
+                if len(passed) >= max_results:
+                    break
+        rest = [c for i, c in enumerate(ordered) if i not in taken]
+        return picked + rest, passed
+    passed = [c for c in ordered if c.gate >= min_score][:max_results]
+    return ordered, passed
+
+
+def _keyword_only(hits: list[LegHit], terms: QueryTerms, settings: QuerySettings, *,
+                  max_results: int, min_score: float, workspace: Path, now: float,
+                  explain: bool) -> list[SearchHit]:
+    distinct = set(terms.all)
+    candidates = []
+    for position, hit in enumerate(hits):
+        c = _Candidate.from_leg(hit)
+        c.order = position
+        c.legs = ("keyword",)
+        c.keyword_score, c.bm25_rank, c.coverage = hit.score, hit.raw, hit.coverage
+        units = text_units(hit.text)
+        found = hit.coverage * len(distinct)
+        path_lower = hit.path.lower()
+        c.score = c.gate = lexical_boost_score(
+            hit.score, coverage=hit.coverage,
+            overlap=found / len(units) if units else 0.0,
+            path_hits=sum(1 for t in distinct if t in path_lower),
+            text_length=len(hit.text))
+        candidates.append(c)
+    _apply_decay(candidates, settings, workspace, now)
+    ordered, passed = _order(candidates, settings, min_score=min_score, max_results=max_results)
+    relaxed = False
+    if not passed:  # soft threshold: keyword-only scores are heuristics, not evidence
+        passed, relaxed = ordered[:max_results], bool(ordered)
+    return [_to_hit(c, "keyword-only", explain, relaxed=relaxed) for c in passed]
+
+
+def _to_hit(c: _Candidate, mode: str, explain: bool, *, relaxed: bool) -> SearchHit:
+    score = round(min(1.0, max(0.0, c.score)), 6)
+    details = None
+    if explain:
+        details = {
+            "mode": mode,
+            "legs": list(c.legs),
+            "vector_score": c.vector_score,
+            "vector_cosine": c.vector_cosine,
+            "keyword_score": c.keyword_score,
+            "bm25_rank": c.bm25_rank,
+            "coverage": c.coverage,
+            "gate_score": c.gate,
+            "decay": c.decay,
+            "age_days": c.age_days,
+            "mmr_position": c.mmr_position,
+            "relaxed": relaxed,
+            "score": score,
+        }
+    return SearchHit(id=c.id, path=c.path, start_line=c.start_line, end_line=c.end_line,
+                     score=score, snippet=make_snippet(c.text), source=c.source,
+                     citation=citation(c.path, c.start_line, c.end_line), explain=details)

@@ -1,0 +1,53 @@
+"""Search result records."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """One result: a chunk of a memory file, its score (0..1) and where to cite it.
+
+    `explain` (only when asked) breaks the score down: the legs that found the chunk, each
+    leg's score, fusion, decay, MMR position and the final score.
+    """
+
+    id: str
+    path: str
+    start_line: int
+    end_line: int
+    score: float
+    snippet: str
+    source: str
+    citation: str
+    explain: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        if data["explain"] is None:
+            del data["explain"]
+        return data
+
+
+@dataclass(frozen=True)
+class LegHit:
+    """A chunk found by one leg (keyword or vector) before fusion.
+
+    `score` is the leg's 0..1 score (keyword: relative BM25; vector: cosine similarity, which
+    the pipeline calibrates per model); `raw` is what the leg measured (FTS5 bm25 rank, or
+    cosine similarity); `coverage` is the fraction of query terms the chunk contains (keyword
+    leg; 0 for the vector leg).
+    """
+
+    id: str
+    path: str
+    source: str
+    start_line: int
+    end_line: int
+    text: str
+    score: float
+    raw: float
+    coverage: float = 0.0
+    relevance: float = 0.0  # keyword leg: coverage-weighted BM25 relevance (−rank × ...)

