@@ -151,17 +151,17 @@ def test_explain_fields(index, e5):
     hits = search(index, "dark roast coffee", e5)
     top = hits[0]
     assert top.path == "MEMORY.md"
-    assert set(top.explain) >= {"mode", "legs", "vector_score", "vector_cosine",
-                                "keyword_score", "bm25_rank", "decay", "mmr_position",
-                                "relaxed", "score", "gate_score"}
+    assert set(top.explain) >= {"mode", "legs", "vectorScore", "vectorCosine",
+                                "keywordScore", "bm25Rank", "decay", "mmrPosition",
+                                "relaxed", "score", "gateScore"}
     assert top.explain["legs"] == ["vector", "keyword"]
     assert top.explain["mode"] == "hybrid"
-    assert top.explain["bm25_rank"] < 0
-    assert 0 < top.explain["vector_score"] <= 1
-    assert top.explain["decay"] == 1.0 and top.explain["mmr_position"] is None
+    assert top.explain["bm25Rank"] < 0
+    assert 0 < top.explain["vectorScore"] <= 1
+    assert top.explain["decay"] == 1.0 and top.explain["mmrPosition"] is None
     assert top.explain["score"] == top.score
-    assert top.score == pytest.approx(0.7 * top.explain["vector_score"]
-                                      + 0.3 * top.explain["keyword_score"], abs=1e-5)
+    assert top.score == pytest.approx(0.7 * top.explain["vectorScore"]
+                                      + 0.3 * top.explain["keywordScore"], abs=1e-5)
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
     # Without explain there is no breakdown.
     assert search(index, "dark roast coffee", e5, explain=False)[0].explain is None
@@ -172,7 +172,7 @@ def test_relaxed_keyword_fallback(index, e5):
     hits = search(index, "Kubernetes rollback runbook", e5, min_score=0.99)
     assert hits and hits[0].path == "memory/2024-05-01.md"
     assert all(h.explain["relaxed"] and "keyword" in h.explain["legs"] for h in hits)
-    assert all(h.explain["keyword_score"] >= 0.3 for h in hits)
+    assert all(h.explain["keywordScore"] >= 0.3 for h in hits)
     # A vector-only match is not rescued by the keyword fallback.
     assert search(index, "zzqx blorp", e5, min_score=0.99) == []
     # Nor is a chunk sharing one word out of four: one common word must not defeat min_score.
@@ -206,7 +206,7 @@ def test_vector_only_when_fts_finds_nothing(index, e5):
     hits = search(index, "caffeinated beverages I drink before work", e5)
     assert hits[0].path == "MEMORY.md"
     assert hits[0].explain["mode"] == "vector-only"
-    assert hits[0].score == pytest.approx(hits[0].explain["vector_score"], abs=1e-5)
+    assert hits[0].score == pytest.approx(hits[0].explain["vectorScore"], abs=1e-5)
 
 
 def test_hybrid_disabled_is_vector_only(index, e5):
@@ -232,7 +232,7 @@ def test_temporal_decay_and_evergreen(index, e5, tmp_path):
                   now=now, min_score=0)
     billing = next(h for h in hits if h.path == "memory/2024-05-01.md")
     assert billing.explain["decay"] == pytest.approx(0.5)
-    assert billing.explain["age_days"] == pytest.approx(30)
+    assert billing.explain["ageDays"] == pytest.approx(30)
     coffee = search(index, "coffee", e5, settings=settings, now=now, min_score=0)
     memory_md = next(h for h in coffee if h.path == "MEMORY.md")
     assert memory_md.explain["decay"] == 1.0
@@ -241,9 +241,9 @@ def test_temporal_decay_and_evergreen(index, e5, tmp_path):
 def test_mmr_positions(index, e5):
     settings = QuerySettings(mmr=MmrSettings(enabled=True, lambda_=0.5))
     hits = search(index, "coffee and tea", e5, settings=settings, min_score=0)
-    assert [h.explain["mmr_position"] for h in hits] == sorted(
-        h.explain["mmr_position"] for h in hits)
-    assert hits[0].explain["mmr_position"] == 1
+    assert [h.explain["mmrPosition"] for h in hits] == sorted(
+        h.explain["mmrPosition"] for h in hits)
+    assert hits[0].explain["mmrPosition"] == 1
 
 
 def test_other_models_are_ignored_by_vector_leg(index, e5, passage_vectors):
@@ -355,5 +355,5 @@ def test_hybrid_scores_both_legs_for_every_candidate(index, e5):
     # yet each gets its real score on the other leg (explain shows the leg that found it).
     hits = search(index, "green tea and rice noodles", e5, max_results=1, min_score=0)
     assert hits[0].path == "memory/2024-05-05.md"
-    assert hits[0].explain["vector_score"] is not None
-    assert hits[0].explain["keyword_score"] is not None
+    assert hits[0].explain["vectorScore"] is not None
+    assert hits[0].explain["keywordScore"] is not None

@@ -13,7 +13,6 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +27,7 @@ from openmemd.index.read import read_lines
 from openmemd.index.scan import ScanScope, classify, scan_workspace
 from openmemd.index.sync import FTS_ONLY_MODEL, Indexer, Progress, SyncReport, VectorTarget
 from openmemd.log import get_logger
+from openmemd.search.results import SearchHit
 from openmemd.store import db, queries, schema
 
 log = get_logger(__name__)
@@ -35,26 +35,9 @@ log = get_logger(__name__)
 MAX_QUERY_CHARS = 4096
 
 
-@dataclass(frozen=True)
-class SearchResult:
-    path: str
-    start_line: int
-    end_line: int
-    score: float
-    snippet: str
-    source: str
-    citation: str
-    explain: dict[str, Any] | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON shape of OpenClaw's memory_search results (camelCase)."""
-        out: dict[str, Any] = {
-            "path": self.path, "startLine": self.start_line, "endLine": self.end_line,
-            "score": round(self.score, 6), "snippet": self.snippet, "source": self.source,
-            "citation": self.citation}
-        if self.explain is not None:
-            out["explain"] = self.explain
-        return out
+# What `MemoryIndex.search` returns: path, start_line, end_line, score, snippet, source,
+# citation and (when asked) explain; `.to_dict()` gives OpenClaw's camelCase JSON shape.
+SearchResult = SearchHit
 
 
 # -- process-wide embedding providers: a model is loaded once, whatever the number of indexes ---
@@ -389,11 +372,9 @@ class MemoryIndex:
                           settings=q, max_results=max_results, min_score=min_score,
                           sources=sources, workspace=self.workspace, now=time.time(),
                           explain=explain)
-        results = [SearchResult(h.path, h.start_line, h.end_line, h.score, h.snippet, h.source,
-                                h.citation, h.explain if explain else None) for h in hits]
-        if record and results:
-            self._record(query, results)
-        return results
+        if record and hits:
+            self._record(query, hits)
+        return hits
 
     def _record(self, query: str, results: list[SearchResult]) -> None:
         try:

@@ -24,6 +24,10 @@ MAX_CANDIDATES = 200
 # How strongly coverage scales relevance: relevance × word_coverage ** COVERAGE_EXPONENT
 # (0.5 measured best of 0, 0.5, 1, 2 on LoCoMo-dev; the effect is small either way).
 COVERAGE_EXPONENT = 0.5
+# FTS5 clamps BM25's IDF to ~1e-6 for a term found in half the chunks or more — in a workspace
+# of a few notes, that is every term — so a real match would score 0 and a small memory could
+# never answer. A matched chunk's relevance is therefore at least this (before coverage).
+RELEVANCE_FLOOR = 0.5
 
 
 def candidate_count(max_results: int, multiplier: int) -> int:
@@ -75,7 +79,8 @@ def _weigh(terms: QueryTerms, text: str, rank: float) -> tuple[float, float]:
     # says nothing; BM25 already weighs the real ones.
     words = set(terms.words)
     word_coverage = max(len(found & words), 1) / len(words) if words else 1.0
-    return max(0.0, -float(rank)) * word_coverage ** COVERAGE_EXPONENT, coverage
+    relevance = max(RELEVANCE_FLOOR, -float(rank))
+    return relevance * word_coverage ** COVERAGE_EXPONENT, coverage
 
 
 def relative_score(relevance: float, top_relevance: float) -> float:

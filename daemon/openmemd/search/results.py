@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -25,10 +25,14 @@ class SearchHit:
     explain: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        if data["explain"] is None:
-            del data["explain"]
-        return data
+        """The JSON shape of OpenClaw's memory_search results (camelCase, no chunk id)."""
+        out: dict[str, Any] = {
+            "path": self.path, "startLine": self.start_line, "endLine": self.end_line,
+            "score": round(self.score, 6), "snippet": self.snippet, "source": self.source,
+            "citation": self.citation}
+        if self.explain is not None:
+            out["explain"] = self.explain
+        return out
 
 
 @dataclass(frozen=True)
