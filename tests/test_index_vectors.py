@@ -134,3 +134,16 @@ def test_without_sqlite_vec_vectors_are_searched_in_process(make_settings, notes
         assert vector["reason"].startswith("sqlite-vec unavailable: ")
         assert index.search("which pet does the user have")[0].path == "MEMORY.md"
         assert index.search("去看花的旅行计划")[0].path == "memory/2026-11-22.md"
+
+
+def test_a_two_note_memory_answers_a_natural_question(make_settings, workspace):
+    """BM25's IDF vanishes in a tiny corpus; the first notes a user writes must still be found."""
+    (workspace / "MEMORY.md").write_text("# Memory\n\nI prefer dark roast coffee.\n"
+                                         "My dog is named Biscuit.\n")
+    (workspace / "memory" / "2026-11-28.md").write_text(
+        "Met Alice at the climbing gym on Tuesday.\n")
+    with MemoryIndex.open(workspace, config=make_settings(local())) as index:
+        index.sync()
+        hits = index.search("who did I meet at the gym")  # default min_score 0.35
+        assert hits and hits[0].path == "memory/2026-11-28.md"
+        assert index.search("what is my dog called")[0].path == "MEMORY.md"
