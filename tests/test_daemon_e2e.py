@@ -221,6 +221,49 @@ def test_get_and_sync_ops(running: Daemon) -> None:
         assert getattr(unknown.value, "code", "") == "not_found"
 
 
+def test_searches_accumulate_recalls_and_dreaming_runs(running: Daemon) -> None:
+    from datetime import datetime
+
+    day = datetime.now().astimezone().date().isoformat()  # the daemon's local day buckets
+    note = f"memory/{day}.md"
+    (running.workspace / note).write_text("We adopted a grey cat named Ferrous.\n")
+    assert wait_for(searchable(running, "Ferrous", note))
+    store = running.workspace / "memory" / ".dreams" / "short-term-recall.json"
+
+    def recalls() -> int:
+        try:
+            entries = json.loads(store.read_text())["entries"]
+        except (OSError, ValueError, KeyError):
+            return 0
+        return sum(e["recallCount"] for e in entries.values() if e["path"] == note)
+
+    with running.client() as c:
+        for query in ("Ferrous", "grey cat named", "adopted a cat", "Ferrous the cat"):
+            assert note in {r["path"] for r in c.search(query, min_score=0.0)["results"]}
+        assert wait_for(lambda: recalls() == 4)  # recorded off the reply path
+        c.search("Ferrous", min_score=0.0)  # the same query on the same day counts once
+        time.sleep(0.5)
+        assert recalls() == 4
+        dry = c.dream(phase="all", dry_run=True)["result"]
+        assert dry["dryRun"] is True
+        assert not (running.workspace / "memory" / "dreaming").exists()
+        result = c.dream(phase="all")["result"]
+        assert result["light"]["staged"] >= 1
+        assert (running.workspace / "memory" / "dreaming" / "light" / f"{day}.md").is_file()
+        # 4 recalls by 4 distinct queries pass the default gates (>= 3 each, score >= 0.8)
+        memory_md = (running.workspace / "MEMORY.md").read_text()
+        marker = f"<!-- openclaw-memory-promotion:memory:{note}:1:1 -->"
+        assert memory_md.count(marker) == 1 and "grey cat named Ferrous" in memory_md
+        assert [p["key"] for p in result["promoted"]] == [f"memory:{note}:1:1"]
+        again = c.dream(phase="all")["result"]
+        assert again["promoted"] == [] and again["deep"]["promoted"] == 0
+        assert (running.workspace / "MEMORY.md").read_text().count(marker) == 1
+        # the watcher re-indexes what dreaming wrote, like any other edit
+        assert wait_for(searchable(running, "Ferrous", "MEMORY.md"))
+        status = c.status()
+        assert status["agents"]["main"]["dreaming"]["lastSweep"] is not None
+
+
 # -- protocol robustness -------------------------------------------------------------------------
 
 def test_malformed_messages_get_error_replies(running: Daemon) -> None:
