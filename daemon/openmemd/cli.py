@@ -359,15 +359,14 @@ def cmd_dream(settings: Settings, args: argparse.Namespace) -> int:
     if args.action == "explain":
         if not args.selector:
             raise OpenmemdError("dream explain needs a key, a path or a text fragment")
-        from openmemd.dreaming.explain import explain, format_text
+        from openmemd.dreaming.explain import explain
 
-        ws = args.workspace or settings.workspace_for(args.agent)
-        found = explain(ws if not isinstance(ws, str) else __import__("pathlib").Path(ws),
-                        args.selector, settings.dreaming)
+        found = explain(_workspace(settings, args), args.selector, settings.dreaming)
         if args.json:
             _print_json([c.to_dict() for c in found])
         else:
-            print(format_text(found) if found else "No matching recall entries.")
+            print("\n\n".join(c.format_text() for c in found) if found
+                  else "No recall entry matches that key, path or text.")
         return EXIT_OK
     phases = ("light", "rem", "deep") if args.phase == "all" else (args.phase,)
     client = _daemon(settings, args)
@@ -376,13 +375,10 @@ def cmd_dream(settings: Settings, args: argparse.Namespace) -> int:
             reply = client.dream(phase=args.phase, dry_run=args.dry_run, agent=args.agent)
         result = reply.get("result", reply)
     else:
-        from pathlib import Path
-
         from openmemd.dreaming.sweep import run_sweep
 
-        ws = Path(args.workspace).expanduser() if args.workspace else settings.workspace_for(
-            args.agent)
-        result = run_sweep(ws, settings.dreaming, phases=phases, dry_run=args.dry_run).to_dict()
+        result = run_sweep(_workspace(settings, args), settings.dreaming, phases=phases,
+                           dry_run=args.dry_run).to_dict()
     if args.json:
         _print_json(result)
     else:
@@ -390,11 +386,36 @@ def cmd_dream(settings: Settings, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _workspace(settings: Settings, args: argparse.Namespace) -> Any:
+    from pathlib import Path
+
+    if args.workspace:
+        return Path(args.workspace).expanduser()
+    return settings.workspace_for(args.agent)
+
+
 def _print_dream_text(result: dict[str, Any]) -> None:
-    for line in result.get("summary", []) or result.get("messages", []):
-        print(line)
-    if not (result.get("summary") or result.get("messages")):
-        print(json.dumps(result, ensure_ascii=False, indent=2))
+    light, rem, deep = result.get("light", {}), result.get("rem", {}), result.get("deep", {})
+    print(f"Dreaming {result.get('day')} ({result.get('timezone')})"
+          + (" — dry run, nothing written" if result.get("dryRun") else ""))
+    if light.get("ran"):
+        print(f"  light: {light.get('ingestedFiles', 0)} notes ingested, "
+              f"{light.get('staged', 0)} candidates staged")
+    if rem.get("ran"):
+        themes = ", ".join(t["tag"] for t in rem.get("themes", [])[:5]) or "none"
+        print(f"  rem: {rem.get('entries', 0)} recent entries, themes: {themes}; "
+              f"{rem.get('truths', 0)} possible lasting truths")
+    if deep.get("ran"):
+        print(f"  deep: {deep.get('eligible', 0)} eligible, {deep.get('promoted', 0)} promoted "
+              f"into MEMORY.md" + (" (size cap reached)" if deep.get("sizeCapped") else ""))
+    for p in result.get("promoted", []):
+        print(f"    + {p.get('key')} score={p.get('score')}")
+    for s in deep.get("skipped", []):
+        print(f"    - skipped {s.get('key')}: {s.get('reason')}")
+    for path in result.get("reportPaths", []):
+        print(f"  report: {path}")
+    for message in result.get("messages", []):
+        print(f"  note: {message}")
 
 
 def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
