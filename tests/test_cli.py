@@ -1,0 +1,85 @@
+"""The command line in-process (no daemon at the endpoint): output shapes, exit codes, errors."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from openmemd.cli import main
+
+
+@pytest.fixture
+def cli(make_settings, workspace, tmp_path, capsys):
+    make_settings()  # writes tmp_path/config.toml: keyword-only, temp state dir
+    endpoint = f"ipc://{tmp_path}/none.sock"  # nothing listens here
+
+    def run(*args):
+        code = main([*args, "--config", str(tmp_path / "config.toml"), "--endpoint", endpoint])
+        out = capsys.readouterr()
+        return code, out.out, out.err
+
+    (workspace / "MEMORY.md").write_text("# Memory\n\nThe user's favourite tea is genmaicha.\n")
+    (workspace / "memory" / "2026-11-01.md").write_text("Planted tulip bulbs in the garden.\n")
+    return run
+
+
+def test_index_json_then_search_json_shape(cli):
+    code, out, _ = cli("index", "--json")
+    report = json.loads(out)
+    assert code == 0 and report["indexed"] == 2 and report["scanned"] == 2
+    code, out, _ = cli("search", "tulip", "bulbs", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["mode"] == "fts-only"
+    (hit,) = data["results"]
+    assert set(hit) == {"path", "startLine", "endLine", "score", "snippet", "source",
+                        "citation"}
+    assert hit["path"] == "memory/2026-11-01.md" and hit["citation"] == "memory/2026-11-01.md#L1"
+    assert hit["startLine"] == hit["endLine"] == 1 and hit["source"] == "memory"
+
+
+def test_search_text_and_explain(cli):
+    code, out, _ = cli("search", "genmaicha", "--explain")
+    assert code == 0
+    assert out.splitlines()[0].endswith("MEMORY.md:1-3") and "explain:" in out
+    code, out, _ = cli("search", "zeppelin")
+    assert code == 0 and out.strip() == "No matches."
+
+
+def test_get_prints_lines_and_refuses_escapes(cli):
+    code, out, _ = cli("get", "MEMORY.md", "--from", "3", "--lines", "1")
+    assert code == 0 and out == "The user's favourite tea is genmaicha.\n"
+    code, out, err = cli("get", "../config.toml")
+    assert code == 1 and out == "" and err.count("\n") == 1 and "outside the workspace" in err
+    code, _, err = cli("get", "memory/2099-01-01.md")
+    assert code == 1 and "no such file" in err
+
+
+def test_status_without_daemon_exits_2_and_describes_the_index(cli):
+    cli("index")
+    code, out, _ = cli("status", "--json")
+    data = json.loads(out)
+    assert code == 2 and data["running"] is False
+    (agent,) = data["agents"]
+    assert agent["files"] == {"onDisk": 2, "indexed": 2, "stale": 0, "deletedOnDisk": 0}
+    assert agent["provider"]["model"] == "fts-only" and agent["fts"]["available"]
+    code, out, _ = cli("status")
+    assert code == 2 and "daemon: not running" in out and "Indexed: 2/2 files" in out
+
+
+def test_missing_workspace_is_one_clear_line(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-m", "openmemd", "search", "x", "--workspace",
+         str(tmp_path / "nope"), "--state-dir", str(tmp_path / "s"), "--endpoint",
+         f"ipc://{tmp_path}/none.sock"], capture_output=True, text=True, timeout=60,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+    assert proc.returncode == 1
+    assert proc.stderr.strip().count("\n") == 0 and "does not exist" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_dream_dry_run_writes_nothing(cli, workspace):
+    before = sorted(p.relative_to(workspace) for p in workspace.rglob("*"))
+    code, out, _ = cli("dream", "--dry-run")
+    assert code == 0 and "dry run" in out
+    assert sorted(p.relative_to(workspace) for p in workspace.rglob("*")) == before
