@@ -195,3 +195,30 @@ def test_pool_matches_direct_embedding_and_uses_one_worker_for_local(e5: E5Provi
     np.testing.assert_allclose(single, pooled[:2], atol=1e-5)
     with pytest.raises(RuntimeError, match="closed"):
         embed_pool.submit(["late"])
+
+
+@pytest.mark.parametrize("name", [E5_SMALL.name, MINILM_L6.name])
+def test_a_query_is_not_starved_by_a_document_batch(name: str) -> None:
+    """The indexer embeds batch after batch; a search's query must get the engine between."""
+    import threading
+
+    provider = load_local_model(name)
+    docs = [f"Paragraph {i} about the quarterly infrastructure review and its action items. "
+            * 14 for i in range(12)]
+    order: list[str] = []
+    started = threading.Event()
+
+    def index() -> None:
+        started.set()
+        provider.embed_documents(docs)
+        order.append("documents")
+
+    worker = threading.Thread(target=index)
+    worker.start()
+    started.wait()
+    while not provider._lock._busy and worker.is_alive():  # the batch holds the engine
+        pass
+    provider.embed_query("where is the launch codeword")
+    order.append("query")
+    worker.join()
+    assert order == ["query", "documents"]

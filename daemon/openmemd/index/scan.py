@@ -13,6 +13,7 @@ import stat
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from openmemd.index.chunking import sha256_hex
 
@@ -21,8 +22,9 @@ IGNORED_DIRS = frozenset({".git", "node_modules", ".pnpm-store", ".venv", "venv"
 ROOT_MEMORY_FILES = ("MEMORY.md", "memory.md")
 
 
-@dataclass(frozen=True)
-class FileEntry:
+class FileEntry(NamedTuple):
+    """One file found by the walk (a NamedTuple: cheap to build, see `StoredFile`)."""
+
     path: str  # workspace-relative, forward slashes: the `files.path` key
     source: str  # "memory" | "sessions"
     mtime_ms: int
@@ -107,7 +109,7 @@ def _lstat_regular(path: Path) -> os.stat_result | None:
 
 
 def scan_workspace(scope: ScanScope) -> list[FileEntry]:
-    """Every indexable file, deduplicated by path. Cheap: stat only, no reads."""
+    """Every indexable file, deduplicated by path, in walk order. Cheap: stat only, no reads."""
     ws = scope.workspace
     found: dict[str, FileEntry] = {}
     if "memory" in scope.sources:
@@ -141,7 +143,7 @@ def scan_workspace(scope: ScanScope) -> list[FileEntry]:
                                 f"sessions/{de.name}", "sessions", de.stat(follow_symlinks=False))
                         except OSError:
                             continue
-    return sorted(found.values(), key=lambda e: e.path)
+    return list(found.values())
 
 
 def _lstat_regular_dir(path: Path) -> bool:

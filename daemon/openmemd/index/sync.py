@@ -122,7 +122,13 @@ class Indexer:
             self._delete(path)
             report.deleted += 1
         for done, entry in enumerate(entries, start=1):
-            self._sync_entry(entry, stored.get(entry.path), force, report)
+            row = stored.get(entry.path)
+            # The no-op case inline: a sync of an unchanged workspace is just this loop.
+            if (not force and row is not None and row.mtime == entry.mtime_ms
+                    and row.size == entry.size and row.source == entry.source):
+                report.unchanged += 1
+            else:
+                self._sync_entry(entry, row, force, report)
             if progress is not None:
                 progress("files", done, len(entries))
         report.seconds = time.monotonic() - started
@@ -163,8 +169,8 @@ class Indexer:
         if content.warning:
             log.warning("file indexed with a warning", path=entry.path, reason=content.warning)
             report.warnings.append(ScanIssue(entry.path, content.warning))
-        if not force and row is not None and row.hash == content.hash \
-                and row.source == entry.source:
+        if not force and row is not None and row.source == entry.source \
+                and queries.file_hash(self.conn, entry.path) == content.hash:
             self._write(lambda: queries.touch_file(self.conn, entry.path, entry.mtime_ms,
                                                    entry.size))
             report.unchanged += 1

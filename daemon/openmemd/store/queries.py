@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from openmemd.store.db import Connection
 from openmemd.store.schema import has_vec_table
@@ -11,11 +12,14 @@ from openmemd.store.schema import has_vec_table
 EMPTY_EMBEDDING = "[]"
 
 
-@dataclass(frozen=True)
-class StoredFile:
-    path: str
+class StoredFile(NamedTuple):
+    """What the index knows of a file, minus its hash (read only when the file changed).
+
+    A NamedTuple rather than a frozen dataclass: a no-op sync builds one per file (38k on a
+    large workspace) and must cost little more than the stat walk itself.
+    """
+
     source: str
-    hash: str
     mtime: int
     size: int
 
@@ -35,9 +39,14 @@ class ChunkRow:
     updated_at: int
 
 
-def load_files(conn: Connection, sources: Sequence[str] | None = None) -> dict[str, StoredFile]:
-    rows = conn.execute("SELECT path, source, hash, mtime, size FROM files").fetchall()
-    return {r[0]: StoredFile(*r) for r in rows if sources is None or r[1] in sources}
+def load_files(conn: Connection) -> dict[str, StoredFile]:
+    return {r[0]: StoredFile(r[1], r[2], r[3])
+            for r in conn.execute("SELECT path, source, mtime, size FROM files")}
+
+
+def file_hash(conn: Connection, path: str) -> str | None:
+    row = conn.execute("SELECT hash FROM files WHERE path = ?", (path,)).fetchone()
+    return None if row is None else row[0]
 
 
 def chunk_ids_for(conn: Connection, path: str) -> list[str]:
