@@ -67,13 +67,15 @@ def bare_walk(root: Path) -> int:
     return n
 
 
-def timed(fn, repeat: int) -> float:
-    runs = []
+def timed_pair(first, second, repeat: int) -> tuple[float, float]:
+    """Medians of `first` and `second`, run alternately so both see the same machine state."""
+    runs: tuple[list[float], list[float]] = ([], [])
     for _ in range(repeat):
-        started = time.perf_counter()
-        fn()
-        runs.append(time.perf_counter() - started)
-    return statistics.median(runs)
+        for fn, out in ((first, runs[0]), (second, runs[1])):
+            started = time.perf_counter()
+            fn()
+            out.append(time.perf_counter() - started)
+    return statistics.median(runs[0]), statistics.median(runs[1])
 
 
 def main() -> None:
@@ -95,16 +97,16 @@ def main() -> None:
             started = time.perf_counter()
             report = ix.sync()
             first = time.perf_counter() - started
-            noop = timed(ix.sync, args.repeat)
-            walk = timed(lambda: bare_walk(workspace), args.repeat)
+            noop, walk = timed_pair(ix.sync, lambda: bare_walk(workspace), args.repeat)
             status = ix.status()
         print(f"corpus: {args.corpus} ({files} Markdown files, provider {args.provider})")
         print(f"first index: {report.indexed} files, {report.chunks} chunks in {first:.2f} s "
               f"= {report.indexed / first:.0f} files/s, {report.chunks / first:.0f} chunks/s")
         if report.vectors_embedded:
             print(f"  vectors embedded: {report.vectors_embedded}")
-        print(f"no-op resync (median of {args.repeat}): {noop * 1000:.1f} ms")
-        print(f"bare os.scandir+stat walk (median of {args.repeat}): {walk * 1000:.1f} ms")
+        print(f"no-op resync (median of {args.repeat}, alternating): {noop * 1000:.1f} ms")
+        print(f"bare os.scandir+stat walk (median of {args.repeat}, alternating): "
+              f"{walk * 1000:.1f} ms")
         print(f"ratio no-op resync / bare walk: {noop / walk:.2f}x (goal <= 2x)")
         print(f"index: {status['files']['indexed']} files, {status['chunks']} chunks")
 

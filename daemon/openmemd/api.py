@@ -104,6 +104,7 @@ class MemoryIndex:
         self._write_lock = threading.RLock()
         self._lock_fd: int | None = None
         self._writer: db.Connection | None = None
+        self._files_mirror: dict[str, Any] = {}  # see Indexer.files_mirror; reset with _writer
         self._vec = db.VectorSupport(False, reason="not opened yet")
         self._local = threading.local()
         self._generation = 0  # bumped when the database file is swapped; readers reopen
@@ -206,6 +207,7 @@ class MemoryIndex:
             schema.ensure_schema(conn)
             self._generation += 1
         self._writer, self._vec = conn, vec
+        self._files_mirror = {}  # a new connection (or file) starts from the table itself
         if not vec.available:
             log.warning("sqlite-vec unavailable; vectors are searched in process",
                         reason=vec.reason)
@@ -216,8 +218,10 @@ class MemoryIndex:
         if self.provider is not None:
             vectors = VectorTarget(self.provider, _pool_for(self.settings, self.provider),
                                    self.settings.cache.enabled, self.settings.embedding.batch_size)
+        mirror = self._files_mirror if conn is self._writer else None
         return Indexer(conn, vec, self.scope, chunk_tokens=self.settings.chunking.tokens,
-                       chunk_overlap=self.settings.chunking.overlap, vectors=vectors)
+                       chunk_overlap=self.settings.chunking.overlap, vectors=vectors,
+                       files_mirror=mirror)
 
     def needs_reindex(self) -> list[str]:
         """Identity fields that differ from the stored index ([] when it can be reused)."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -77,8 +77,11 @@ def _entry(rel: str, source: str, st: os.stat_result) -> FileEntry:
     return FileEntry(rel, source, st.st_mtime_ns // 1_000_000, st.st_size)
 
 
-def _walk_md(root: Path, rel_root: str) -> Iterator[FileEntry]:
-    stack = [(root, rel_root)]
+def _walk_md(root: Path, rel_root: str, found: dict[str, FileEntry]) -> None:
+    """Add every `*.md` file under `root` to `found` (first one wins). Links are skipped:
+    `is_file`/`is_dir` with follow_symlinks=False are false for them. This loop is most of
+    a no-op sync, so it does as little as it can per entry."""
+    stack = [(str(root), rel_root)]
     while stack:
         directory, rel_dir = stack.pop()
         try:
@@ -87,17 +90,19 @@ def _walk_md(root: Path, rel_root: str) -> Iterator[FileEntry]:
             continue
         with it:
             for de in it:
-                if de.is_symlink():
-                    continue
-                rel = f"{rel_dir}/{de.name}"
-                if de.is_dir(follow_symlinks=False):
-                    if de.name not in IGNORED_DIRS:
-                        stack.append((Path(de.path), rel))
-                elif de.name.endswith(".md") and de.is_file(follow_symlinks=False):
+                name = de.name
+                if name.endswith(".md") and de.is_file(follow_symlinks=False):
+                    rel = f"{rel_dir}/{name}"
+                    if rel in found:
+                        continue
                     try:
-                        yield _entry(rel, "memory", de.stat(follow_symlinks=False))
+                        st = de.stat(follow_symlinks=False)
                     except OSError:
                         continue
+                    found[rel] = FileEntry(rel, "memory", st.st_mtime_ns // 1_000_000,
+                                           st.st_size)
+                elif de.is_dir(follow_symlinks=False) and name not in IGNORED_DIRS:
+                    stack.append((de.path, f"{rel_dir}/{name}"))
 
 
 def _lstat_regular(path: Path) -> os.stat_result | None:
@@ -126,8 +131,7 @@ def scan_workspace(scope: ScanScope) -> list[FileEntry]:
             if stat.S_ISLNK(st.st_mode) or _has_symlink_parent(ws, rel_root):
                 continue
             if stat.S_ISDIR(st.st_mode):
-                for entry in _walk_md(full, rel_root):
-                    found.setdefault(entry.path, entry)
+                _walk_md(full, rel_root, found)
             elif stat.S_ISREG(st.st_mode) and rel_root.endswith(".md"):
                 found.setdefault(rel_root, _entry(rel_root, "memory", st))
     if "sessions" in scope.sources:

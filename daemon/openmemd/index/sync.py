@@ -99,7 +99,8 @@ class VectorTarget:
 
 class Indexer:
     def __init__(self, conn: Connection, vec: VectorSupport, scope: ScanScope, *,
-                 chunk_tokens: int, chunk_overlap: int, vectors: VectorTarget | None) -> None:
+                 chunk_tokens: int, chunk_overlap: int, vectors: VectorTarget | None,
+                 files_mirror: dict[str, StoredFile] | None = None) -> None:
         self.conn = conn
         self.vec = vec
         self.scope = scope
@@ -109,6 +110,9 @@ class Indexer:
         self.model = vectors.model if vectors else FTS_ONLY_MODEL
         self._encoding = tokenizer.get_encoding()
         self._vec_ready = False  # chunks_vec checked/created once per indexer
+        # The single writer's copy of the `files` table, kept across syncs by its owner so a
+        # no-op sync does not re-read every row; updated only after each commit.
+        self.files_mirror = files_mirror
 
     # -- phase 1 -------------------------------------------------------------------------------
     def sync(self, *, force: bool = False, progress: Progress | None = None) -> SyncReport:
@@ -116,29 +120,42 @@ class Indexer:
         report = SyncReport()
         entries = scan_workspace(self.scope)
         report.scanned = len(entries)
-        stored = queries.load_files(self.conn)
+        stored = self._stored_files()
         present = {e.path for e in entries}
         for path in stored.keys() - present:
             self._delete(path)
             report.deleted += 1
-        for done, entry in enumerate(entries, start=1):
-            row = stored.get(entry.path)
-            # The no-op case inline: a sync of an unchanged workspace is just this loop.
-            if (not force and row is not None and row.mtime == entry.mtime_ms
-                    and row.size == entry.size and row.source == entry.source):
-                report.unchanged += 1
-            else:
-                self._sync_entry(entry, row, force, report)
+        # Same path, source, mtime and size: unchanged, not even read. (A stored row and a
+        # walked entry are tuples of the same shape.)
+        changed = entries if force else [e for e in entries if stored.get(e.path) != e]
+        report.unchanged = len(entries) - len(changed)
+        for done, entry in enumerate(changed, start=1):
+            self._sync_entry(entry, stored.get(entry.path), force, report)
             if progress is not None:
-                progress("files", done, len(entries))
+                progress("files", done, len(changed))
         report.seconds = time.monotonic() - started
         return report
+
+    def _stored_files(self) -> dict[str, StoredFile]:
+        """The `files` table: from the writer's mirror when it has one, else read now."""
+        if self.files_mirror is None:
+            return queries.load_files(self.conn)
+        if not self.files_mirror:
+            self.files_mirror.update(queries.load_files(self.conn))
+        return dict(self.files_mirror)
+
+    def _mirror(self, path: str, row: StoredFile | None) -> None:
+        if self.files_mirror:  # an empty mirror is filled from the table on next use
+            if row is None:
+                self.files_mirror.pop(path, None)
+            else:
+                self.files_mirror[path] = row
 
     def sync_paths(self, rel_paths: Iterable[str]) -> SyncReport:
         """Upsert or delete exactly these workspace-relative paths."""
         started = time.monotonic()
         report = SyncReport()
-        stored = queries.load_files(self.conn)
+        stored = self._stored_files()
         for rel in sorted(set(rel_paths)):
             entry = stat_entry(self.scope, rel)
             if entry is None:
@@ -153,8 +170,7 @@ class Indexer:
 
     def _sync_entry(self, entry: FileEntry, row: StoredFile | None, force: bool,
                     report: SyncReport) -> None:
-        if (not force and row is not None and row.mtime == entry.mtime_ms
-                and row.size == entry.size and row.source == entry.source):
+        if not force and row == entry:
             report.unchanged += 1
             return
         try:
@@ -173,6 +189,7 @@ class Indexer:
                 and queries.file_hash(self.conn, entry.path) == content.hash:
             self._write(lambda: queries.touch_file(self.conn, entry.path, entry.mtime_ms,
                                                    entry.size))
+            self._mirror(entry.path, StoredFile(*entry))
             report.unchanged += 1
             return
         chunks = self._chunk(content, line_map)
@@ -224,11 +241,13 @@ class Indexer:
                                 entry.size)
 
         self._write(write)
+        self._mirror(entry.path, StoredFile(*entry))
         report.vectors_from_cache += sum(1 for r in rows if r.hash in cached)
         return len(rows)
 
     def _delete(self, path: str) -> None:
         self._write(lambda: queries.delete_file(self.conn, path, vec=self.vec.available))
+        self._mirror(path, None)
 
     def _write(self, fn: Callable[[], None]) -> None:
         self.conn.execute("BEGIN IMMEDIATE")

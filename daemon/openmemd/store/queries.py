@@ -15,10 +15,12 @@ EMPTY_EMBEDDING = "[]"
 class StoredFile(NamedTuple):
     """What the index knows of a file, minus its hash (read only when the file changed).
 
-    A NamedTuple rather than a frozen dataclass: a no-op sync builds one per file (38k on a
+    The same fields in the same order as the walk's `index.scan.FileEntry`, so "unchanged" is
+    one tuple comparison; a NamedTuple because a no-op sync handles one per file (38k on a
     large workspace) and must cost little more than the stat walk itself.
     """
 
+    path: str
     source: str
     mtime: int
     size: int
@@ -40,7 +42,7 @@ class ChunkRow:
 
 
 def load_files(conn: Connection) -> dict[str, StoredFile]:
-    return {r[0]: StoredFile(r[1], r[2], r[3])
+    return {r[0]: StoredFile(*r)
             for r in conn.execute("SELECT path, source, mtime, size FROM files")}
 
 
