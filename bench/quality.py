@@ -50,6 +50,7 @@ MODES: dict[str, QuerySettings] = {
     "keyword": QuerySettings(),
     "vector": QuerySettings(hybrid=HybridSettings(enabled=False)),
     "hybrid": QuerySettings(),
+    "hybrid-rrf": QuerySettings(hybrid=HybridSettings(fusion="rrf")),
     "hybrid+mmr+decay": QuerySettings(mmr=MmrSettings(enabled=True),
                                       temporal_decay=TemporalDecaySettings(enabled=True)),
 }
