@@ -72,3 +72,14 @@ def make_settings(tmp_path: Path, workspace: Path):
         return load_settings(config, env={})
 
     return make
+
+
+@pytest.fixture
+def sockdir():
+    """A short private directory for ipc sockets (their paths must stay under ~107 bytes)."""
+    import shutil
+    import tempfile
+
+    d = Path(tempfile.mkdtemp(dir="/tmp", prefix="omt"))
+    yield d
+    shutil.rmtree(d, ignore_errors=True)

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import shutil
 import socket
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -50,12 +48,6 @@ class Recorder:
             raise NotFoundError(f"{req.path}: no such file")
         return {"kind": type(req).__name__}
 
-
-@pytest.fixture
-def sockdir() -> Iterator[Path]:
-    d = Path(tempfile.mkdtemp(dir="/tmp", prefix="omc"))
-    yield d
-    shutil.rmtree(d, ignore_errors=True)
 
 
 @pytest.fixture

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 import zmq
 
+from helpers import wait_for
 from openmemd.client import Client, DaemonNotRunning
 
 DEBOUNCE_MS = 100
@@ -86,13 +87,6 @@ class Daemon:
         return f"stdout:\n{out}\nstderr:\n{err[-4000:]}"
 
 
-def wait_for(pred: Callable[[], bool], timeout: float = 15.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return True
-        time.sleep(0.05)
-    return pred()
 
 
 def make_daemon(config: str = "") -> Iterator[Daemon]:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import threading
-import time
 from typing import Any
 
 import pytest
 
+from helpers import wait_for
 from openmemd.errors import UnavailableError
 from openmemd.server.indexer import Indexer
 from openmemd.server.watcher import Change
@@ -61,13 +61,6 @@ class FakeIndex:
         return "done"
 
 
-def wait_for(pred: Any, timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return True
-        time.sleep(0.01)
-    return pred()
 
 
 @pytest.fixture

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import shutil
 import stat
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -45,12 +43,6 @@ class Stub:
             raise NotFoundError(f"{req.path}: no such file")
         return {"type": type(req).__name__}
 
-
-@pytest.fixture
-def sockdir() -> Iterator[Path]:
-    d = Path(tempfile.mkdtemp(dir="/tmp", prefix="omz"))
-    yield d
-    shutil.rmtree(d, ignore_errors=True)
 
 
 @pytest.fixture

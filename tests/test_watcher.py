@@ -11,11 +11,12 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
 
+from helpers import wait_for
 from openmemd.server.debounce import Debouncer
 from openmemd.server.watcher import (
     STATE_POLLING,
@@ -69,13 +70,6 @@ class Sink:
             self.reconciles.clear()
 
 
-def wait_for(pred: Callable[[], bool], timeout: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return True
-        time.sleep(0.02)
-    return pred()
 
 
 def settle(sink: Sink, quiet: float = DEBOUNCE_MS / 1000 * 3) -> None:
