@@ -159,7 +159,7 @@ def pipeline(corpus: Path, files: int, model: str) -> int:
         config.write_text(f'[embedding]\nprovider = "local"\nmodel = "{model}"\n',
                           encoding="utf-8")
         settings = load_settings(config, env={})
-        batch = settings.embedding.batch_size
+        batch = settings.embedding.batch_size or 4  # the local providers' choice
         # The texts the pipeline will embed: index once keyword-only to read its chunks.
         with MemoryIndex.open(workspace, state_dir=Path(tmp) / "probe", config=settings) as ix:
             ix.sync(fill_vectors=False)

@@ -55,6 +55,10 @@ def _provider_for(settings: Settings) -> Any:
         return _providers[key]
 
 
+def _batch_size(settings: Settings, provider: Any) -> int:
+    return settings.embedding.batch_size or getattr(provider, "preferred_batch_size", 16)
+
+
 def _pool_for(settings: Settings, provider: Any) -> Any:
     from openmemd.embed.pool import EmbeddingPool
 
@@ -62,7 +66,7 @@ def _pool_for(settings: Settings, provider: Any) -> Any:
     with _providers_lock:
         if key not in _providers:
             _providers[key] = EmbeddingPool(provider, workers=settings.embedding.workers,
-                                            batch_size=settings.embedding.batch_size,
+                                            batch_size=_batch_size(settings, provider),
                                             max_pending=4)
         return _providers[key]
 
@@ -217,7 +221,8 @@ class MemoryIndex:
         vectors = None
         if self.provider is not None:
             vectors = VectorTarget(self.provider, _pool_for(self.settings, self.provider),
-                                   self.settings.cache.enabled, self.settings.embedding.batch_size)
+                                   self.settings.cache.enabled,
+                                   _batch_size(self.settings, self.provider))
         mirror = self._files_mirror if conn is self._writer else None
         return Indexer(conn, vec, self.scope, chunk_tokens=self.settings.chunking.tokens,
                        chunk_overlap=self.settings.chunking.overlap, vectors=vectors,

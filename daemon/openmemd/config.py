@@ -92,7 +92,9 @@ class EmbeddingSettings:
                                  max=1_000_000)
     max_retries: int = _opt(3, "retries on 429, 5xx and timeouts", min=0, max=10)
     workers: int = _opt(0, "embedding threads; 0 = one per core", min=0, max=64)
-    batch_size: int = _opt(16, "texts per embedding call", min=1, max=2048)
+    batch_size: int = _opt(0, "texts per embedding call; 0 = the provider's choice (local 4: "
+                           "no faster in bigger batches, and edits wait less; remote 64)",
+                           min=0, max=2048)
     query_cache_size: int = _opt(256, "query embeddings kept in memory", min=0, max=100_000)
 
 

@@ -123,6 +123,7 @@ class OpenAIProvider:
 
     id = "openai"
     max_concurrency = 0  # network-bound: parallel requests do help
+    preferred_batch_size = 64  # requests are packed by `batch_max_tokens` anyway
 
     def __init__(self, *, base_url: str = "", model: str = "", api_key: str = "",
                  timeout_seconds: float = 60.0, batch_max_tokens: int = 8000,

@@ -314,8 +314,12 @@ class Indexer:
                 in_flight.append((batch, v.pool.submit([texts[h] for h in batch])))  # type: ignore[attr-defined]
                 if len(in_flight) >= 2:
                     report.vectors_embedded += self._write_batch(*in_flight.popleft(), by_hash)
-            while in_flight:  # finish what is already being embedded: nothing is thrown away
-                report.vectors_embedded += self._write_batch(*in_flight.popleft(), by_hash)
+            while in_flight:
+                batch, future = in_flight.popleft()
+                if stopped and future.cancel():
+                    continue  # not started yet: left pending for the next fill
+                # started (or done): finish and keep it, nothing embedded is thrown away
+                report.vectors_embedded += self._write_batch(batch, future, by_hash)
             done += len(page)
             if progress is not None:
                 progress("vectors", min(done, total), max(total, done))

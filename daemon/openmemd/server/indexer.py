@@ -232,7 +232,10 @@ class Indexer:
         if fill is None:
             return whole()
         report = split()
-        vectors = fill(should_stop=lambda: self._stopping, progress=self._progress)
+        # Edits that arrive while a long first index embeds are written first (keyword rows at
+        # once); the fill resumes after them, since it always picks up every pending chunk.
+        vectors = fill(should_stop=lambda: self._stopping or bool(self._paths),
+                       progress=self._progress)
         if hasattr(report, "merge"):
             report.merge(vectors)
         return report
