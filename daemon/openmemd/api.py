@@ -308,9 +308,8 @@ class MemoryIndex:
                 if self.settings.cache.enabled and self.settings.cache.max_entries:
                     from openmemd.embed import cache as embed_cache
 
-                    conn.execute("BEGIN IMMEDIATE")
-                    embed_cache.prune(conn, self.settings.cache.max_entries)
-                    conn.execute("COMMIT")
+                    with db.write_transaction(conn):
+                        embed_cache.prune(conn, self.settings.cache.max_entries)
                 conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                 report.reindexed = True
                 result["report"] = report
@@ -414,14 +413,8 @@ class MemoryIndex:
 
         with self._write_lock:
             conn = self._open_writer()
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                removed = embed_cache.prune(conn, self.settings.cache.max_entries)
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
-            return removed
+            with db.write_transaction(conn):
+                return embed_cache.prune(conn, self.settings.cache.max_entries)
 
     def checkpoint(self) -> None:
         with self._write_lock:

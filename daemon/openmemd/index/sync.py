@@ -36,7 +36,7 @@ from openmemd.index.sessions import render_session
 from openmemd.log import get_logger
 from openmemd.search.tokens import fts_index_text
 from openmemd.store import queries
-from openmemd.store.db import Connection, VectorSupport
+from openmemd.store.db import Connection, VectorSupport, write_transaction
 from openmemd.store.queries import EMPTY_EMBEDDING, ChunkRow, StoredFile
 from openmemd.store.schema import ensure_vec_table
 
@@ -250,13 +250,8 @@ class Indexer:
         self._mirror(path, None)
 
     def _write(self, fn: Callable[[], None]) -> None:
-        self.conn.execute("BEGIN IMMEDIATE")
-        try:
+        with write_transaction(self.conn):
             fn()
-        except BaseException:
-            self.conn.execute("ROLLBACK")
-            raise
-        self.conn.execute("COMMIT")
 
     # -- phase 2 -------------------------------------------------------------------------------
     def _cached_vectors(self, hashes: set[str]) -> dict[str, np.ndarray]:

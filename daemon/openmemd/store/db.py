@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import sqlite3 as _stdlib_sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -87,3 +89,19 @@ def load_vec(conn: Connection) -> VectorSupport:
 
 def sqlite_version(conn: Connection) -> str:
     return conn.execute("SELECT sqlite_version()").fetchone()[0]
+
+
+@contextmanager
+def write_transaction(conn: Connection) -> Iterator[None]:
+    """`BEGIN IMMEDIATE` … `COMMIT`, rolled back on any error (connections are autocommit).
+
+    IMMEDIATE takes the write lock up front, so a busy database waits (busy_timeout) at the
+    start instead of failing half-way through a write.
+    """
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
