@@ -12,7 +12,7 @@ import stat
 from pathlib import Path
 
 from openmemd.errors import BadRequestError, ForbiddenError, NotFoundError
-from openmemd.index.scan import ScanScope
+from openmemd.index.scan import ScanScope, inside_workspace
 
 READABLE_ROOT_FILES = ("MEMORY.md", "memory.md", "DREAMS.md")
 
@@ -48,9 +48,7 @@ def resolve_readable(scope: ScanScope, path: str) -> tuple[str, Path]:
             raise ForbiddenError(f"{rel_posix}: symlinks are not followed")
     if not stat.S_ISREG(st.st_mode):
         raise NotFoundError(f"{rel_posix}: not a regular file")
-    real_ws = os.path.realpath(ws)
-    real = os.path.realpath(current)
-    if not (real == real_ws or real.startswith(real_ws.rstrip(os.sep) + os.sep)):
+    if not inside_workspace(Path(ws), current):
         raise ForbiddenError(f"{rel_posix}: resolves outside the workspace")
     return rel_posix, current
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -136,12 +135,10 @@ def scan_workspace(scope: ScanScope) -> list[FileEntry]:
                 found.setdefault(rel_root, _entry(rel_root, "memory", st))
     if "sessions" in scope.sources:
         sessions = ws / "sessions"
-        st = _lstat_regular_dir(sessions)
-        if st:
+        if _is_real_dir(sessions):
             with os.scandir(sessions) as it:
                 for de in it:
-                    if de.name.endswith(".jsonl") and de.is_file(follow_symlinks=False) \
-                            and not de.is_symlink():
+                    if de.name.endswith(".jsonl") and de.is_file(follow_symlinks=False):
                         try:
                             found[f"sessions/{de.name}"] = _entry(
                                 f"sessions/{de.name}", "sessions", de.stat(follow_symlinks=False))
@@ -150,7 +147,8 @@ def scan_workspace(scope: ScanScope) -> list[FileEntry]:
     return list(found.values())
 
 
-def _lstat_regular_dir(path: Path) -> bool:
+def _is_real_dir(path: Path) -> bool:
+    """A directory, and not a symlink to one."""
     try:
         return stat.S_ISDIR(os.lstat(path).st_mode)
     except OSError:
@@ -205,7 +203,6 @@ def stat_entry(scope: ScanScope, rel_path: str) -> FileEntry | None:
 def read_content(scope: ScanScope, entry: FileEntry) -> FileContent:
     """Read and hash one file, refusing links, escapes, huge and binary files."""
     full = scope.workspace / entry.path
-    real_ws = os.path.realpath(scope.workspace)
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
     try:
         fd = os.open(full, flags)
@@ -215,7 +212,7 @@ def read_content(scope: ScanScope, entry: FileEntry) -> FileContent:
         st = os.fstat(fh.fileno())
         if not stat.S_ISREG(st.st_mode):
             raise SkipFile("not a regular file")
-        if not _inside(os.path.realpath(full), real_ws):
+        if not inside_workspace(scope.workspace, full):
             raise SkipFile("resolves outside the workspace")
         if st.st_size > scope.max_file_bytes:
             raise SkipFile(f"larger than the {scope.max_file_bytes}-byte cap "
@@ -236,13 +233,7 @@ def read_content(scope: ScanScope, entry: FileEntry) -> FileContent:
     return FileContent(text, sha256_hex(text), warning)
 
 
-def _inside(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
-
-
 def inside_workspace(workspace: Path, candidate: Path) -> bool:
-    return _inside(os.path.realpath(candidate), os.path.realpath(workspace))
-
-
-def paths_under(entries: Iterable[FileEntry], prefix: str) -> Sequence[str]:
-    return [e.path for e in entries if e.path == prefix or e.path.startswith(prefix + "/")]
+    """Whether `candidate`, all links resolved, lies inside the (resolved) workspace."""
+    real, root = os.path.realpath(candidate), os.path.realpath(workspace)
+    return real == root or real.startswith(root.rstrip(os.sep) + os.sep)
