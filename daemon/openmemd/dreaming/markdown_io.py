@@ -83,10 +83,15 @@ def atomic_write_text(path: Path, text: str, *, default_mode: int = PUBLIC_MODE)
     except FileNotFoundError:
         mode = default_mode
     path.parent.mkdir(parents=True, exist_ok=True)
+    _replace_atomically(path, text.encode("utf-8"), mode)
+
+
+def _replace_atomically(path: Path, data: bytes, mode: int) -> None:
+    """Write `data` to a temp file beside `path`, fsync it, rename it over `path`."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(text.encode("utf-8"))
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, mode)
@@ -140,7 +145,7 @@ def backup_file(source: Path, backup_dir: Path, keep: int, *,
     while target.exists():
         target = backup_dir / f"{source.name}.{stamp}-{counter:02d}"
         counter += 1
-    _copy_atomic(source, target)
+    _replace_atomically(target, source.read_bytes(), PRIVATE_MODE)
     prefix = f"{source.name}."
     backups = sorted(p for p in backup_dir.iterdir()
                      if p.name.startswith(prefix) and not p.name.endswith(".tmp"))
@@ -148,22 +153,6 @@ def backup_file(source: Path, backup_dir: Path, keep: int, *,
         with contextlib.suppress(OSError):
             old.unlink()
     return target
-
-
-def _copy_atomic(source: Path, target: Path) -> None:
-    data = source.read_bytes()
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, PRIVATE_MODE)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
 
 
 def _fsync_dir(directory: Path) -> None:
