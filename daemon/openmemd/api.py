@@ -120,6 +120,7 @@ class MemoryIndex:
         self.last_sync_error: str = ""
         self.last_report: SyncReport | None = None
         self._closed = False
+        self._built = False  # see _ensure_built
 
     # -- construction --------------------------------------------------------------------------
     @classmethod
@@ -340,10 +341,13 @@ class MemoryIndex:
 
     def _ensure_built(self) -> None:
         """First search on a never-indexed workspace: build it now (OpenClaw's bootstrap)."""
+        if self._built:  # an index, once built, stays built: no check on every search
+            return
         if self.db_path.exists():
             conn, _ = self._reader()
             try:
                 if schema.read_meta(conn) is not None:
+                    self._built = True
                     return
             except db.DatabaseError:
                 pass
