@@ -283,6 +283,34 @@ def test_malformed_messages_get_error_replies(running: Daemon) -> None:
         assert c.ping()["pong"] is True
 
 
+def test_lone_surrogates_do_not_silence_the_daemon(running: Daemon) -> None:
+    # JSON "\ud800" decodes to a lone surrogate; replies used to fail to encode and kill the
+    # worker, and four such requests left nothing answering.
+    bodies = [b'{"op":"ping","id":"\\ud800"}', b'{"op":"search","query":"x","id":"\\udfff"}',
+              b'{"op":"search","query":"pel\\ud800ican"}', b'{"op":"get","path":"\\ud800.md"}',
+              b'{"op":"status","id":"\\ud800"}']
+    ctx = zmq.Context.instance()
+    sock = ctx.socket(zmq.REQ)
+    sock.setsockopt(zmq.LINGER, 0)
+    sock.setsockopt(zmq.RCVTIMEO, 10000)
+    sock.connect(running.endpoint)
+    try:
+        for _ in range(3):
+            for body in bodies:
+                sock.send(body)
+                reply = json.loads(sock.recv())
+                assert "ok" in reply, body
+        sock.send(bodies[0])
+        assert json.loads(sock.recv())["id"] == "\ud800"
+        sock.send(bodies[2])
+        assert "'query' must be valid Unicode" in json.loads(sock.recv())["error"]["message"]
+    finally:
+        sock.close()
+    with running.client() as c:
+        assert c.ping()["pong"] is True
+        assert c.status()["health"] == "healthy"
+
+
 def test_sixteen_concurrent_clients(running: Daemon) -> None:
     errors: list[str] = []
 
