@@ -84,7 +84,8 @@ def _whole(field: str, value: Any, lo: int, hi: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise ParamError(field, f"must be a whole number, got {kind(value)}")
     if not lo <= value <= hi:
-        raise ParamError(field, f"must be between {lo} and {hi} (got {_show(value)})")
+        limits = f"at least {lo}" if hi == MAX_LINE and value < lo else f"between {lo} and {hi}"
+        raise ParamError(field, f"must be {limits} (got {_show(value)})")
     return value
 
 
@@ -167,3 +168,34 @@ def check(field: str, value: Any) -> Any:
 def check_op(op: str, values: Mapping[str, Any]) -> dict[str, Any]:
     """Every parameter of `op` present in `values`, checked; the first problem is raised."""
     return {f: check(f, values.get(f)) for f in OP_PARAMS.get(op, ()) if f in values}
+
+
+# -- the command line ---------------------------------------------------------------------------
+
+# How the command line names each parameter in messages.
+CLI_NAMES = {"query": "the query", "path": "the path", "max_results": "--max-results",
+             "min_score": "--min-score", "from_line": "--from", "lines": "--lines",
+             "sources": "--source", "phase": "--phase", "agent": "--agent"}
+_CLI_OPS = {"search": "search", "get": "get", "index": "sync", "dream": "dream"}
+
+
+def usage_problem(command: str, args: Mapping[str, Any], endpoint: str | None) -> str | None:
+    """The first problem with a command line's parameters and endpoint, named by its flags,
+    or None. Checked before the command runs in-process or goes to the daemon, so both
+    refuse the same input with the same words."""
+    from openmemd.server.endpoint import EndpointError, parse_endpoint, resolve_endpoint
+
+    values = dict(args)
+    if isinstance(values.get("query"), list):  # `search` takes the query as several words
+        values["query"] = " ".join(values["query"])
+    try:
+        check_op(_CLI_OPS.get(command, ""), values)
+    except ParamError as exc:
+        return exc.render(CLI_NAMES)
+    if command != "service":
+        try:
+            # Syntax only: whether a remote endpoint is allowed is the daemon's decision.
+            parse_endpoint(resolve_endpoint(endpoint), allow_remote=True)
+        except EndpointError as exc:
+            return f"endpoint {exc}"
+    return None
