@@ -311,6 +311,23 @@ def test_lone_surrogates_do_not_silence_the_daemon(running: Daemon) -> None:
         assert c.status()["health"] == "healthy"
 
 
+def test_cli_and_daemon_refuse_the_same_parameters(running: Daemon) -> None:
+    from openmemd.client import RemoteBadRequest
+
+    cases = [(["--min-score", "5"], {"min_score": 5.0}, "min-score", "minScore"),
+             (["--max-results", "-1"], {"max_results": -1}, "max-results", "maxResults")]
+    for flags, kwargs, flag, wire in cases:
+        proc = running.cli("search", "pelican", *flags)
+        assert proc.returncode == 2 and proc.stdout == "", proc
+        assert proc.stderr.startswith(f"openmemd: --{flag} must be between")
+        with running.client() as c, pytest.raises(RemoteBadRequest) as info:
+            c.search("pelican", **kwargs)
+        assert info.value.message == proc.stderr.strip().replace(
+            f"openmemd: --{flag}", f"'{wire}'")
+    proc = running.cli("search", "")
+    assert (proc.returncode, proc.stderr) == (2, "openmemd: the query must not be empty\n")
+
+
 def test_sixteen_concurrent_clients(running: Daemon) -> None:
     errors: list[str] = []
 
