@@ -27,6 +27,12 @@ CASES = [
     (["search", ""], "the query must not be empty", {"op": "search", "query": ""},
      "'query' must not be empty"),
     (["search", " "], "the query must not be empty", None, None),
+    # undecodable bytes in argv arrive as lone surrogates (surrogateescape)
+    (["search", "caf\udce9"], "the query must be valid Unicode text (a lone surrogate at "
+     "character 3)", {"op": "search", "query": "caf\udce9"},
+     "'query' must be valid Unicode text (a lone surrogate at character 3)"),
+    (["get", "memory/\udcff.md"], "the path must be valid Unicode text (a lone surrogate at "
+     "character 7)", None, None),
     (["get", "MEMORY.md", "--from", "0"], "--from must be at least 1 (got 0)",
      {"op": "get", "path": "MEMORY.md", "from": 0}, "'from' must be at least 1 (got 0)"),
     (["get", "MEMORY.md", "--lines", "0"], "--lines must be at least 1 (got 0)",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+import socket
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,7 +15,9 @@ import pytest
 import zmq
 
 from helpers import wait_for
+from openmemd.config import Settings
 from openmemd.server.agent import AgentRuntime
+from openmemd.server.daemon import Daemon
 from openmemd.server.handlers import Dispatcher
 from openmemd.server.protocol import PingRequest, Request, SearchRequest, StatusRequest
 from openmemd.server.zmq_server import ZmqServer
@@ -215,6 +218,29 @@ def test_a_stuck_request_is_reported_and_stops_the_watchdog(
         assert wait_for(lambda: srv.stalled() == [], 10)
     finally:
         slow.close()
+
+
+def test_watchdog_is_fed_only_while_the_workers_serve(stub_server: tuple[ZmqServer, Stub],
+                                                     sockdir: Path) -> None:
+    srv, stub = stub_server
+    path = sockdir / "notify"
+    notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    notify.bind(str(path))
+    notify.settimeout(5)
+    daemon = Daemon(Settings(), env={"NOTIFY_SOCKET": str(path)})
+    daemon.server = srv  # the daemon's own watchdog rule, over a real server
+    slow = socket_for(srv.endpoint.url)
+    try:
+        assert daemon._feed_watchdog() and notify.recv(64) == b"WATCHDOG=1"
+        slow.send(json.dumps({"op": "search", "query": "slow"}).encode())
+        assert wait_for(lambda: srv.stalled() != [], 10)
+        assert daemon._feed_watchdog() is False
+        stub.release.set()
+        assert json.loads(slow.recv())["echo"] == "slow"
+        assert wait_for(daemon._feed_watchdog, 10) and notify.recv(64) == b"WATCHDOG=1"
+    finally:
+        slow.close()
+        notify.close()
 
 
 # -- long operations through the real dispatcher ------------------------------------------------

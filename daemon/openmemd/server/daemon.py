@@ -184,14 +184,7 @@ class Daemon:
             now = time.monotonic()
             if wd_interval and now >= next_wd:
                 next_wd = now + wd_interval
-                # Fed only while requests are served: the I/O loop turns and every request
-                # worker is alive and not stuck (ZmqServer.stalled).
-                stalled = self.server.stalled() if self.server is not None else ["no server"]
-                if not stalled:
-                    sdnotify.notify("WATCHDOG=1", self._env)
-                else:
-                    log.error("requests are not being served; not feeding the systemd "
-                              "watchdog", problems=stalled)
+                self._feed_watchdog()
             if now >= next_check:
                 next_check = now + CHECK_INTERVAL_S
                 if self.server is not None and not self.server.is_alive():
@@ -209,6 +202,16 @@ class Daemon:
             if self._reload_requested:
                 self._reload_requested = False
                 self._reload()
+
+    def _feed_watchdog(self) -> bool:
+        """WATCHDOG=1 only while requests are served: the I/O loop turns and every request
+        worker is alive and not stuck. Otherwise systemd restarts the daemon."""
+        stalled = self.server.stalled() if self.server is not None else ["no request server"]
+        if stalled:
+            log.error("requests are not being served; not feeding the systemd watchdog",
+                      problems=stalled)
+            return False
+        return sdnotify.notify("WATCHDOG=1", self._env)
 
     def _reload(self) -> None:
         if self._reload_fn is None:

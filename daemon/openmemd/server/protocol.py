@@ -1,4 +1,5 @@
-"""The wire protocol: one JSON object per message, validated here and nowhere else.
+"""The wire protocol: one JSON object per message, validated here at the edge (parameter
+values by the rules in `params`, which the command line shares).
 
 `parse_request(body)` turns the bytes of a request into one of the typed request records or
 raises `ProtocolError(code, message)`; `encode_reply` / `error_reply` build the replies.
@@ -9,7 +10,8 @@ Replies:  ``{"ok": true, ...}`` or ``{"ok": false, "error": {"code": ..., "messa
 Unknown *ops* are rejected (a typo must not look like success). Unknown *fields* are
 tolerated, so that a newer client can talk to an older daemon; only the fields documented for
 an op are read. A request may carry an ``"id"`` (string or integer), echoed in the reply for
-clients that pipeline over DEALER sockets.
+clients that pipeline over DEALER sockets. Replies are always encodable: text UTF-8 cannot
+carry (a lone surrogate from a ``"\\ud800"`` escape) is sent as JSON escapes.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from typing import Any
 
 from openmemd.config import DEFAULT_AGENT
 from openmemd.server import params
+
+# The limits stay importable from the protocol, where clients look for them.
 from openmemd.server.params import MAX_PATH_BYTES, MAX_QUERY_BYTES, PHASES  # noqa: F401
 
 OPS = ("ping", "status", "search", "get", "sync", "dream")

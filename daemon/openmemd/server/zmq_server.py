@@ -148,17 +148,19 @@ class ZmqServer:
         """Why the server no longer serves (empty when it does): the I/O loop has not turned,
         or a worker is dead or stuck. The daemon feeds the systemd watchdog only when empty."""
         now = time.monotonic()
-        found = [] if now - self.last_loop < IO_STALL_S else [
-            f"request loop has not turned for {now - self.last_loop:.0f}s"]
-        if not self.is_alive() and self._io_thread is not None:
-            found.append("request loop thread is not running")
-        return found + self._pool.stalled(now) + self._long.stalled(now)
+        return self._loop_problems(now) + self._pool.stalled(now) + self._long.stalled(now)
 
     def problems(self) -> list[str]:
         """`stalled()` plus recent worker deaths (replaced): the lines `status` shows."""
         now = time.monotonic()
-        return [p for p in self.stalled() if p.startswith("request loop")] + \
-            self._pool.problems(now) + self._long.problems(now)
+        return self._loop_problems(now) + self._pool.problems(now) + self._long.problems(now)
+
+    def _loop_problems(self, now: float) -> list[str]:
+        if self._io_thread is not None and not self._io_thread.is_alive():
+            return ["request loop thread is not running"]
+        if now - self.last_loop > IO_STALL_S:
+            return [f"request loop has not turned for {now - self.last_loop:.0f}s"]
+        return []
 
     def stats(self) -> dict[str, Any]:
         return {"requests": self.requests, "errors": self.errors, "rejected": self.rejected,
