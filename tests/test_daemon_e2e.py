@@ -283,6 +283,51 @@ def test_malformed_messages_get_error_replies(running: Daemon) -> None:
         assert c.ping()["pong"] is True
 
 
+def test_lone_surrogates_do_not_silence_the_daemon(running: Daemon) -> None:
+    # JSON "\ud800" decodes to a lone surrogate; replies used to fail to encode and kill the
+    # worker, and four such requests left nothing answering.
+    bodies = [b'{"op":"ping","id":"\\ud800"}', b'{"op":"search","query":"x","id":"\\udfff"}',
+              b'{"op":"search","query":"pel\\ud800ican"}', b'{"op":"get","path":"\\ud800.md"}',
+              b'{"op":"status","id":"\\ud800"}']
+    ctx = zmq.Context.instance()
+    sock = ctx.socket(zmq.REQ)
+    sock.setsockopt(zmq.LINGER, 0)
+    sock.setsockopt(zmq.RCVTIMEO, 10000)
+    sock.connect(running.endpoint)
+    try:
+        for _ in range(3):
+            for body in bodies:
+                sock.send(body)
+                reply = json.loads(sock.recv())
+                assert "ok" in reply, body
+        sock.send(bodies[0])
+        assert json.loads(sock.recv())["id"] == "\ud800"
+        sock.send(bodies[2])
+        assert "'query' must be valid Unicode" in json.loads(sock.recv())["error"]["message"]
+    finally:
+        sock.close()
+    with running.client() as c:
+        assert c.ping()["pong"] is True
+        assert c.status()["health"] == "healthy"
+
+
+def test_cli_and_daemon_refuse_the_same_parameters(running: Daemon) -> None:
+    from openmemd.client import RemoteBadRequest
+
+    cases = [(["--min-score", "5"], {"min_score": 5.0}, "min-score", "minScore"),
+             (["--max-results", "-1"], {"max_results": -1}, "max-results", "maxResults")]
+    for flags, kwargs, flag, wire in cases:
+        proc = running.cli("search", "pelican", *flags)
+        assert proc.returncode == 2 and proc.stdout == "", proc
+        assert proc.stderr.startswith(f"openmemd: --{flag} must be between")
+        with running.client() as c, pytest.raises(RemoteBadRequest) as info:
+            c.search("pelican", **kwargs)
+        assert info.value.message == proc.stderr.strip().replace(
+            f"openmemd: --{flag}", f"'{wire}'")
+    proc = running.cli("search", "")
+    assert (proc.returncode, proc.stderr) == (2, "openmemd: the query must not be empty\n")
+
+
 def test_sixteen_concurrent_clients(running: Daemon) -> None:
     errors: list[str] = []
 

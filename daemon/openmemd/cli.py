@@ -446,6 +446,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"openmemd: config error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    from openmemd.server.params import usage_problem
+
+    problem = usage_problem(args.command, vars(args), settings.server.endpoint)
+    if problem:
+        print(f"openmemd: {problem}", file=sys.stderr)
+        return EXIT_USAGE
     from openmemd.log import configure_logging, set_level
 
     configure_logging(settings)
@@ -458,7 +464,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except OpenmemdError as exc:
         print(f"openmemd: {exc}", file=sys.stderr)
-        return EXIT_FAIL
+        return EXIT_USAGE if exc.code == "bad_request" else EXIT_FAIL
     except KeyboardInterrupt:
         print("openmemd: interrupted", file=sys.stderr)
         return 130

@@ -47,9 +47,6 @@ from openmemd.server.zmq_server import ServerError, ZmqServer
 log = get_logger(__name__)
 
 CHECK_INTERVAL_S = 5.0
-# The systemd watchdog is fed only while the request loop turns; a loop stuck this long means
-# the daemon no longer serves, and systemd should restart it.
-SERVER_STALL_S = 15.0
 RESTART_NEEDED = ("workspace", "state_dir", "sources", "extra_paths", "agents", "chunking",
                   "embedding", "cache", "server")
 RESTART_NEEDED_SYNC = ("watch", "watch_polling", "watch_poll_seconds", "max_file_bytes")
@@ -187,10 +184,7 @@ class Daemon:
             now = time.monotonic()
             if wd_interval and now >= next_wd:
                 next_wd = now + wd_interval
-                if self.server is not None and now - self.server.last_loop < SERVER_STALL_S:
-                    sdnotify.notify("WATCHDOG=1", self._env)
-                else:
-                    log.error("request loop stalled; not feeding the systemd watchdog")
+                self._feed_watchdog()
             if now >= next_check:
                 next_check = now + CHECK_INTERVAL_S
                 if self.server is not None and not self.server.is_alive():
@@ -208,6 +202,16 @@ class Daemon:
             if self._reload_requested:
                 self._reload_requested = False
                 self._reload()
+
+    def _feed_watchdog(self) -> bool:
+        """WATCHDOG=1 only while requests are served: the I/O loop turns and every request
+        worker is alive and not stuck. Otherwise systemd restarts the daemon."""
+        stalled = self.server.stalled() if self.server is not None else ["no request server"]
+        if stalled:
+            log.error("requests are not being served; not feeding the systemd watchdog",
+                      problems=stalled)
+            return False
+        return sdnotify.notify("WATCHDOG=1", self._env)
 
     def _reload(self) -> None:
         if self._reload_fn is None:

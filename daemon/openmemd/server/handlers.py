@@ -98,10 +98,12 @@ class Dispatcher:
                                               watch_enabled=self._watch_enabled())
         if not sched.get("running", True):
             problems.append("scheduler is not running")
+        server = self._server_info()
+        problems += server.get("problems") or []  # dead, stuck or replaced request workers
         return {"running": True, "health": health.overall(problems), "problems": problems,
                 "version": __version__, "pid": os.getpid(), "endpoint": self.endpoint,
                 "startedAt": iso(self.started),
                 "uptimeSeconds": round(time.monotonic() - self._started_mono, 1),
                 "rssBytes": health.rss_bytes(), "cpuSeconds": round(health.cpu_seconds(), 2),
                 "configFile": self._config_file or None, "scheduler": sched,
-                "server": self._server_info(), "agents": agents}
+                "server": server, "agents": agents}

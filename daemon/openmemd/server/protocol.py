@@ -1,4 +1,5 @@
-"""The wire protocol: one JSON object per message, validated here and nowhere else.
+"""The wire protocol: one JSON object per message, validated here at the edge (parameter
+values by the rules in `params`, which the command line shares).
 
 `parse_request(body)` turns the bytes of a request into one of the typed request records or
 raises `ProtocolError(code, message)`; `encode_reply` / `error_reply` build the replies.
@@ -9,32 +10,32 @@ Replies:  ``{"ok": true, ...}`` or ``{"ok": false, "error": {"code": ..., "messa
 Unknown *ops* are rejected (a typo must not look like success). Unknown *fields* are
 tolerated, so that a newer client can talk to an older daemon; only the fields documented for
 an op are read. A request may carry an ``"id"`` (string or integer), echoed in the reply for
-clients that pipeline over DEALER sockets.
+clients that pipeline over DEALER sockets. Replies are always encodable: text UTF-8 cannot
+carry (a lone surrogate from a ``"\\ud800"`` escape) is sent as JSON escapes.
 """
 
 from __future__ import annotations
 
 import json
-import math
-import re
 from dataclasses import dataclass
 from typing import Any
 
-from openmemd.config import DEFAULT_AGENT, SOURCES
+from openmemd.config import DEFAULT_AGENT
+from openmemd.server import params
 
-MAX_QUERY_BYTES = 4096
-MAX_PATH_BYTES = 4096
+# The limits stay importable from the protocol, where clients look for them.
+from openmemd.server.params import MAX_PATH_BYTES, MAX_QUERY_BYTES, PHASES  # noqa: F401
+
 OPS = ("ping", "status", "search", "get", "sync", "dream")
-PHASES = ("light", "rem", "deep", "all")
 ERROR_CODES = ("bad_request", "not_found", "forbidden", "unavailable", "internal")
-_AGENT_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
 class ProtocolError(Exception):
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: str, message: str, req_id: str | int | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
+        self.req_id = req_id
 
 
 @dataclass(frozen=True)
@@ -124,11 +125,24 @@ def decode_json(body: bytes, *, max_bytes: int) -> dict[str, Any]:
 
 def parse_request(body: bytes, *, max_bytes: int = 1024 * 1024) -> Envelope:
     data = decode_json(body, max_bytes=max_bytes)
+    req_id = request_id(data)
+    try:
+        return Envelope(parse_fields(data), req_id)
+    except ProtocolError as exc:
+        exc.req_id = req_id  # echoed in the error reply, for pipelining clients
+        raise
+
+
+def request_id(data: dict[str, Any]) -> str | int | None:
+    """The client's id to echo. A lone surrogate in it is echoed as a JSON escape (see
+    encode_reply), so the client gets back exactly what it sent."""
     req_id = data.get("id")
     if req_id is not None and (isinstance(req_id, bool) or not isinstance(req_id, (str, int))
-                               or (isinstance(req_id, str) and len(req_id) > 256)):
-        raise ProtocolError("bad_request", "'id' must be a string (≤ 256 chars) or an integer")
-    return Envelope(parse_fields(data), req_id)
+                               or (isinstance(req_id, str) and len(req_id) > 256)
+                               or (isinstance(req_id, int) and not -2**63 <= req_id < 2**63)):
+        raise ProtocolError("bad_request", "'id' must be a string (≤ 256 chars) or a 64-bit "
+                                           "integer")
+    return req_id
 
 
 def parse_fields(data: dict[str, Any]) -> Request:
@@ -145,41 +159,57 @@ def parse_fields(data: dict[str, Any]) -> Request:
     if op == "status":
         return StatusRequest(agent=f.agent(required_default=None), deep=f.flag("deep", False))
     if op == "search":
-        query = f.text("query", required=True, max_bytes=MAX_QUERY_BYTES)
-        if not query.strip():
-            raise ProtocolError("bad_request", "'query' must not be empty")
-        sources = f.str_list("sources", choices=SOURCES)
-        return SearchRequest(query=query, agent=f.agent(),
-                             max_results=f.integer("maxResults", lo=1, hi=200),
-                             min_score=f.number("minScore", lo=0.0, hi=1.0),
-                             sources=sources, explain=f.flag("explain", False))
+        return SearchRequest(query=f.param("query", required=True), agent=f.agent(),
+                             max_results=f.param("maxResults"), min_score=f.param("minScore"),
+                             sources=f.param("sources"), explain=f.flag("explain", False))
     if op == "get":
-        return GetRequest(path=f.text("path", required=True, max_bytes=MAX_PATH_BYTES),
-                          agent=f.agent(), from_line=f.integer("from", lo=1),
-                          lines=f.integer("lines", lo=1))
+        return GetRequest(path=f.param("path", required=True), agent=f.agent(),
+                          from_line=f.param("from"), lines=f.param("lines"))
     if op == "sync":
         return SyncRequest(agent=f.agent(), force=f.flag("force", False),
                            wait=f.flag("wait", True))
-    phase = f.text("phase") or "all"
-    if phase not in PHASES:
-        raise ProtocolError("bad_request", f"'phase' must be one of {', '.join(PHASES)}; "
-                                           f"got {phase[:32]!r}")
-    return DreamRequest(agent=f.agent(), phase=phase, dry_run=f.flag("dryRun", False))
+    return DreamRequest(agent=f.agent(), phase=f.param("phase") or "all",
+                        dry_run=f.flag("dryRun", False))
+
+
+def is_long(request: Request) -> bool:
+    """Operations that may run for minutes: the server gives them their own small pool."""
+    return isinstance(request, DreamRequest) or (isinstance(request, SyncRequest)
+                                                 and request.wait)
+
+
+def op_name(request: Request) -> str:
+    return type(request).__name__.removesuffix("Request").lower()
+
+
+# Wire field -> request parameter (its rule in `params`); messages name the wire field.
+_PARAM = {"maxResults": "max_results", "minScore": "min_score", "from": "from_line"}
+WIRE_NAMES = {**{f: f"'{f}'" for f in params.RULES}, **{p: f"'{w}'" for w, p in _PARAM.items()}}
 
 
 class _Fields:
-    """Typed accessors that raise ProtocolError naming the field."""
+    """Accessors that raise ProtocolError naming the field as the client wrote it.
+
+    JSON shapes (flags, required keys) are checked here; parameter values by the rules in
+    `params`, which the command line shares. `text` checks a free-text field of a new op.
+    """
 
     def __init__(self, data: dict[str, Any]) -> None:
         self._data = data
 
     def agent(self, required_default: str | None = DEFAULT_AGENT) -> Any:
-        value = self._data.get("agent")
-        if value is None:
-            return required_default
-        if not isinstance(value, str) or not _AGENT_RE.match(value):
-            raise ProtocolError("bad_request", "'agent' must be 1-64 letters, digits, - or _")
-        return value
+        value = self.param("agent")
+        return required_default if value is None else value
+
+    def param(self, key: str, *, required: bool = False) -> Any:
+        """Wire field `key` checked by its parameter rule; None when absent."""
+        value = self._data.get(key)
+        if value is None and required:
+            raise ProtocolError("bad_request", f"missing '{key}'")
+        try:
+            return params.check(_PARAM.get(key, key), value)
+        except params.ParamError as exc:
+            raise ProtocolError("bad_request", exc.render(WIRE_NAMES)) from None
 
     def text(self, key: str, *, required: bool = False, max_bytes: int = 4096) -> Any:
         value = self._data.get(key)
@@ -187,14 +217,10 @@ class _Fields:
             if required:
                 raise ProtocolError("bad_request", f"missing '{key}'")
             return None
-        if not isinstance(value, str):
-            raise ProtocolError("bad_request", f"'{key}' must be a string, got {_json_type(value)}")
-        size = len(value.encode("utf-8", "surrogatepass"))
-        if size > max_bytes:
-            raise ProtocolError("bad_request", f"'{key}' is {size} bytes; the limit is {max_bytes}")
-        if "\x00" in value:
-            raise ProtocolError("bad_request", f"'{key}' must not contain NUL characters")
-        return value
+        try:
+            return params.text(key, value, max_bytes, empty_ok=True)
+        except params.ParamError as exc:
+            raise ProtocolError("bad_request", exc.render({key: f"'{key}'"})) from None
 
     def flag(self, key: str, default: bool) -> bool:
         value = self._data.get(key)
@@ -205,72 +231,43 @@ class _Fields:
                                                f"{_json_type(value)}")
         return value
 
-    def integer(self, key: str, *, lo: int | None = None, hi: int | None = None) -> int | None:
-        value = self._data.get(key)
-        if value is None:
-            return None
-        if isinstance(value, float) and value.is_integer():
-            value = int(value)
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ProtocolError("bad_request", f"'{key}' must be an integer, got "
-                                               f"{_json_type(value)}")
-        if (lo is not None and value < lo) or (hi is not None and value > hi):
-            raise ProtocolError("bad_request", f"'{key}' = {value} is out of range "
-                                               f"[{lo}, {hi if hi is not None else '∞'}]")
-        return value
-
-    def number(self, key: str, *, lo: float, hi: float) -> float | None:
-        value = self._data.get(key)
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
-            raise ProtocolError("bad_request", f"'{key}' must be a number, got {_json_type(value)}")
-        if not lo <= value <= hi:
-            raise ProtocolError("bad_request", f"'{key}' = {value} is out of range [{lo}, {hi}]")
-        return float(value)
-
-    def str_list(self, key: str, *, choices: tuple[str, ...]) -> tuple[str, ...] | None:
-        value = self._data.get(key)
-        if value is None:
-            return None
-        if (not isinstance(value, list) or not value
-                or not all(isinstance(v, str) and v in choices for v in value)):
-            raise ProtocolError("bad_request", f"'{key}' must be a non-empty list of "
-                                               f"{', '.join(repr(c) for c in choices)}")
-        return tuple(dict.fromkeys(value))
-
 
 def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
+    return params.kind(value)
 
 
 # -- replies ------------------------------------------------------------------------------------
 
 def encode_reply(payload: dict[str, Any], req_id: str | int | None = None) -> bytes:
-    """`payload` must hold "ok"; strict JSON (NaN is an error, surfaced as `internal`)."""
+    """`payload` must hold "ok"; strict JSON (NaN is an error, surfaced as `internal`).
+
+    Text that UTF-8 cannot carry (a lone surrogate in an echoed id, or in a message quoting
+    the request) is sent as JSON \\u escapes instead of failing.
+    """
     if req_id is not None:
         payload = {**payload, "id": req_id}
-    return json.dumps(payload, ensure_ascii=False, allow_nan=False,
-                      separators=(",", ":")).encode("utf-8")
+    try:
+        return json.dumps(payload, ensure_ascii=False, allow_nan=False,
+                          separators=(",", ":")).encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(payload, ensure_ascii=True, allow_nan=False,
+                          separators=(",", ":")).encode("ascii")
 
 
 def ok_reply(fields: dict[str, Any] | None = None, req_id: str | int | None = None) -> bytes:
     return encode_reply({"ok": True, **(fields or {})}, req_id)
 
 
+# The reply of last resort: bytes that need no encoding, for when even an error reply fails.
+INTERNAL_REPLY = b'{"ok":false,"error":{"code":"internal","message":"internal error"}}'
+
+
 def error_reply(code: str, message: str, req_id: str | int | None = None) -> bytes:
+    """An error reply; never raises."""
     if code not in ERROR_CODES:
         code = "internal"
-    return encode_reply({"ok": False, "error": {"code": code, "message": message}}, req_id)
+    try:
+        return encode_reply({"ok": False, "error": {"code": code, "message": str(message)}},
+                            req_id)
+    except Exception:  # an id or message of a type json cannot write: drop it, still answer
+        return INTERNAL_REPLY

@@ -7,6 +7,11 @@ envelope, back over an inproc PUSH/PULL pair; the I/O thread sends it out. REQ c
 unchanged (identity + empty delimiter + body); DEALER clients without the delimiter get their
 reply in the same shape. Every request gets exactly one reply; a full queue is answered with
 `unavailable` instead of growing without bound.
+
+Long operations (`sync` with wait, `dream`) are handed to a separate small pool, so they never
+occupy the request workers that searches need; when all its threads are busy, a further long
+operation is answered `unavailable` at once. Worker threads are supervised (workers.py): one
+that dies is replaced and its request answered; a stuck one shows in `problems()`.
 """
 
 from __future__ import annotations
@@ -14,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
-import queue
 import threading
 import time
 from collections.abc import Callable
@@ -25,7 +29,17 @@ import zmq
 from openmemd.errors import OpenmemdError
 from openmemd.log import get_logger
 from openmemd.server.endpoint import Endpoint, parse_endpoint, prepare_private_dir
-from openmemd.server.protocol import ProtocolError, Request, error_reply, ok_reply, parse_request
+from openmemd.server.protocol import (
+    Envelope,
+    ProtocolError,
+    Request,
+    error_reply,
+    is_long,
+    ok_reply,
+    op_name,
+    parse_request,
+)
+from openmemd.server.workers import Slot, WorkerPool
 
 log = get_logger(__name__)
 
@@ -33,6 +47,14 @@ Handler = Callable[[Request], dict[str, Any]]
 _MAX_FRAMES = 16
 _POLL_MS = 1000
 _SOCKET_CHECK_S = 10.0
+# A short request (search, get, status, ping) running longer than this is stuck: status says
+# so and the daemon stops feeding the systemd watchdog. Long operations have their own bound:
+# a waiting sync gives up after an hour (AgentRuntime.sync), a dream sweep is bounded by the
+# workspace; past this they count as stuck too.
+STUCK_REQUEST_S = 300.0
+STUCK_LONG_OP_S = 6 * 3600.0
+# The I/O loop turns at least once a second; this long without a turn, it is stuck.
+IO_STALL_S = 15.0
 _ids = itertools.count()
 
 
@@ -44,21 +66,27 @@ class ZmqServer:
     def __init__(self, endpoint: str | Endpoint, handler: Handler, *, workers: int = 4,
                  max_message_bytes: int = 1024 * 1024, queue_size: int | None = None,
                  allow_remote: bool = False, context: zmq.Context[Any] | None = None,
-                 socket_check_s: float = _SOCKET_CHECK_S) -> None:
+                 socket_check_s: float = _SOCKET_CHECK_S, long_workers: int = 2,
+                 stuck_after_s: float = STUCK_REQUEST_S,
+                 long_stuck_after_s: float = STUCK_LONG_OP_S) -> None:
         self.endpoint = (endpoint if isinstance(endpoint, Endpoint)
                          else parse_endpoint(endpoint, allow_remote=allow_remote))
         self._handler = handler
         self._workers_n = max(1, workers)
         self.max_message_bytes = max_message_bytes
         self._ctx = context or zmq.Context.instance()
-        self._queue: queue.Queue[tuple[list[bytes], bytes] | None] = queue.Queue(
-            queue_size or self._workers_n * 32)
         self._inproc = f"inproc://openmemd-replies-{os.getpid()}-{next(_ids)}"
+        self._pool = WorkerPool("request", self._workers_n, self._work, context=self._ctx,
+                                reply_url=self._inproc,
+                                queue_size=queue_size or self._workers_n * 32,
+                                stuck_after_s=stuck_after_s)
+        self._long = WorkerPool("long-op", long_workers, self._work_long, context=self._ctx,
+                                reply_url=self._inproc, stuck_after_s=long_stuck_after_s,
+                                reserve=True)
         self._stopping = threading.Event()
         self._frontend: zmq.Socket[Any] | None = None
         self._pull: zmq.Socket[Any] | None = None
         self._io_thread: threading.Thread | None = None
-        self._workers: list[threading.Thread] = []
         self._inflight = 0
         self._socket_check_s = socket_check_s
         self.requests = 0
@@ -74,10 +102,8 @@ class ZmqServer:
         self._pull = self._ctx.socket(zmq.PULL)
         self._pull.setsockopt(zmq.LINGER, 0)
         self._pull.bind(self._inproc)
-        for i in range(self._workers_n):
-            t = threading.Thread(target=self._worker, name=f"openmemd-request-{i}", daemon=True)
-            t.start()
-            self._workers.append(t)
+        self._pool.start()
+        self._long.start()
         self._io_thread = threading.Thread(target=self._io_loop, name="openmemd-zmq", daemon=True)
         self._io_thread.start()
         log.info("server_listening", endpoint=self.endpoint.url, workers=self._workers_n)
@@ -88,13 +114,10 @@ class ZmqServer:
         self._stopping.set()
         self._wake_io_thread()
         deadline = time.monotonic() + timeout
-        for _ in self._workers:
-            try:
-                self._queue.put(None, timeout=max(0.0, deadline - time.monotonic()))
-            except queue.Full:
-                break
-        for t in self._workers:
-            t.join(max(0.1, deadline - time.monotonic()))
+        for pool in (self._pool, self._long):
+            pool.signal_stop(deadline)
+        for pool in (self._pool, self._long):
+            pool.join(deadline)
         if self._io_thread is not None:
             self._io_thread.join(max(0.5, deadline - time.monotonic()))
         self._remove_socket_file()
@@ -119,11 +142,31 @@ class ZmqServer:
 
     def threads_done(self) -> bool:
         """True when no server thread still holds a socket (the context may be terminated)."""
-        return not self.is_alive() and not any(t.is_alive() for t in self._workers)
+        return not self.is_alive() and not self._pool.alive() and not self._long.alive()
+
+    def stalled(self) -> list[str]:
+        """Why the server no longer serves (empty when it does): the I/O loop has not turned,
+        or a worker is dead or stuck. The daemon feeds the systemd watchdog only when empty."""
+        now = time.monotonic()
+        return self._loop_problems(now) + self._pool.stalled(now) + self._long.stalled(now)
+
+    def problems(self) -> list[str]:
+        """`stalled()` plus recent worker deaths (replaced): the lines `status` shows."""
+        now = time.monotonic()
+        return self._loop_problems(now) + self._pool.problems(now) + self._long.problems(now)
+
+    def _loop_problems(self, now: float) -> list[str]:
+        if self._io_thread is not None and not self._io_thread.is_alive():
+            return ["request loop thread is not running"]
+        if now - self.last_loop > IO_STALL_S:
+            return [f"request loop has not turned for {now - self.last_loop:.0f}s"]
+        return []
 
     def stats(self) -> dict[str, Any]:
         return {"requests": self.requests, "errors": self.errors, "rejected": self.rejected,
-                "queued": self._queue.qsize(), "workers": self._workers_n}
+                "queued": self._pool.queue.qsize(), "workers": self._workers_n,
+                "pools": {"requests": self._pool.stats(), "longOps": self._long.stats()},
+                "problems": self.problems()}
 
     # -- sockets --------------------------------------------------------------------------
     def _bind_frontend(self) -> zmq.Socket[Any]:
@@ -195,6 +238,7 @@ class ZmqServer:
                     self._forward_replies(frontend, pull)
                 if frontend in events and drain_deadline is None:
                     self._read_requests(frontend)
+                self._supervise(frontend)
                 if self.last_loop > next_check:
                     next_check = self.last_loop + self._socket_check_s
                     self._check_socket_file()
@@ -227,10 +271,9 @@ class ZmqServer:
                 self.errors += 1
                 self._send(frontend, [*envelope, error_reply("bad_request", problem)])
                 continue
-            try:
-                self._queue.put_nowait((envelope, body))
+            if self._pool.submit(envelope, body):
                 self._inflight += 1
-            except queue.Full:
+            else:
                 self.rejected += 1
                 self._send(frontend, [*envelope, error_reply(
                     "unavailable", "server busy: too many requests queued; retry shortly")])
@@ -242,39 +285,60 @@ class ZmqServer:
         except zmq.ZMQError as exc:  # peer gone or its queue full: the reply is dropped
             log.debug("reply_dropped", error=str(exc))
 
-    # -- workers --------------------------------------------------------------------------
-    def _worker(self) -> None:
-        push = self._ctx.socket(zmq.PUSH)
-        push.setsockopt(zmq.LINGER, 0)
-        push.connect(self._inproc)
-        try:
-            while True:
-                item = self._queue.get()
-                if item is None:
-                    return
-                envelope, body = item
-                reply = self.process(body)
-                push.send_multipart([*envelope, reply])
-        finally:
-            push.close()
+    def _supervise(self, frontend: zmq.Socket[Any]) -> None:
+        for pool in (self._pool, self._long):
+            for envelope in pool.supervise():
+                self._inflight -= 1
+                self.errors += 1
+                self._send(frontend, [*envelope, error_reply(
+                    "internal", "the request worker handling this request died; retry")])
 
-    def process(self, body: bytes) -> bytes:
-        """One request body -> one reply body. Never raises."""
-        req_id = None
+    # -- workers --------------------------------------------------------------------------
+    def _work(self, envelope: list[bytes], body: bytes, slot: Slot) -> bytes | None:
+        """A request worker's turn: parse, then answer or hand a long operation on."""
         try:
             env = parse_request(body, max_bytes=self.max_message_bytes)
-            req_id = env.id
-            return ok_reply(self._handler(env.request), req_id)
         except ProtocolError as exc:
             self.errors += 1
-            return error_reply(exc.code, exc.message, req_id)
+            return error_reply(exc.code, exc.message, exc.req_id)
+        slot.op = op_name(env.request)
+        if not is_long(env.request):
+            return self._handle(env)
+        if self._long.submit(envelope, env):
+            return None  # a long-op thread answers it
+        self.rejected += 1
+        return error_reply("unavailable", f"busy: {self._long.size} long operations (sync "
+                           "with wait, dream) are already running; retry when one finishes",
+                           env.id)
+
+    def _work_long(self, envelope: list[bytes], env: Envelope, slot: Slot) -> bytes:
+        slot.op = op_name(env.request)
+        return self._handle(env)
+
+    def process(self, body: bytes) -> bytes:
+        """One request body -> one reply body, in the calling thread. Never raises."""
+        try:
+            env = parse_request(body, max_bytes=self.max_message_bytes)
+        except ProtocolError as exc:
+            self.errors += 1
+            return error_reply(exc.code, exc.message, exc.req_id)
+        return self._handle(env)
+
+    def _handle(self, env: Envelope) -> bytes:
+        """Run the handler; every outcome is a reply. Never raises."""
+        try:
+            return ok_reply(self._handler(env.request), env.id)
         except OpenmemdError as exc:
             self.errors += 1
-            return error_reply(exc.code, str(exc), req_id)
+            return error_reply(exc.code, str(exc), env.id)
         except Exception as exc:
             self.errors += 1
-            log.exception("request_failed", body=body[:200].decode("utf-8", "replace"))
-            return error_reply("internal", f"internal error: {type(exc).__name__}: {exc}", req_id)
+            try:
+                log.exception("request_failed", op=op_name(env.request))
+            except Exception:  # pragma: no cover - logging must not cost the reply
+                pass
+            return error_reply("internal", f"internal error: {type(exc).__name__}: {exc}",
+                               env.id)
 
 
 def _bind_private(sock: zmq.Socket[Any], url: str, path: Any) -> None:
