@@ -9,6 +9,7 @@ the daemon are the real ones.
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import threading
 import time
@@ -98,7 +99,7 @@ def test_fill_reports_every_batch_with_rate_and_eta(make_settings, workspace, sl
     # One update when the fill starts and one per batch of 2, never a whole page at once.
     assert vectors[0] == (0, 12) and vectors[-1] == (12, 12)
     assert len(vectors) == 7
-    assert all(0 < b[0] - a[0] <= 2 for a, b in zip(vectors, vectors[1:]))
+    assert all(0 < b[0] - a[0] <= 2 for a, b in itertools.pairwise(vectors))
     middle = [s for s in snaps if s.phase == "vectors" and 0 < s.done < s.total]
     assert middle and all(s.rate > 0 and s.eta_s is not None for s in middle)
 
