@@ -192,6 +192,10 @@ def test_index_returns_with_keywords_done_while_the_daemon_fills(filling) -> Non
         hits = c.search("pangolin ledger", min_score=0.0)["results"]
     assert any(h["path"] == "memory/fresh.md" for h in hits)
     assert "Progress: vectors" in d.cli("status").stdout
+    # A forced rebuild swaps in its keyword rows (and cached vectors) without embedding first.
+    forced = d.cli("index", "--force", timeout=40)
+    assert forced.returncode == 0, forced.stderr
+    assert "(full rebuild)" in forced.stdout and "still waiting for a vector" in forced.stdout
 
     srv.delay = 0
     assert wait_for(lambda: agent()["pendingVectors"] == 0 and agent()["progress"] is None, 60)
