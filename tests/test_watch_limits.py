@@ -123,6 +123,7 @@ def test_watch_limit_falls_back_to_polling_and_says_so(limited: Daemon) -> None:
     with d.client() as c:
         status = c.status()
     assert status["health"] == "degraded"
+    assert any("seen by polling" in p for p in status["problems"]), status["problems"]
     assert status["agents"]["main"]["watcher"] == watch["state"]
 
     # A change inside an unwatched subtree is still seen (by polling, not the 5-min reconcile).

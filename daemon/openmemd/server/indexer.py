@@ -205,7 +205,7 @@ class Indexer:
             except BaseException:  # never let the writer die
                 log.exception("indexer_action_failed", agent=self._name)
             finally:
-                self.progress = None
+                self.progress, self._meter = None, ProgressMeter()
 
     def _progress(self, phase: str, done: int, total: int) -> None:
         if self._stopping:

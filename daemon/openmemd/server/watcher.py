@@ -117,8 +117,7 @@ class Watcher:
         self._subtrees = SubtreePoller(name, polling_interval)
         self._cover_lock = threading.Lock()
         self._debouncer = Debouncer(debounce_ms / 1000, self._flush, max_pending=max_pending,
-                                    on_overflow=self._on_debounce_overflow,
-                                    name=f"watch-{name}")
+                                    on_overflow=self._on_debounce_overflow, name=f"watch-{name}")
 
     # -- lifecycle ------------------------------------------------------------------------
     def start(self) -> None:
@@ -127,7 +126,6 @@ class Watcher:
             self._stopping = False
             self._debouncer.start()
             self._start_observer_locked(polling=self._force_polling)
-        # watchdog's thread reading the inotify descriptor (its attribute, looked up safely)
         OverflowTap.get().register(id(self), lambda: getattr(self._observer, "_inotify_fd", None),
                                    self._on_queue_overflow)
         self._cover(str(self.root))
@@ -214,13 +212,14 @@ class Watcher:
 
     def _cover(self, abs_dir: str) -> None:
         """Poll the directories under `abs_dir` that inotify does not watch (watch limit)."""
-        if self._backend != "inotify" or self._stopping:
+        rel = self._relative(abs_dir)
+        if self._backend != "inotify" or self._stopping or rel is None \
+                or not self._may_contain(rel):
             return
         with self._cover_lock:
             missing = unwatched_dirs(str(self.root), abs_dir, self._may_contain, self._relative)
-            added = [rel for rel in missing or []
-                     if self._subtrees.add(rel, str(self.root / rel), _Handler(self),
-                                           EVENT_FILTER)]
+            added = [r for r in missing or []
+                     if self._subtrees.add(r, str(self.root / r), _Handler(self), EVENT_FILTER)]
         if not added:
             return
         self._watch_failures += len(added)
