@@ -139,4 +139,5 @@ def test_watch_limit_falls_back_to_polling_and_says_so(limited: Daemon) -> None:
 
     out = d.cli("status")
     assert "Watcher: degraded (polling memory/a, memory/b, memory/later)" in out.stdout, out
+    assert "3 unwatchable directories, polled" in out.stdout
     assert d.stop() == 0

@@ -316,6 +316,10 @@ def _print_status_text(reply: dict[str, Any]) -> None:
         for key, label in (("watcher", "Watcher"), ("queueDepth", "Queue")):
             if key in a:
                 print(f"  {label}: {a[key]}")
+        watch = a.get("watch") or {}
+        if watch.get("overflows") or watch.get("watchFailures"):
+            print(f"  Missed events: {watch.get('overflows', 0)} queue overflow(s), reconciled at "
+                  f"once; {watch.get('watchFailures', 0)} unwatchable directories, polled")
         if a.get("progress"):
             print(f"  Progress: {describe(a['progress'])}")
         last = a.get("lastSync", {})
