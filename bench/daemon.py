@@ -97,7 +97,9 @@ def main() -> int:
                     time.sleep(0.01)
             ready = time.perf_counter() - t0
             with Client(endpoint, timeout=600) as c:
-                c.sync()
+                c.sync()  # answers once keyword rows are written: wait for the vectors too
+                while c.status()["agents"]["main"].get("pendingVectors"):
+                    time.sleep(0.05)
                 synced = time.perf_counter() - t0
                 c.search("warm up query")
                 first = time.perf_counter() - t0

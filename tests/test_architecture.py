@@ -15,6 +15,7 @@ ALLOWED = {
     "config": {"paths"},
     "paths": set(),
     "errors": set(),
+    "progress": set(),
     "log": {"config"},
     "store": {"config", "paths", "errors", "log"},
     "embed": {"config", "paths", "errors", "log", "store"},
@@ -24,8 +25,9 @@ ALLOWED = {
     "api": {"config", "paths", "errors", "log", "store", "embed", "search", "index", "dreaming"},
     "client": {"config", "paths", "errors", "log", "server.protocol"},
     "server": {"config", "paths", "errors", "log", "api", "client", "dreaming", "store",
-               "embed", "search", "index"},
-    "cli": {"config", "paths", "errors", "log", "api", "client", "server", "dreaming"},
+               "embed", "search", "index", "progress"},
+    "cli": {"config", "paths", "errors", "log", "api", "client", "server", "dreaming",
+            "progress"},
 }
 
 

@@ -253,7 +253,7 @@ class MemoryIndex:
                 if force or diffs:
                     if diffs:
                         log.info("index identity changed; rebuilding", changed=diffs)
-                    report = self._safe_reindex(progress)
+                    report = self._safe_reindex(progress, fill_vectors)
                 else:
                     if schema.read_meta(conn) is None:
                         schema.write_meta(conn, self.identity().to_meta())
@@ -294,7 +294,7 @@ class MemoryIndex:
             return self._indexer(conn, self._vec).fill_vectors(progress=progress,
                                                                should_stop=should_stop)
 
-    def _safe_reindex(self, progress: Progress | None) -> SyncReport:
+    def _safe_reindex(self, progress: Progress | None, fill_vectors: bool = True) -> SyncReport:
         result: dict[str, SyncReport] = {}
 
         def build(tmp: Path) -> None:
@@ -305,7 +305,8 @@ class MemoryIndex:
                 schema.write_meta(conn, self.identity().to_meta())
                 indexer = self._indexer(conn, vec)
                 report = indexer.sync(force=True, progress=progress)
-                report.merge(indexer.fill_vectors(progress=progress))
+                report.merge(indexer.fill_vectors(progress=progress) if fill_vectors
+                             else SyncReport(vectors_pending=indexer.pending_vectors()))
                 if self.settings.cache.enabled and self.settings.cache.max_entries:
                     from openmemd.embed import cache as embed_cache
 

@@ -19,6 +19,7 @@ from typing import Any
 from openmemd import __version__
 from openmemd.config import DEFAULT_AGENT, ConfigError, Settings, load_settings
 from openmemd.errors import OpenmemdError
+from openmemd.progress import ProgressBar, describe
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 EXIT_DEGRADED, EXIT_NOT_RUNNING = 1, 2
@@ -106,34 +107,6 @@ def _print_json(value: Any) -> None:
     print(json.dumps(value, ensure_ascii=False, indent=2))
 
 
-class _ProgressBar:
-    """A one-line progress display on a terminal; silent otherwise."""
-
-    def __init__(self, enabled: bool) -> None:
-        self.enabled = enabled
-        self.started = time.monotonic()
-        self.last = 0.0
-
-    def __call__(self, phase: str, done: int, total: int) -> None:
-        if not self.enabled:
-            return
-        now = time.monotonic()
-        if done < total and now - self.last < 0.1:
-            return
-        self.last = now
-        elapsed = now - self.started
-        rate = done / elapsed if elapsed > 0 else 0
-        eta = (total - done) / rate if rate > 0 else 0
-        label = "Indexing files" if phase == "files" else "Embedding chunks"
-        width = 24
-        filled = int(width * done / total) if total else width
-        sys.stderr.write(f"\r{label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}"
-                         f" · {elapsed:4.0f}s · eta {eta:4.0f}s ")
-        if done >= total:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
-
-
 # -- daemon routing -----------------------------------------------------------------------------
 def _daemon(settings: Settings, args: argparse.Namespace) -> Any:
     """A connected client when a daemon serves this endpoint and workspace, else None."""
@@ -218,7 +191,7 @@ def cmd_index(settings: Settings, args: argparse.Namespace) -> int:
         report = reply.get("report", reply)
     else:
         with _open_index(settings, args) as index:
-            bar = _ProgressBar(sys.stderr.isatty() and not args.json)
+            bar = ProgressBar(sys.stderr.isatty() and not args.json)
             report = index.sync(force=args.force, progress=bar).to_dict()
     if args.json:
         _print_json(report)
@@ -228,6 +201,9 @@ def cmd_index(settings: Settings, args: argparse.Namespace) -> int:
           f"{report['deleted']} deleted, {report['chunks']} chunks written"
           + (f", {report['vectorsEmbedded']} embedded" if report.get("vectorsEmbedded") else "")
           + (" (full rebuild)" if report.get("reindexed") else "") + ".")
+    if client is not None and report.get("vectorsPending"):  # the daemon embeds them now
+        print(f"  {report['vectorsPending']} chunks still waiting for a vector: keyword search "
+              "has them already; `openmemd status` shows the progress.")
     for issue in report.get("skipped", []):
         print(f"  skipped {issue['path']}: {issue['reason']}", file=sys.stderr)
     for issue in report.get("warnings", []):
@@ -340,6 +316,12 @@ def _print_status_text(reply: dict[str, Any]) -> None:
         for key, label in (("watcher", "Watcher"), ("queueDepth", "Queue")):
             if key in a:
                 print(f"  {label}: {a[key]}")
+        watch = a.get("watch") or {}
+        if watch.get("overflows") or watch.get("watchFailures"):
+            print(f"  Missed events: {watch.get('overflows', 0)} queue overflow(s), reconciled at "
+                  f"once; {watch.get('watchFailures', 0)} unwatchable directories, polled")
+        if a.get("progress"):
+            print(f"  Progress: {describe(a['progress'])}")
         last = a.get("lastSync", {})
         if last.get("at"):
             print(f"  Last sync: {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(last['at']))}"

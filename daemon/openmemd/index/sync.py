@@ -283,6 +283,15 @@ class Indexer:
         total = queries.count_pending_vectors(self.conn, self.model)
         done = 0
         stopped = False
+
+        def advance(count: int) -> None:  # after every batch: a page can take minutes
+            nonlocal done
+            done += count
+            if progress is not None:
+                progress("vectors", done, max(total, done))
+
+        if progress is not None and total:
+            progress("vectors", 0, total)  # starts the clock of the rate
         while not stopped:
             # Every chunk of a page gets its vector before the next page is read, so the
             # next page is simply the next LIMIT of chunks still without one.
@@ -298,6 +307,7 @@ class Indexer:
             if cached:
                 self._write(lambda c=cached, b=by_hash: self._store_vectors(c, b, cache_it=False))
                 report.vectors_from_cache += sum(len(by_hash[h]) for h in cached)
+                advance(sum(len(by_hash[h]) for h in cached))
             misses = [h for h in by_hash if h not in cached]
             # Two batches in flight: the pool embeds one while this thread writes the other.
             in_flight: deque[tuple[list[str], Future]] = deque()
@@ -308,16 +318,17 @@ class Indexer:
                 batch = misses[i:i + v.batch_size]
                 in_flight.append((batch, v.pool.submit([texts[h] for h in batch])))  # type: ignore[attr-defined]
                 if len(in_flight) >= 2:
-                    report.vectors_embedded += self._write_batch(*in_flight.popleft(), by_hash)
+                    written = self._write_batch(*in_flight.popleft(), by_hash)
+                    report.vectors_embedded += written
+                    advance(written)
             while in_flight:
                 batch, future = in_flight.popleft()
                 if stopped and future.cancel():
                     continue  # not started yet: left pending for the next fill
                 # started (or done): finish and keep it, nothing embedded is thrown away
-                report.vectors_embedded += self._write_batch(batch, future, by_hash)
-            done += len(page)
-            if progress is not None:
-                progress("vectors", min(done, total), max(total, done))
+                written = self._write_batch(batch, future, by_hash)
+                report.vectors_embedded += written
+                advance(written)
         report.vectors_pending = queries.count_pending_vectors(self.conn, self.model)
         return report
 

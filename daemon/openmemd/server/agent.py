@@ -175,6 +175,7 @@ class AgentRuntime:
         if self.indexer is not None:
             st["indexer"] = self.indexer.status()
             st["queueDepth"] = st["indexer"]["queueDepth"]
+            st["progress"] = st["indexer"]["progress"]  # None unless long work runs
         st["dreaming"] = {"enabled": self.settings.dreaming.enabled,
                           "running": self._dream_lock.locked(), "lastSweep": self.last_dream}
         if deep:

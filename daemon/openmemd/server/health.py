@@ -24,8 +24,9 @@ def agent_problems(agent_id: str, st: dict[str, Any], *, watch_enabled: bool) ->
     watcher = st.get("watch") or {}
     if watch_enabled and watcher.get("state") not in ("running", "running (polling)"):
         detail = f" ({watcher['error']})" if watcher.get("error") else ""
+        polled = "polling" in str(watcher.get("state"))  # slower, but nothing is missed
         p.append(f"{prefix}watcher {watcher.get('state', 'missing')}{detail}; changes are "
-                 "picked up by the periodic reconcile only")
+                 + ("seen by polling" if polled else "picked up by the periodic reconcile only"))
     indexer = st.get("indexer") or {}
     if indexer and not indexer.get("alive", True):
         p.append(f"{prefix}indexer thread is not running")

@@ -6,6 +6,11 @@ model warm-up). Work is held in bounded structures: a set of pending paths (over
 them and asks for one reconcile instead, which finds every change anyway), a flag for the
 reconcile, and a short job queue. Paths are written in small batches so that stopping never
 waits for more than a few files.
+
+Long work says how it goes: every file and embedding batch updates `progress` (phase, done,
+total, rate, ETA; shown by `status`) and an `index_progress` log line is written every
+PROGRESS_LOG_S. A `sync` waiter is answered once the keyword rows are written: embedding can
+take hours, and the report says how many chunks still wait for a vector.
 """
 
 from __future__ import annotations
@@ -19,10 +24,13 @@ from typing import Any, Protocol
 
 from openmemd.errors import UnavailableError
 from openmemd.log import get_logger
+from openmemd.progress import ProgressMeter, ProgressSnapshot
 from openmemd.server.util import iso
 from openmemd.server.watcher import Change
 
 log = get_logger(__name__)
+
+PROGRESS_LOG_S = 10.0
 
 
 class WritableIndex(Protocol):
@@ -66,6 +74,9 @@ class Indexer:
         self.last_reconcile: dict[str, Any] | None = None
         self.last_batch: dict[str, Any] | None = None
         self.reconciles = 0
+        self.progress: ProgressSnapshot | None = None  # while long work runs
+        self._meter = ProgressMeter()
+        self._progress_logged = 0.0
 
     # -- lifecycle ------------------------------------------------------------------------
     def start(self) -> None:
@@ -151,7 +162,8 @@ class Indexer:
         return {"state": self.state, "queueDepth": self.depth(), "overflows": self.overflows,
                 "reconciles": self.reconciles, "lastReconcile": self.last_reconcile,
                 "lastBatch": self.last_batch, "lastError": self.last_error,
-                "lastErrorAt": iso(self.last_error_at), "alive": self.is_alive()}
+                "lastErrorAt": iso(self.last_error_at), "alive": self.is_alive(),
+                "progress": self.progress.to_dict() if self.progress is not None else None}
 
     def _ask_reconcile_locked(self, reason: str, *, force: bool) -> None:
         self._reconcile = True
@@ -192,28 +204,51 @@ class Indexer:
                 action()
             except BaseException:  # never let the writer die
                 log.exception("indexer_action_failed", agent=self._name)
+            finally:
+                self.progress, self._meter = None, ProgressMeter()
 
-    def _progress(self, *_args: Any, **_kwargs: Any) -> None:
+    def _progress(self, phase: str, done: int, total: int) -> None:
         if self._stopping:
             raise IndexerStopping("daemon stopping")
+        snap = self._meter.update(phase, done, total)
+        if snap.elapsed_s == 0.0:
+            self._progress_logged = time.monotonic()  # a new phase: first line in 10 s
+        self.progress = snap
+        if time.monotonic() - self._progress_logged >= PROGRESS_LOG_S:
+            self._progress_logged = time.monotonic()
+            log.info("index_progress", agent=self._name, phase=phase, done=done, total=total,
+                     rate=round(snap.rate, 2),
+                     eta_s=None if snap.eta_s is None else round(snap.eta_s))
 
     def _do_reconcile(self, force: bool, reasons: list[str], waiters: list[Future[Any]]) -> None:
         self.state = "reconciling"
         started = time.time()
+
+        def answer(keyword_report: Any) -> None:
+            # Keyword rows are written: searchable now. Waiters get this report (with the
+            # count of chunks still waiting for a vector) instead of waiting for the fill.
+            data = _report_dict(keyword_report)
+            for fut in waiters:
+                if not fut.done():
+                    fut.set_result(data)
+
         try:
             report = self._write(lambda: self._index.sync(force=force, progress=self._progress,
                                                           fill_vectors=False),
-                                 lambda: self._index.sync(force=force, progress=self._progress))
+                                 lambda: self._index.sync(force=force, progress=self._progress),
+                                 answer)
         except IndexerStopping:
             log.info("indexer_reconcile_abandoned", agent=self._name)
             for fut in waiters:
-                fut.set_exception(UnavailableError("the daemon is stopping"))
+                if not fut.done():
+                    fut.set_exception(UnavailableError("the daemon is stopping"))
             return
         except Exception as exc:
             self._error(f"reconcile failed: {exc}")
             log.exception("indexer_reconcile_failed", agent=self._name, reasons=reasons)
             for fut in waiters:
-                fut.set_exception(exc)
+                if not fut.done():
+                    fut.set_exception(exc)
             return
         data = _report_dict(report)
         self.reconciles += 1
@@ -222,19 +257,22 @@ class Indexer:
                                "reasons": reasons, "force": force, "report": data}
         log.info("indexer_reconciled", agent=self._name, reasons=reasons,
                  seconds=self.last_reconcile["seconds"], report=data)
-        for fut in waiters:
-            fut.set_result(data)
+        answer(report)
 
-    def _write(self, split: Callable[[], Any], whole: Callable[[], Any]) -> Any:
+    def _write(self, split: Callable[[], Any], whole: Callable[[], Any],
+               keyword_done: Callable[[Any], None] | None = None) -> Any:
         """Write chunks first (searchable by keyword at once), then embed them in pages that
         stop early when the daemon stops. Indexes without `fill_vectors` do it all in one."""
         fill = getattr(self._index, "fill_vectors", None)
         if fill is None:
             return whole()
         report = split()
-        # Edits that arrive while a long first index embeds are written first (keyword rows at
-        # once); the fill resumes after them, since it always picks up every pending chunk.
-        vectors = fill(should_stop=lambda: self._stopping or bool(self._paths),
+        if keyword_done is not None:
+            keyword_done(report)
+        # Edits and reconcile requests (a `sync` waiting, an overflow) that arrive while a long
+        # fill embeds are served first (keyword rows at once); the fill resumes after them,
+        # since it always picks up every pending chunk.
+        vectors = fill(should_stop=lambda: self._stopping or bool(self._paths) or self._reconcile,
                        progress=self._progress)
         if hasattr(report, "merge"):
             report.merge(vectors)

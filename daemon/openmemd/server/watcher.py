@@ -7,8 +7,9 @@ path within the debounce window coalesce to the last one, so vim's rename-write-
 and a burst of writes become one upsert.
 
 If the native observer cannot start (inotify watch or instance limit) or dies later, the watcher
-falls back to watchdog's PollingObserver and reports itself "degraded (polling)"; a reconcile
-is requested whenever events may have been missed.
+falls back to watchdog's PollingObserver ("degraded (polling)"); a directory inotify cannot
+watch is polled beside it ("degraded (polling <dirs>)"). A reconcile is requested at once
+whenever events may have been missed (queue overflow, watch failure; see watch_limits.py).
 """
 
 from __future__ import annotations
@@ -41,6 +42,13 @@ from watchdog.observers.polling import PollingObserver
 from openmemd.log import get_logger
 from openmemd.server.debounce import Debouncer
 from openmemd.server.util import iso
+from openmemd.server.watch_limits import (
+    OverflowTap,
+    SubtreePoller,
+    polled_state,
+    stop_observer,
+    unwatched_dirs,
+)
 
 log = get_logger(__name__)
 
@@ -103,9 +111,13 @@ class Watcher:
         self._events = 0
         self._last_event: float | None = None
         self._restarts = 0
+        self._overflows, self._debounce_overflows = 0, 0  # kernel queue (IN_Q_OVERFLOW), ours
+        self._last_overflow: float | None = None
+        self._watch_failures = 0  # directories inotify could not watch
+        self._subtrees = SubtreePoller(name, polling_interval)
+        self._cover_lock = threading.Lock()
         self._debouncer = Debouncer(debounce_ms / 1000, self._flush, max_pending=max_pending,
-                                    on_overflow=lambda: sink.request_reconcile("debounce overflow"),
-                                    name=f"watch-{name}")
+                                    on_overflow=self._on_debounce_overflow, name=f"watch-{name}")
 
     # -- lifecycle ------------------------------------------------------------------------
     def start(self) -> None:
@@ -114,22 +126,33 @@ class Watcher:
             self._stopping = False
             self._debouncer.start()
             self._start_observer_locked(polling=self._force_polling)
+        OverflowTap.get().register(id(self), lambda: getattr(self._observer, "_inotify_fd", None),
+                                   self._on_queue_overflow)
+        self._cover(str(self.root))
 
     def stop(self, timeout: float = 5.0) -> None:
         with self._lock:
             self._stopping = True
             observer, self._observer = self._observer, None
             self._state = STATE_STOPPED
+        OverflowTap.get().unregister(id(self))
+        self._subtrees.stop(timeout)
         if observer is not None:
-            _stop_observer(observer, timeout)
+            stop_observer(observer, timeout)
         # Pending changes are dropped: the next start-up reconcile sees them.
         self._debouncer.stop(flush=False, timeout=timeout)
 
     def check(self) -> bool:
         """Restart a dead observer (as a PollingObserver). Returns True when it restarted.
 
-        Called periodically by the daemon; cheap when all is well.
+        Called periodically by the daemon; cheap when all is well. Also polls directories
+        inotify stopped watching (a rebuild after an overflow can hit the watch limit).
         """
+        self._subtrees.prune(lambda rel: (self.root / rel).is_dir())
+        with self._lock:
+            alive = self._stopping or self._alive_locked()
+        if alive:
+            self._cover(str(self.root))
         with self._lock:
             if self._stopping or self._alive_locked():
                 return False
@@ -139,7 +162,8 @@ class Watcher:
             log.warning("watcher_dead_restarting", agent=self._name, backend=self._backend,
                         state=self._state)
         if old is not None:
-            _stop_observer(old, 2.0)
+            stop_observer(old, 2.0)
+        self._subtrees.stop(2.0)  # the whole tree is polled now
         with self._lock:
             if self._stopping:
                 return False
@@ -159,19 +183,57 @@ class Watcher:
             if self._state != STATE_STOPPED and self._state != STATE_FAILED \
                     and not self._alive_locked():
                 return STATE_FAILED
-            return self._state
+            state = self._state
+        polled = self._subtrees.paths()
+        return polled_state(polled) if state == STATE_RUNNING and polled else state
 
     def status(self) -> dict[str, Any]:
         state = self.state
         return {"state": state, "backend": self._backend, "error": self._error or None,
                 "pending": self._debouncer.pending(), "events": self._events,
                 "lastEvent": iso(self._last_event), "restarts": self._restarts,
-                "debounceMs": round(self._debouncer.delay * 1000)}
+                "debounceMs": round(self._debouncer.delay * 1000),
+                "overflows": self._overflows, "lastOverflow": iso(self._last_overflow),
+                "debounceOverflows": self._debounce_overflows,
+                "watchFailures": self._watch_failures, "pollingSubtrees": self._subtrees.paths()}
+
+    # -- missed events ----------------------------------------------------------------------
+    def _on_queue_overflow(self) -> None:
+        """The kernel dropped events: only a full scan can tell what changed."""
+        self._overflows += 1
+        self._last_overflow = time.time()
+        log.warning("watcher_queue_overflow", agent=self._name, overflows=self._overflows,
+                    hint="raise fs.inotify.max_queued_events")
+        self._sink.request_reconcile("inotify queue overflow")
+
+    def _on_debounce_overflow(self) -> None:
+        self._debounce_overflows += 1
+        self._sink.request_reconcile("debounce overflow")
+
+    def _cover(self, abs_dir: str) -> None:
+        """Poll the directories under `abs_dir` that inotify does not watch (watch limit)."""
+        rel = self._relative(abs_dir)
+        if self._backend != "inotify" or self._stopping or rel is None \
+                or not self._may_contain(rel):
+            return
+        with self._cover_lock:
+            missing = unwatched_dirs(str(self.root), abs_dir, self._may_contain, self._relative)
+            added = [r for r in missing or []
+                     if self._subtrees.add(r, str(self.root / r), _Handler(self), EVENT_FILTER)]
+        if not added:
+            return
+        self._watch_failures += len(added)
+        log.warning("watcher_watch_failed_polling", agent=self._name, paths=added[:10],
+                    count=len(added), interval=self._polling_interval,
+                    hint="raise fs.inotify.max_user_watches")
+        # Files written before the poller's first snapshot are only found by a scan.
+        self._sink.request_reconcile("watch limit: polling " + ", ".join(added[:3]))
 
     # -- observer management --------------------------------------------------------------
     def _alive_locked(self) -> bool:
         obs = self._observer
-        return obs is not None and obs.is_alive() and all(e.is_alive() for e in obs.emitters)
+        return obs is not None and obs.is_alive() and all(e.is_alive() for e in obs.emitters) \
+            and self._subtrees.alive()
 
     def _start_observer_locked(self, *, polling: bool) -> None:
         polling_wanted = self._force_polling
@@ -209,7 +271,7 @@ class Watcher:
         try:
             observer.start()
         except BaseException:
-            _stop_observer(observer, 1.0)
+            stop_observer(observer, 1.0)
             raise
         return observer
 
@@ -222,10 +284,13 @@ class Watcher:
         if isinstance(event, DirMovedEvent):
             if dest:
                 self._dir_moved(src, dest)
+                self._cover(dest)
             else:  # moved out of the tree (full-events observers): like a deletion
                 self._dir_removed(src)
         elif isinstance(event, DirCreatedEvent):
             self._walk(src, lambda rel: self._touch(rel, removed=False))
+            # watchdog has tried to watch it by now, and says nothing if that failed
+            self._cover(src)
         elif isinstance(event, DirDeletedEvent):
             self._dir_removed(src)
         elif isinstance(event, FileMovedEvent):
@@ -331,13 +396,4 @@ def _root_prefixes(root: Path) -> list[str]:
         if prefix not in prefixes:
             prefixes.append(prefix)
     return prefixes
-
-
-def _stop_observer(observer: BaseObserver, timeout: float) -> None:
-    try:
-        observer.stop()
-        if observer.is_alive():
-            observer.join(timeout)
-    except Exception:
-        log.exception("watcher_stop_failed")
 

@@ -1,0 +1,104 @@
+"""Progress of long work (reading files, embedding chunks): how far, how fast, how long left.
+
+The indexer reports `(phase, done, total)` after every file and every embedding batch.
+`ProgressMeter` turns those calls into snapshots with a rate and an ETA; the CLI draws them
+as a one-line bar (`ProgressBar`), the daemon logs them and shows the latest in `status`.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import IO, Any
+
+UNITS = {"files": "files", "vectors": "chunks"}
+LABELS = {"files": "Indexing files", "vectors": "Embedding chunks"}
+
+
+@dataclass(frozen=True)
+class ProgressSnapshot:
+    phase: str
+    done: int
+    total: int
+    rate: float  # per second, over the phase so far
+    eta_s: float | None  # None until there is a rate
+    elapsed_s: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"phase": self.phase, "done": self.done, "total": self.total,
+                "rate": round(self.rate, 2),
+                "etaSeconds": None if self.eta_s is None else round(self.eta_s),
+                "elapsedSeconds": round(self.elapsed_s, 1)}
+
+
+class ProgressMeter:
+    """Rate and ETA of the current phase; a new phase (or a count that went back) restarts
+    the clock, so the files phase never skews the rate of the vectors phase."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._phase = ""
+        self._started = 0.0
+        self._base = 0
+        self._last_done = 0
+
+    def update(self, phase: str, done: int, total: int) -> ProgressSnapshot:
+        now = self._clock()
+        if phase != self._phase or done < self._last_done:
+            self._phase, self._started, self._base = phase, now, done
+        self._last_done = done
+        elapsed = now - self._started
+        rate = (done - self._base) / elapsed if elapsed > 0 else 0.0
+        eta = max(0, total - done) / rate if rate > 0 else None
+        return ProgressSnapshot(phase, done, total, rate, eta, elapsed)
+
+
+def format_duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "?"
+    seconds = int(seconds)
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds // 3600}h{seconds // 60 % 60:02d}m"
+
+
+def describe(p: dict[str, Any]) -> str:
+    """One line for a `status` progress dict."""
+    unit = UNITS.get(p.get("phase", ""), "items")
+    return (f"{p.get('phase')} {p.get('done')}/{p.get('total')} {unit} · "
+            f"{p.get('rate', 0):.1f} {unit}/s · eta {format_duration(p.get('etaSeconds'))}")
+
+
+class ProgressBar:
+    """A one-line progress display on a terminal; silent otherwise."""
+
+    def __init__(self, enabled: bool, stream: IO[str] | None = None,
+                 clock: Callable[[], float] = time.monotonic, width: int = 24) -> None:
+        self.enabled = enabled
+        self._stream = stream or sys.stderr
+        self._clock = clock
+        self._meter = ProgressMeter(clock)
+        self._last = float("-inf")
+        self._width = width
+
+    def __call__(self, phase: str, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        snap = self._meter.update(phase, done, total)
+        now = self._clock()
+        if done < total and now - self._last < 0.1:
+            return
+        self._last = now
+        unit = UNITS.get(phase, "items")
+        filled = int(self._width * done / total) if total else self._width
+        self._stream.write(
+            f"\r{LABELS.get(phase, phase)} [{'#' * filled}{'.' * (self._width - filled)}] "
+            f"{done}/{total} {unit} · {snap.rate:.1f} {unit}/s · "
+            f"{format_duration(snap.elapsed_s)} · eta {format_duration(snap.eta_s)} ")
+        if done >= total:
+            self._stream.write("\n")
+        self._stream.flush()

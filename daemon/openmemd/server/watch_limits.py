@@ -1,0 +1,213 @@
+"""What the native watcher misses: kernel queue overflows and directories it could not watch.
+
+Overflow: watchdog (7.1+) reads inotify's IN_Q_OVERFLOW, logs "Inotify queue overflowed" from
+its inotify thread and rebuilds its watches, but hands no event to the handler. That warning is
+its only public trace, so `OverflowTap` (a logging handler) turns it into a call on the watcher
+whose observer owns that thread. (Older watchdog drops IN_Q_OVERFLOW unseen; the periodic
+reconcile is then the only net.)
+
+Watch limit: watchdog raises ENOSPC only for the root of a schedule; a subdirectory it cannot
+watch (fs.inotify.max_user_watches exhausted, at start or when it appears later) is skipped
+silently. The kernel's own list (/proc/self/fdinfo of the inotify descriptors) says which
+directories are really watched, and `SubtreePoller` polls the ones that are not.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import threading
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from watchdog.events import FileSystemEventHandler
+from watchdog.observers.api import BaseObserver, ObservedWatch
+from watchdog.observers.polling import PollingObserver
+
+from openmemd.log import get_logger
+
+log = get_logger(__name__)
+
+WATCHDOG_INOTIFY_LOGGER = "watchdog.observers.inotify_c"
+_FDINFO_INO = re.compile(r"^inotify wd:\S+ ino:([0-9a-fA-F]+)", re.MULTILINE)
+
+
+class OverflowTap(logging.Handler):
+    """Routes watchdog's queue-overflow warning to the watcher that owns the inotify thread."""
+
+    _instance: OverflowTap | None = None
+    _install_lock = threading.Lock()
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self._targets: dict[int, tuple[Callable[[], Any], Callable[[], None]]] = {}
+        self._targets_lock = threading.Lock()
+
+    @classmethod
+    def get(cls) -> OverflowTap:
+        with cls._install_lock:
+            if cls._instance is None:
+                cls._instance = cls()
+                logger = logging.getLogger(WATCHDOG_INOTIFY_LOGGER)
+                # Our log set-up quiets "watchdog" to WARNING; pin this one so a stricter
+                # level there can never hide the overflow from us.
+                logger.setLevel(logging.WARNING)
+                logger.addHandler(cls._instance)
+            return cls._instance
+
+    def register(self, key: int, owner: Callable[[], Any], on_overflow: Callable[[], None]
+                 ) -> None:
+        """`owner()` returns the thread that reads this watcher's inotify descriptor."""
+        with self._targets_lock:
+            self._targets[key] = (owner, on_overflow)
+
+    def unregister(self, key: int) -> None:
+        with self._targets_lock:
+            self._targets.pop(key, None)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            if "queue overflow" not in record.getMessage().lower():
+                return
+            thread = threading.current_thread()
+            with self._targets_lock:
+                targets = list(self._targets.values())
+            mine = [cb for owner, cb in targets if owner() is thread]
+            # Thread unknown (another watchdog layout): an extra reconcile everywhere is
+            # cheap, a missed one is not.
+            for callback in mine or [cb for _, cb in targets]:
+                callback()
+        except Exception:  # a logging handler must never raise into watchdog's thread
+            self.handleError(record)
+
+
+def watched_inodes() -> set[int] | None:
+    """Inodes watched by this process's inotify descriptors; None where /proc cannot tell."""
+    try:
+        fds = os.listdir("/proc/self/fd")
+    except OSError:
+        return None
+    inodes: set[int] = set()
+    found = False
+    for fd in fds:
+        try:
+            if os.readlink(f"/proc/self/fd/{fd}") != "anon_inode:inotify":
+                continue
+            with open(f"/proc/self/fdinfo/{fd}", encoding="ascii") as fh:
+                text = fh.read()
+        except OSError:
+            continue
+        found = True
+        inodes.update(int(m, 16) for m in _FDINFO_INO.findall(text))
+    return inodes if found else None
+
+
+def unwatched_dirs(root: str, start: str, may_contain: Callable[[str], bool],
+                   relative: Callable[[str], str | None]) -> list[str] | None:
+    """Top-most directories under `start` (absolute) that may hold indexed files and have no
+    inotify watch, as workspace-relative paths; None when the kernel's list is unusable."""
+    watched = watched_inodes()
+    try:
+        if watched is None or os.stat(root).st_ino not in watched:
+            return None  # not inotify, or inode numbers that do not match the kernel's
+    except OSError:
+        return None
+    rel_start = relative(start)
+    if rel_start is None:
+        return []
+    if rel_start:  # a directory that appeared after start-up: is it watched itself?
+        try:
+            if os.stat(start, follow_symlinks=False).st_ino not in watched:
+                return [rel_start] if may_contain(rel_start) else []
+        except OSError:
+            return []
+    missing: list[str] = []
+    for dirpath, dirnames, _ in os.walk(start):
+        rel_dir = relative(dirpath)
+        if rel_dir is None:
+            dirnames[:] = []
+            continue
+        keep = []
+        for d in dirnames:
+            rel = f"{rel_dir}/{d}" if rel_dir else d
+            if not may_contain(rel):
+                continue
+            try:
+                ino = os.stat(os.path.join(dirpath, d), follow_symlinks=False).st_ino
+            except OSError:
+                continue
+            if ino in watched:
+                keep.append(d)
+            else:
+                missing.append(rel)  # its whole subtree is polled: no need to look inside
+        dirnames[:] = keep
+    return missing
+
+
+class SubtreePoller:
+    """Polls the subtrees the native observer could not watch, beside it."""
+
+    def __init__(self, name: str, interval: float) -> None:
+        self._name = name
+        self._interval = interval
+        self._lock = threading.Lock()
+        self._observer: BaseObserver | None = None
+        self._watches: dict[str, ObservedWatch] = {}
+
+    def add(self, rel: str, abs_path: str, handler: FileSystemEventHandler,
+            event_filter: Iterable[type] | None) -> bool:
+        """Poll `abs_path` recursively; False if it (or a parent) is already polled."""
+        with self._lock:
+            if any(rel == p or rel.startswith(p + "/") for p in self._watches):
+                return False
+            if self._observer is None:
+                self._observer = PollingObserver(timeout=self._interval)
+                self._observer.name = f"openmemd-poll-{self._name}"
+                self._observer.start()
+            self._watches[rel] = self._observer.schedule(
+                handler, abs_path, recursive=True,
+                event_filter=list(event_filter) if event_filter else None)
+            return True
+
+    def prune(self, exists: Callable[[str], bool]) -> None:
+        """Stop polling subtrees that are gone (a new one with that name is checked anew)."""
+        with self._lock:
+            for rel in [r for r in self._watches if not exists(r)]:
+                watch = self._watches.pop(rel)
+                if self._observer is not None:
+                    try:
+                        self._observer.unschedule(watch)
+                    except Exception:
+                        log.exception("poll_unschedule_failed", agent=self._name, path=rel)
+
+    def paths(self) -> list[str]:
+        with self._lock:
+            return sorted(self._watches)
+
+    def alive(self) -> bool:
+        with self._lock:
+            obs = self._observer
+            return obs is None or (obs.is_alive() and all(e.is_alive() for e in obs.emitters))
+
+    def stop(self, timeout: float) -> None:
+        with self._lock:
+            observer, self._observer = self._observer, None
+            self._watches.clear()
+        if observer is not None:
+            stop_observer(observer, timeout)
+
+
+def polled_state(polled: list[str]) -> str:
+    """The watcher state while some subtrees are polled beside the native observer."""
+    names = ", ".join(polled[:3]) + (f" and {len(polled) - 3} more" if len(polled) > 3 else "")
+    return f"degraded (polling {names})"
+
+
+def stop_observer(observer: BaseObserver, timeout: float) -> None:
+    try:
+        observer.stop()
+        if observer.is_alive():
+            observer.join(timeout)
+    except Exception:
+        log.exception("watcher_stop_failed")
