@@ -25,7 +25,10 @@ ALLOWED = {
     "client": {"config", "paths", "errors", "log", "server.protocol"},
     "server": {"config", "paths", "errors", "log", "api", "client", "dreaming", "store",
                "embed", "search", "index"},
-    "cli": {"config", "paths", "errors", "log", "api", "client", "server", "dreaming"},
+    "cli": {"config", "paths", "errors", "log", "api", "client", "server", "dreaming",
+            "discovery", "cli_report"},
+    "discovery": {"config", "paths", "errors", "client"},
+    "cli_report": {"config", "paths", "errors", "log", "api", "client", "server", "discovery"},
 }
 
 
