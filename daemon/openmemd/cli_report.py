@@ -163,8 +163,8 @@ def _print_agent(a: dict[str, Any]) -> None:
 def cmd_workspace(settings: Settings, args: argparse.Namespace) -> int:
     """Print the agent's workspace, creating its `memory/` folder, so a shell can write a note
     without knowing the platform or whether OpenClaw's workspace exists."""
-    ws = Path(args.workspace).expanduser() if args.workspace else settings.workspace_for(
-        args.agent)
+    configured = settings.workspace_for(args.agent)  # an unknown agent is a config error
+    ws = Path(args.workspace).expanduser() if args.workspace else configured
     if not ws.is_dir() and (args.workspace or ws != paths.default_workspace()):
         raise WorkspaceError(f"workspace {ws} does not exist or is not a directory")
     try:

@@ -78,10 +78,14 @@ def _real(path: str | os.PathLike[str]) -> str:
 
 
 def targets(settings: Settings, agents: list[str], workspace: str | None) -> list[Target]:
-    """The targets for these agents. An agent the config does not know raises ConfigError,
-    unless `workspace` names the directory explicitly."""
-    return [Target(agent, _real(workspace if workspace else settings.workspace_for(agent)),
-                   _real(settings.index_path(agent))) for agent in agents]
+    """The targets for these agents (`workspace` overrides the configured one). An agent the
+    config does not know raises ConfigError: a typo must not quietly create a new index."""
+    found = []
+    for agent in agents:
+        configured = settings.workspace_for(agent)
+        found.append(Target(agent, _real(workspace or configured),
+                            _real(settings.index_path(agent))))
+    return found
 
 
 def read_endpoint_record(state: Path) -> str | None:
