@@ -71,6 +71,13 @@ def test_status_of_a_workspace_the_daemon_does_not_serve_exits_2(served, tmp_pat
     text = run("status").stdout
     assert "daemon: not serving this workspace" in text
     assert f"pid {served.proc.pid}" in text and str(served.workspace) in text
+    # The same with the daemon's own config and state dir, and only --workspace differing.
+    flag = subprocess.run([sys.executable, "-m", "openmemd", "status", "--json", "--config",
+                           str(served.config), "--state-dir", str(served.root / "state"),
+                           "--workspace", str(ws)], env=served.env, capture_output=True,
+                          text=True, timeout=60)
+    assert flag.returncode == 2, flag.stdout + flag.stderr
+    assert json.loads(flag.stdout)["agents"][0]["workspace"] == str(ws)
 
 
 def test_same_workspace_other_state_dir_is_not_sent_to_the_daemon(served, tmp_path):

@@ -27,10 +27,11 @@ def _print_json(value: Any) -> None:
 def cmd_status(settings: Settings, args: argparse.Namespace) -> int:
     from openmemd.client import Client, DaemonNotRunning, RequestTimeout
 
-    # --workspace names one agent's workspace; an unknown --agent is a config error (exit 2).
-    named = args.agent != DEFAULT_AGENT or bool(args.workspace)
+    # --workspace is the workspace of --agent; an unknown --agent is a config error (exit 2).
+    named = args.agent != DEFAULT_AGENT
     scope = [args.agent] if named else settings.agent_ids()
-    lookup = discovery.find(settings, discovery.targets(settings, scope, args.workspace))
+    lookup = discovery.find(settings, discovery.targets(settings, scope, args.workspace,
+                                                        args.agent))
     if lookup.endpoint is None:
         return _status_offline(settings, args, scope, lookup)
     client = Client(lookup.endpoint, timeout=5.0 if not args.deep else 60.0)
@@ -55,7 +56,8 @@ def _status_offline(settings: Settings, args: argparse.Namespace, scope: list[st
     agents = []
     for agent_id in scope:
         try:
-            ws = args.workspace or settings.workspace_for(agent_id)
+            ws = (args.workspace if args.workspace and agent_id == args.agent
+                  else settings.workspace_for(agent_id))
             with MemoryIndex.open(ws, agent_id=agent_id, config=settings) as index:
                 st = dict(index.status())
                 if args.deep:

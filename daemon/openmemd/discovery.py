@@ -47,10 +47,14 @@ class Seen:
 
     def serves(self, target: Target) -> bool:
         info = self.agents.get(target.agent)
-        if not isinstance(info, dict) or not info.get("workspace") or not info.get("dbPath"):
+        if not isinstance(info, dict) or not info.get("dbPath"):
+            return False  # an older daemon that does not say which index it writes
+        if _real(info["dbPath"]) != target.db_path:
             return False
-        return (_real(info["workspace"]) == target.workspace
-                and _real(info["dbPath"]) == target.db_path)
+        if not info.get("workspace"):
+            return info.get("ok") is False  # it owns this index but could not open it: it
+            # answers with the reason (status shows it), which is what the user needs to see
+        return _real(info["workspace"]) == target.workspace
 
     def describe(self) -> str:
         served = "; ".join(f"{agent}: {(info or {}).get('workspace')}"
@@ -77,14 +81,16 @@ def _real(path: str | os.PathLike[str]) -> str:
     return os.path.realpath(os.path.expanduser(os.fspath(path)))
 
 
-def targets(settings: Settings, agents: list[str], workspace: str | None) -> list[Target]:
-    """The targets for these agents (`workspace` overrides the configured one). An agent the
-    config does not know raises ConfigError: a typo must not quietly create a new index."""
+def targets(settings: Settings, agents: list[str], workspace: str | None = None,
+            owner: str | None = None) -> list[Target]:
+    """The targets for these agents; `workspace` (the --workspace flag) overrides the configured
+    one of `owner`. An agent the config does not know raises ConfigError: a typo must not
+    quietly create a new index."""
     found = []
     for agent in agents:
         configured = settings.workspace_for(agent)
-        found.append(Target(agent, _real(workspace or configured),
-                            _real(settings.index_path(agent))))
+        chosen = workspace if workspace and agent == owner else configured
+        found.append(Target(agent, _real(chosen), _real(settings.index_path(agent))))
     return found
 
 
@@ -135,5 +141,5 @@ def find(settings: Settings, wanted: list[Target], timeout: float = PING_TIMEOUT
 def connect(settings: Settings, agent: str, workspace: str | None,
             timeout: float = 600.0) -> Client | None:
     """A client for the daemon serving this agent's workspace and index, else None."""
-    lookup = find(settings, targets(settings, [agent], workspace))
+    lookup = find(settings, targets(settings, [agent], workspace, agent))
     return Client(lookup.endpoint, timeout=timeout) if lookup.endpoint else None
