@@ -57,8 +57,9 @@ class Seen:
         return _real(info["workspace"]) == target.workspace
 
     def describe(self) -> str:
-        served = "; ".join(f"{agent}: {(info or {}).get('workspace')}"
-                           for agent, info in self.agents.items())
+        served = "; ".join(
+            f"{agent}: {info.get('workspace') if isinstance(info, dict) else '?'}"
+            for agent, info in self.agents.items())
         return f"pid {self.pid} at {self.endpoint} serves {served or 'no agent'}"
 
 
