@@ -27,7 +27,10 @@ ALLOWED = {
     "server": {"config", "paths", "errors", "log", "api", "client", "dreaming", "store",
                "embed", "search", "index", "progress"},
     "cli": {"config", "paths", "errors", "log", "api", "client", "server", "dreaming",
-            "progress"},
+            "discovery", "cli_report", "progress"},
+    "discovery": {"config", "paths", "errors", "client"},
+    "cli_report": {"config", "paths", "errors", "log", "api", "client", "server", "discovery",
+                   "progress"},
 }
 
 

@@ -1,25 +1,23 @@
 """The `openmemd` command line: thin over the library API and the daemon client.
 
-`search`, `status`, `index`, `get` and `dream` talk to the running daemon when there is one for
-this endpoint and agent, and otherwise work in-process on the same files (taking the index's
-writer lock for anything that writes). Expected failures print one line on stderr and exit
-non-zero; only bugs print a traceback.
+`search`, `status`, `index`, `get` and `dream` talk to a running daemon only when it serves this
+agent's workspace and state dir (`openmemd.discovery`), and otherwise work in-process on the
+same files (taking the index's writer lock for anything that writes). Expected failures print
+one line on stderr and exit non-zero; only bugs print a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from openmemd import __version__
 from openmemd.config import DEFAULT_AGENT, ConfigError, Settings, load_settings
 from openmemd.errors import OpenmemdError
-from openmemd.progress import ProgressBar, describe
+from openmemd.progress import ProgressBar
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 EXIT_DEGRADED, EXIT_NOT_RUNNING = 1, 2
@@ -93,6 +91,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("action", choices=("install", "uninstall", "status"))
     p.add_argument("--dry-run", action="store_true", help="print what would be written and run")
     _common(p)
+
+    p = sub.add_parser("workspace", help="print the workspace path (creates its memory/)")
+    _common(p)
     return parser
 
 
@@ -109,25 +110,10 @@ def _print_json(value: Any) -> None:
 
 # -- daemon routing -----------------------------------------------------------------------------
 def _daemon(settings: Settings, args: argparse.Namespace) -> Any:
-    """A connected client when a daemon serves this endpoint and workspace, else None."""
-    from openmemd.client import Client, DaemonNotRunning, RequestTimeout
+    """A client for the daemon serving this agent's workspace and state dir, else None."""
+    from openmemd.discovery import connect
 
-    client = Client(settings.server.endpoint or None, timeout=2.0)
-    try:
-        reply = client.ping()  # cheap: names each agent's workspace without touching the disk
-    except (DaemonNotRunning, RequestTimeout, OpenmemdError):
-        client.close()
-        return None
-    agent = (reply.get("agents") or {}).get(args.agent)
-    if agent is None:
-        client.close()
-        return None
-    if args.workspace and os.path.realpath(args.workspace) != os.path.realpath(
-            agent.get("workspace", "")):
-        client.close()
-        return None  # the daemon serves another workspace: work in-process instead
-    client.timeout = 600.0
-    return client
+    return connect(settings, args.agent, args.workspace)
 
 
 def _open_index(settings: Settings, args: argparse.Namespace) -> Any:
@@ -139,11 +125,12 @@ def _open_index(settings: Settings, args: argparse.Namespace) -> Any:
 # -- commands -----------------------------------------------------------------------------------
 def cmd_search(settings: Settings, args: argparse.Namespace) -> int:
     query = " ".join(args.query)
+    explain = args.explain or not args.json  # text output marks the relaxed fallback
     client = _daemon(settings, args)
     if client is not None:
         with client:
             reply = client.search(query, max_results=args.max_results, min_score=args.min_score,
-                                  sources=args.sources, explain=args.explain, agent=args.agent)
+                                  sources=args.sources, explain=explain, agent=args.agent)
         results = reply["results"]
         meta = {k: v for k, v in reply.items() if k not in ("ok", "results")}
     else:
@@ -151,7 +138,7 @@ def cmd_search(settings: Settings, args: argparse.Namespace) -> int:
             if index.db_path.exists():
                 _quiet_sync(index)
             hits = index.search(query, max_results=args.max_results, min_score=args.min_score,
-                                sources=args.sources, explain=args.explain)
+                                sources=args.sources, explain=explain)
             results = [h.to_dict() for h in hits]
             meta = {"provider": index.provider.id if index.provider else "none",
                     "model": index.model,
@@ -163,6 +150,11 @@ def cmd_search(settings: Settings, args: argparse.Namespace) -> int:
     if not results:
         print("No matches.")
         return EXIT_OK
+    if (results[0].get("explain") or {}).get("relaxed"):
+        from openmemd.cli_report import relaxed_note
+
+        print(relaxed_note(settings.query.min_score if args.min_score is None
+                           else args.min_score) + "\n")
     for r in results:
         print(f"{r['score']:.3f} {r['path']}:{r['startLine']}-{r['endLine']}")
         for line in r["snippet"].splitlines():
@@ -230,111 +222,15 @@ def cmd_get(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def cmd_status(settings: Settings, args: argparse.Namespace) -> int:
-    from openmemd.client import Client, DaemonNotRunning, RequestTimeout
+    from openmemd.cli_report import cmd_status as status
 
-    client = Client(settings.server.endpoint or None, timeout=5.0 if not args.deep else 60.0)
-    try:
-        with client:
-            reply = client.status(deep=args.deep)
-    except (DaemonNotRunning, RequestTimeout) as exc:
-        return _status_offline(settings, args, str(exc))
-    healthy = reply.get("health") == "healthy"
-    if args.json:
-        _print_json({k: v for k, v in reply.items() if k != "ok"})
-    else:
-        _print_status_text(reply)
-    return EXIT_OK if healthy else EXIT_DEGRADED
+    return status(settings, args)
 
 
-def _status_offline(settings: Settings, args: argparse.Namespace, reason: str) -> int:
-    """No daemon: report that (exit 2) and still describe the index on disk."""
-    from openmemd.api import MemoryIndex
+def cmd_workspace(settings: Settings, args: argparse.Namespace) -> int:
+    from openmemd.cli_report import cmd_workspace as workspace
 
-    agents = []
-    for agent_id in ([args.agent] if args.agent != DEFAULT_AGENT else settings.agent_ids()):
-        try:
-            ws = args.workspace or settings.workspace_for(agent_id)
-            with MemoryIndex.open(ws, agent_id=agent_id, config=settings) as index:
-                agents.append(index.status())
-        except OpenmemdError as exc:
-            agents.append({"agent": agent_id, "error": str(exc)})
-    reply = {"running": False, "health": "not running", "reason": reason,
-             "endpoint": settings.server.endpoint or _default_endpoint(), "version": __version__,
-             "agents": agents}
-    if args.json:
-        _print_json(reply)
-    else:
-        _print_status_text(reply)
-    return EXIT_NOT_RUNNING
-
-
-def _default_endpoint() -> str:
-    from openmemd.paths import default_endpoint
-
-    return default_endpoint()
-
-
-def _print_status_text(reply: dict[str, Any]) -> None:
-    running = reply.get("running", True)
-    print(f"openmemd {reply.get('version', __version__)} · daemon: "
-          + (f"running (pid {reply.get('pid')}, up {reply.get('uptimeSeconds', 0):.0f}s)"
-             if running else "not running")
-          + f" · {reply.get('endpoint', '')}")
-    print(f"Health: {reply.get('health')}")
-    for problem in reply.get("problems", []):
-        print(f"  problem: {problem}")
-    agents = reply.get("agents", [])
-    if isinstance(agents, dict):
-        agents = list(agents.values())
-    for a in agents:
-        print(f"\nMemory ({a.get('agent')})")
-        if a.get("error"):
-            print(f"  Error: {a['error']}")
-            continue
-        p = a.get("provider", {})
-        files = a.get("files", {})
-        vec = a.get("vector", {})
-        cache = a.get("cache", {})
-        print(f"  Workspace: {a.get('workspace')}")
-        print(f"  Store: {a.get('dbPath')}")
-        print(f"  Provider: {p.get('id')} (requested: {p.get('requested')}) · model "
-              f"{p.get('model')}" + (f" · {p.get('dims')} dims" if p.get("dims") else ""))
-        if p.get("unavailableReason"):
-            print(f"  Provider unavailable: {p['unavailableReason']}")
-        print(f"  Indexed: {files.get('indexed', 0)}/{files.get('onDisk', 0)} files · "
-              f"{a.get('chunks', 0)} chunks · {a.get('pendingVectors', 0)} waiting for a vector")
-        if files.get("stale"):
-            print(f"  Stale: {files['stale']} files changed on disk since the last sync")
-        vec_line = vec.get("mode", "none")
-        if vec.get("reason"):
-            vec_line += f" ({vec['reason']})"
-        print(f"  Vector: {vec_line}" + (f" · {vec['dims']} dims" if vec.get("dims") else ""))
-        print(f"  FTS: {'ready' if a.get('fts', {}).get('available') else 'unavailable'}"
-              f" ({a.get('fts', {}).get('tokenizer', '')})")
-        print(f"  Embedding cache: {'enabled' if cache.get('enabled') else 'disabled'} "
-              f"({cache.get('entries', 0)} entries, cap {cache.get('maxEntries')})")
-        for key, label in (("watcher", "Watcher"), ("queueDepth", "Queue")):
-            if key in a:
-                print(f"  {label}: {a[key]}")
-        watch = a.get("watch") or {}
-        if watch.get("overflows") or watch.get("watchFailures"):
-            print(f"  Missed events: {watch.get('overflows', 0)} queue overflow(s), reconciled at "
-                  f"once; {watch.get('watchFailures', 0)} unwatchable directories, polled")
-        if a.get("progress"):
-            print(f"  Progress: {describe(a['progress'])}")
-        last = a.get("lastSync", {})
-        if last.get("at"):
-            print(f"  Last sync: {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(last['at']))}"
-                  + (f" · error: {last['error']}" if last.get("error") else ""))
-        dreaming = a.get("dreaming")
-        if dreaming:
-            print(f"  Dreaming: next {dreaming.get('nextRun')} · last "
-                  f"{(dreaming.get('lastSweep') or {}).get('finishedAt', 'never')}")
-        if a.get("reindexNeeded"):
-            print(f"  Rebuild pending: index built with different {', '.join(a['reindexNeeded'])}"
-                  " (next sync rebuilds it)")
-    if reply.get("rssBytes"):
-        print(f"\nRSS: {reply['rssBytes'] / 1048576:.0f} MiB")
+    return workspace(settings, args)
 
 
 def cmd_dream(settings: Settings, args: argparse.Namespace) -> int:
@@ -416,7 +312,7 @@ def cmd_service(settings: Settings, args: argparse.Namespace) -> int:
 
 COMMANDS: dict[str, Callable[[Settings, argparse.Namespace], int]] = {
     "run": cmd_run, "status": cmd_status, "index": cmd_index, "search": cmd_search,
-    "get": cmd_get, "dream": cmd_dream, "service": cmd_service,
+    "get": cmd_get, "dream": cmd_dream, "service": cmd_service, "workspace": cmd_workspace,
 }
 
 

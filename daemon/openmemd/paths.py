@@ -54,3 +54,19 @@ def runtime_dir() -> Path:
 
 def default_endpoint() -> str:
     return f"ipc://{runtime_dir() / 'openmemd.sock'}"
+
+
+def endpoint_record(state: Path) -> Path:
+    """Where a daemon records the endpoint it serves a state dir on (read first by clients)."""
+    return state / "openmemd.endpoint"
+
+
+def runtime_dir_candidates() -> list[Path]:
+    """Every runtime dir a daemon of this user may have used, this shell's first.
+
+    A daemon started by the service manager sees XDG_RUNTIME_DIR; a shell (ssh, sudo -u, cron)
+    may not, and would otherwise look only in /tmp and report "not running".
+    """
+    uid = os.getuid() if hasattr(os, "getuid") else 0
+    found = [runtime_dir(), Path(f"/run/user/{uid}") / APP, Path("/tmp") / f"{APP}-{uid}"]
+    return list(dict.fromkeys(found))

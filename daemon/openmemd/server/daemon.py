@@ -37,7 +37,9 @@ from openmemd.server.endpoint import (
     lock_path,
     parse_endpoint,
     prepare_private_dir,
+    remove_endpoint_record,
     resolve_endpoint,
+    write_endpoint_record,
 )
 from openmemd.server.handlers import Dispatcher
 from openmemd.server.lock import AlreadyRunning, PidLock
@@ -101,6 +103,7 @@ class Daemon:
         self._ctx: zmq.Context[Any] | None = None
         self.ready = threading.Event()
         self.stopped_cleanly = True
+        self._recorded_endpoint: str | None = None
 
     # -- public ---------------------------------------------------------------------------
     def run(self) -> int:
@@ -158,6 +161,8 @@ class Daemon:
         self.server = ZmqServer(endpoint, dispatcher, workers=s.server.workers,
                                 max_message_bytes=s.server.max_message_bytes, context=self._ctx)
         self.server.start()
+        if write_endpoint_record(s.state_path(), endpoint.url) is not None:
+            self._recorded_endpoint = endpoint.url
         self.scheduler.start()
         seconds = round(time.monotonic() - started, 3)
         sdnotify.notify(f"READY=1\nSTATUS=serving {endpoint.url}\nMAINPID={os.getpid()}",
@@ -276,6 +281,8 @@ class Daemon:
         started = time.monotonic()
         if self.server is not None:
             self.server.stop(timeout=3.0)
+        if self._recorded_endpoint is not None:
+            remove_endpoint_record(self.settings.state_path(), self._recorded_endpoint)
         if self.scheduler is not None:
             self.scheduler.shutdown()
         for agent in self.agents.values():

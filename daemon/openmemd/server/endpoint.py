@@ -96,3 +96,36 @@ def prepare_private_dir(directory: Path) -> None:
                                 "server.endpoint")
         if stat.S_IMODE(st.st_mode) != 0o700:
             directory.chmod(0o700)
+
+
+def write_endpoint_record(state: Path, url: str) -> Path | None:
+    """Record in the state dir the endpoint this daemon serves it on (0600, atomic), so a
+    client whose environment differs from the service's (no XDG_RUNTIME_DIR, another
+    OPENMEMD_ENDPOINT) still finds it. Best effort: a daemon without it still serves."""
+    target = paths.endpoint_record(state)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        state.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        try:
+            os.write(fd, f"{url}\n".encode())
+        finally:
+            os.close(fd)
+        os.replace(tmp, target)
+        return target
+    except OSError:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        return None
+
+
+def remove_endpoint_record(state: Path, url: str) -> None:
+    """Remove the record if it is still ours (a newer daemon may have replaced it)."""
+    target = paths.endpoint_record(state)
+    try:
+        if target.read_text(encoding="utf-8").strip() == url:
+            target.unlink()
+    except (OSError, UnicodeDecodeError):
+        pass

@@ -45,10 +45,11 @@ class Dispatcher:
     def __call__(self, request: Request) -> dict[str, Any]:
         if isinstance(request, PingRequest):
             # Cheap (no disk access): enough for a client to decide whether this daemon
-            # serves the agent and workspace it wants.
+            # serves the agent, workspace and index (state dir) it wants.
             return {"pong": True, "version": __version__, "pid": os.getpid(),
                     "agents": {a.agent_id: {"workspace": str(a.workspace) if a.workspace
-                                            else None, "ok": a.index is not None}
+                                            else None, "ok": a.index is not None,
+                                            "dbPath": str(a.settings.index_path(a.agent_id))}
                                for a in self.agents.values()}}
         if isinstance(request, StatusRequest):
             return self.status(request)

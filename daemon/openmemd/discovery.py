@@ -1,0 +1,146 @@
+"""Which running daemon, if any, serves the index a command means.
+
+A command names an agent, a workspace and (through its config) a state dir. A daemon answers
+for it only when its ping says it serves that agent from that workspace into that index file.
+Anything else (another workspace, another state dir, an older daemon that does not say which
+index it writes) means the command works in-process, where the index's writer lock stops it
+from racing a daemon that holds the same index file.
+
+Where to look, first to last: the endpoint the user set (flag, OPENMEMD_ENDPOINT, config: only
+that one); else the endpoint the daemon serving this state dir recorded there; the default
+socket of this shell's runtime dir; and the default sockets of the other runtime dirs a service
+may use (an ssh, sudo or cron shell often lacks the service's XDG_RUNTIME_DIR).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from openmemd import paths
+from openmemd.client import Client
+from openmemd.config import Settings
+from openmemd.errors import OpenmemdError
+
+PING_TIMEOUT = 2.0
+MAX_RECORD_BYTES = 512
+
+
+@dataclass(frozen=True)
+class Target:
+    """One agent's index as this command sees it (real paths, so symlinks compare equal)."""
+
+    agent: str
+    workspace: str
+    db_path: str
+
+
+@dataclass(frozen=True)
+class Seen:
+    """A daemon that answered: where, its pid, and per agent what it serves."""
+
+    endpoint: str
+    pid: int | None
+    agents: dict[str, Any]
+
+    def serves(self, target: Target) -> bool:
+        info = self.agents.get(target.agent)
+        if not isinstance(info, dict) or not info.get("dbPath"):
+            return False  # an older daemon that does not say which index it writes
+        if _real(info["dbPath"]) != target.db_path:
+            return False
+        if not info.get("workspace"):
+            return info.get("ok") is False  # it owns this index but could not open it: it
+            # answers with the reason (status shows it), which is what the user needs to see
+        return _real(info["workspace"]) == target.workspace
+
+    def describe(self) -> str:
+        served = "; ".join(
+            f"{agent}: {info.get('workspace') if isinstance(info, dict) else '?'}"
+            for agent, info in self.agents.items())
+        return f"pid {self.pid} at {self.endpoint} serves {served or 'no agent'}"
+
+
+@dataclass(frozen=True)
+class Lookup:
+    """The daemon serving every target (None if none) and the others that answered."""
+
+    endpoint: str | None
+    others: tuple[Seen, ...] = ()
+
+    def reason(self) -> str:
+        """Why no daemon is used, for `status`."""
+        if self.others:
+            return ("no running daemon serves this workspace and state dir ("
+                    + "; ".join(s.describe() for s in self.others) + ")")
+        return "openmemd is not running"
+
+
+def _real(path: str | os.PathLike[str]) -> str:
+    return os.path.realpath(os.path.expanduser(os.fspath(path)))
+
+
+def targets(settings: Settings, agents: list[str], workspace: str | None = None,
+            owner: str | None = None) -> list[Target]:
+    """The targets for these agents; `workspace` (the --workspace flag) overrides the configured
+    one of `owner`. An agent the config does not know raises ConfigError: a typo must not
+    quietly create a new index."""
+    found = []
+    for agent in agents:
+        configured = settings.workspace_for(agent)
+        chosen = workspace if workspace and agent == owner else configured
+        found.append(Target(agent, _real(chosen), _real(settings.index_path(agent))))
+    return found
+
+
+def read_endpoint_record(state: Path) -> str | None:
+    try:
+        with open(paths.endpoint_record(state), encoding="utf-8") as fh:
+            url = fh.read(MAX_RECORD_BYTES).strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return url if url.startswith(("ipc://", "tcp://")) and "\n" not in url else None
+
+
+def candidate_endpoints(settings: Settings) -> list[str]:
+    if settings.server.endpoint:  # chosen by flag, env or config: look nowhere else
+        return [settings.server.endpoint]
+    found = [read_endpoint_record(settings.state_path())]
+    found += [f"ipc://{d / 'openmemd.sock'}" for d in paths.runtime_dir_candidates()]
+    return list(dict.fromkeys(url for url in found if url))
+
+
+def _ping(endpoint: str, timeout: float) -> Seen | None:
+    if endpoint.startswith("ipc://") and not Path(endpoint[len("ipc://"):]).exists():
+        return None  # no socket: not worth a ZeroMQ socket
+    try:
+        with Client(endpoint, timeout=timeout) as client:
+            reply = client.ping()
+    except OpenmemdError:
+        return None
+    agents = reply.get("agents")
+    return Seen(endpoint, reply.get("pid"), agents if isinstance(agents, dict) else {})
+
+
+def find(settings: Settings, wanted: list[Target], timeout: float = PING_TIMEOUT) -> Lookup:
+    others: list[Seen] = []
+    seen_pids: set[int] = set()
+    for endpoint in candidate_endpoints(settings):
+        daemon = _ping(endpoint, timeout)
+        if daemon is None or (daemon.pid is not None and daemon.pid in seen_pids):
+            continue
+        if daemon.pid is not None:
+            seen_pids.add(daemon.pid)
+        if wanted and all(daemon.serves(t) for t in wanted):
+            return Lookup(endpoint, tuple(others))
+        others.append(daemon)
+    return Lookup(None, tuple(others))
+
+
+def connect(settings: Settings, agent: str, workspace: str | None,
+            timeout: float = 600.0) -> Client | None:
+    """A client for the daemon serving this agent's workspace and index, else None."""
+    lookup = find(settings, targets(settings, [agent], workspace, agent))
+    return Client(lookup.endpoint, timeout=timeout) if lookup.endpoint else None
