@@ -173,9 +173,9 @@ def test_slow_request_does_not_block_others(server: tuple[ZmqServer, Stub]) -> N
     fast = req_socket(srv)
     try:
         slow.send(json.dumps({"op": "search", "query": "slow"}).encode())
-        started = time.monotonic()
+        # The ping is answered while the slow search is still held by its handler.
         assert ask(fast, {"op": "ping"})["ok"] is True
-        assert time.monotonic() - started < 2
+        assert slow.poll(0) == 0
         stub.release.set()
         assert json.loads(slow.recv())["echo"] == "slow"
     finally:
