@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from openmemd import __version__
+from openmemd import __version__, config_cmd
 from openmemd.config import DEFAULT_AGENT, ConfigError, Settings, load_settings
 from openmemd.errors import OpenmemdError
 
@@ -92,6 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("action", choices=("install", "uninstall", "status"))
     p.add_argument("--dry-run", action="store_true", help="print what would be written and run")
     _common(p)
+    config_cmd.add_parser(sub, _common)
     return parser
 
 
@@ -182,7 +183,8 @@ def cmd_search(settings: Settings, args: argparse.Namespace) -> int:
             results = [h.to_dict() for h in hits]
             meta = {"provider": index.provider.id if index.provider else "none",
                     "model": index.model,
-                    "mode": "hybrid" if index.provider is not None else "fts-only"}
+                    "mode": "hybrid" if index.provider is not None else "fts-only",
+                    "citations": index.settings.citations}
             index.flush_recalls()
     if args.json:
         _print_json({"results": results, **meta})
@@ -307,6 +309,8 @@ def _print_status_text(reply: dict[str, Any]) -> None:
     print(f"Health: {reply.get('health')}")
     for problem in reply.get("problems", []):
         print(f"  problem: {problem}")
+    for note in reply.get("notes", []):
+        print(f"  note: {note}")
     agents = reply.get("agents", [])
     if isinstance(agents, dict):
         agents = list(agents.values())
@@ -434,7 +438,7 @@ def cmd_service(settings: Settings, args: argparse.Namespace) -> int:
 
 COMMANDS: dict[str, Callable[[Settings, argparse.Namespace], int]] = {
     "run": cmd_run, "status": cmd_status, "index": cmd_index, "search": cmd_search,
-    "get": cmd_get, "dream": cmd_dream, "service": cmd_service,
+    "get": cmd_get, "dream": cmd_dream, "service": cmd_service, "config": config_cmd.run,
 }
 
 
