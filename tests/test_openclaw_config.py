@@ -125,3 +125,12 @@ def test_config_show_origins_and_masked_key(tmp_path: Path, capsys, monkeypatch)
     assert main(["config", "show", "--config", str(oc.config), "--agent", "work"]) == 0
     text = capsys.readouterr().out
     assert "query.max_results" in text and "sk-ollama-secret" not in text
+
+
+def test_agent_without_a_workspace_yet_is_not_served(tmp_path: Path) -> None:
+    oc = make_openclaw(tmp_path)
+    (oc.state / "workspace-work" / "memory").rmdir()
+    (oc.state / "workspace-work").rmdir()
+    s = load_settings(oc.config, env=oc.env)
+    assert s.agent_ids() == ["main"]
+    assert any(i.startswith("agent work (its workspace") for i in s.loaded.ignored)

@@ -285,6 +285,9 @@ def _layer(data: dict, path: Path, root: Path, env: Mapping[str, str]) -> OpenCl
         our_id = "main" if oc_id == default_id else oc_id
         if our_id == "main" and oc_id != default_id:
             continue  # a non-default OpenClaw agent called "main": openmemd's main is the default
+        if our_id != "main" and not Path(ws).is_dir():
+            ignored.append(f"agent {oc_id} (its workspace {ws} does not exist yet)")
+            continue  # OpenClaw creates it on first use; until then there is nothing to serve
         sessions = str(root / "agents" / oc_id / "sessions")
         agents.append(OpenClawAgent(our_id, oc_id, ws, sessions))
         agent_raw[our_id] = own
