@@ -13,7 +13,6 @@ from openmemd.cli import main
 from openmemd.config import load_settings
 from openmemd.server.agent import AgentRuntime
 from openmemd.server.scheduler import JOB_DREAM, Jobs, MaintenanceScheduler
-from openmemd.server.session_watch import SessionDelta
 
 
 def write_transcripts(sessions: Path) -> None:
@@ -75,6 +74,8 @@ def test_workspace_sessions_dir_setting(tmp_path: Path, workspace: Path) -> None
 
 
 def test_delta_rule_counts_bytes_and_lines(tmp_path: Path) -> None:
+    from openmemd.server.session_watch import SessionDelta
+
     f = tmp_path / "t.jsonl"
     f.write_text("x" * 10 + "\n", encoding="utf-8")
     delta = SessionDelta(tmp_path, delta_bytes=1000, delta_messages=3)
@@ -206,3 +207,21 @@ def test_extra_path_outside_the_workspace_is_refused_aloud(tmp_path: Path) -> No
         assert not [n for n in notes if "extra path in " in n]
     finally:
         agent.stop()
+
+
+def test_transcript_without_messages_does_not_break_the_sync(tmp_path: Path,
+                                                              workspace: Path) -> None:
+    sessions = workspace / "sessions"
+    sessions.mkdir()
+    # A session OpenClaw just opened: its header record and no message yet.
+    (sessions / "new.jsonl").write_text(json.dumps({"type": "session", "id": "n"}) + "\n",
+                                        encoding="utf-8")
+    (sessions / "old.jsonl").write_text(message("user", "the patient tortoise") + "\n",
+                                        encoding="utf-8")
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(f'workspace = "{workspace}"\nstate_dir = "{tmp_path / "st"}"\n'
+                   'sources = ["memory", "sessions"]\n[embedding]\nprovider = "none"\n',
+                   encoding="utf-8")
+    with MemoryIndex.open(None, config=load_settings(cfg, env={})) as index:
+        index.sync()
+        assert paths(index, "tortoise") == {"sessions/old.jsonl": (1, 1)}
