@@ -70,3 +70,40 @@ def test_daemon_serves_openclaw_agents_transcripts_and_leaves_dreaming(tmp_path:
         shutil.rmtree(sock_dir, ignore_errors=True)
     assert proc.returncode == 0, err[-3000:]
     assert "sk-ollama-secret" not in err
+
+
+def test_reload_rereads_openclaw_dreaming_switch(tmp_path: Path) -> None:
+    import threading
+
+    from openmemd.config import load_settings
+    from openmemd.server.daemon import Daemon
+
+    oc = make_openclaw(tmp_path)
+    sock_dir = Path(tempfile.mkdtemp(dir="/tmp", prefix="omoc"))
+    env = {**oc.env, "OPENMEMD_ENDPOINT": f"ipc://{sock_dir}/d.sock"}
+
+    def reload():
+        return load_settings(oc.config, env=env)
+
+    d = Daemon(reload(), reload=reload, env={})
+    t = threading.Thread(target=d.run, daemon=True)
+    t.start()
+    try:
+        assert d.ready.wait(60)
+        assert d.scheduler is not None and d.scheduler.next_runs()["dreaming"] is None
+        # `/dreaming off` in OpenClaw rewrites openclaw.json; a SIGHUP makes openmemd dream.
+        oc.write_json(OPENCLAW_NO_DREAMING)
+        d.request_reload()
+        assert wait_for(lambda: d.scheduler.next_runs()["dreaming"] is not None, 30)
+        assert d.agents["main"].index.settings.citations == "on"
+    finally:
+        d.request_stop()
+        t.join(30)
+        shutil.rmtree(sock_dir, ignore_errors=True)
+
+
+OPENCLAW_NO_DREAMING = """{
+  agents: { list: [{ id: "main" }, { id: "work" }] },
+  memory: { citations: "on" },
+  plugins: { entries: { "memory-core": { config: { dreaming: { enabled: false } } } } },
+}"""

@@ -203,4 +203,5 @@ class AgentRuntime:
 def _replace_query(old: Settings, new: Settings) -> Settings:
     import dataclasses
 
-    return dataclasses.replace(old, query=new.query, dreaming=new.dreaming, log=new.log)
+    return dataclasses.replace(old, query=new.query, dreaming=new.dreaming, log=new.log,
+                               citations=new.citations)

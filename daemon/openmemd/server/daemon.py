@@ -224,7 +224,8 @@ class Daemon:
         pending += [f"sync.{k}" for k in RESTART_NEEDED_SYNC
                     if getattr(old.sync, k) != getattr(new.sync, k)]
         self.settings = dataclasses.replace(old, **{
-            k: getattr(new, k) for k in ("query", "sync", "dreaming", "log")})
+            k: getattr(new, k) for k in ("query", "sync", "dreaming", "log", "citations",
+                                         "loaded")})  # loaded: openclaw.json re-read too
         configure_logging(self.settings)
         for agent in self.agents.values():
             agent.reload(self.settings)
