@@ -134,3 +134,11 @@ def test_agent_without_a_workspace_yet_is_not_served(tmp_path: Path) -> None:
     s = load_settings(oc.config, env=oc.env)
     assert s.agent_ids() == ["main"]
     assert any(i.startswith("agent work (its workspace") for i in s.loaded.ignored)
+
+
+def test_openclaw_json_as_config_flag_explains_itself(tmp_path: Path, capsys) -> None:
+    oc = make_openclaw(tmp_path)
+    assert main(["config", "show", "--config", str(oc.state / "openclaw.json")]) == 2
+    err = capsys.readouterr().err
+    assert "not valid TOML" in err and "openmemd reads by itself" in err
+    assert len(err.strip().splitlines()) == 1

@@ -23,6 +23,7 @@ else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
 from openmemd import paths
+from openmemd.settings_layers import Loaded, toml_hint  # openclaw.json < file < env < flags
 
 DEFAULT_AGENT = "main"
 SOURCES = ("memory", "sessions")
@@ -261,13 +262,12 @@ def load_settings(config_file: str | os.PathLike[str] | None = None, *,
         try:
             data = tomllib.loads(path.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+            raise ConfigError(f"{path}: not valid TOML: {exc}{toml_hint(path)}") from None
         except OSError as exc:
             raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
     elif explicit:
         raise ConfigError(f"{path}: config file not found")
     source = str(path) if path.is_file() else "defaults"
-    from openmemd.settings_layers import Loaded  # the layers: openclaw.json < file < env < flags
     loaded = Loaded.collect(env, (source, data), ENV_VARS, overrides or {},
                             lambda raw, src: _build(Settings, raw, "", src))
     settings = dataclasses.replace(loaded.settings, config_file=str(path) if path.is_file()
