@@ -142,3 +142,9 @@ def test_openclaw_json_as_config_flag_explains_itself(tmp_path: Path, capsys) ->
     err = capsys.readouterr().err
     assert "not valid TOML" in err and "openmemd reads by itself" in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_openclaw_layer_can_be_turned_off(tmp_path: Path) -> None:
+    oc = make_openclaw(tmp_path)
+    s = load_settings(oc.config, env={**oc.env, "OPENMEMD_OPENCLAW": "off"})
+    assert s.loaded.openclaw is None and s.agent_ids() == ["main"] and s.citations == "auto"

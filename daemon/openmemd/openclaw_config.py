@@ -105,7 +105,10 @@ def state_dir(env: Mapping[str, str]) -> Path | None:
 
 
 def load(env: Mapping[str, str]) -> OpenClawLayer | None:
-    """The layer, None when there is no openclaw.json (nothing changes for such a user)."""
+    """The layer, None when there is no openclaw.json (nothing changes for such a user) or
+    `$OPENMEMD_OPENCLAW` is off."""
+    if env.get("OPENMEMD_OPENCLAW", "").strip().lower() in ("0", "off", "false", "no"):
+        return None
     root = state_dir(env)
     if root is None:
         return None
