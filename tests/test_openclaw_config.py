@@ -148,3 +148,15 @@ def test_openclaw_layer_can_be_turned_off(tmp_path: Path) -> None:
     oc = make_openclaw(tmp_path)
     s = load_settings(oc.config, env={**oc.env, "OPENMEMD_OPENCLAW": "off"})
     assert s.loaded.openclaw is None and s.agent_ids() == ["main"] and s.citations == "auto"
+
+
+def test_agent_sources_see_the_defaults_session_memory_flag(tmp_path: Path) -> None:
+    oc = make_openclaw(tmp_path)
+    oc.write_json("""{ agents: {
+      defaults: { memorySearch: { experimental: { sessionMemory: true } } },
+      list: [{ id: "main", memorySearch: { sources: ["memory", "sessions"] } },
+             { id: "work", memorySearch: { enabled: false } }],
+    } }""")
+    s = load_settings(oc.config, env=oc.env)
+    assert s.sources == ["memory", "sessions"]
+    assert s.agent_ids() == ["main"]  # work's memory search is off: not served

@@ -237,10 +237,8 @@ def _layer(data: dict, path: Path, root: Path, env: Mapping[str, str]) -> OpenCl
     ignored: list[str] = []
     agents_cfg = _obj(data.get("agents"), "agents")
     defaults = _obj(agents_cfg.get("defaults"), "agents.defaults")
-    base, base_extra = _memory_search(
-        _obj(defaults.get("memorySearch"), "agents.defaults.memorySearch"),
-        "agents.defaults.memorySearch", ignored)
-    base_enabled = _obj(defaults.get("memorySearch"), "").get("enabled", True)
+    defaults_ms = _obj(defaults.get("memorySearch"), "agents.defaults.memorySearch")
+    base, base_extra = _memory_search(defaults_ms, "agents.defaults.memorySearch", ignored)
     citations = _obj(data.get("memory"), "memory").get("citations")
     if citations is not None:
         if citations not in ("auto", "on", "off"):
@@ -271,11 +269,14 @@ def _layer(data: dict, path: Path, root: Path, env: Mapping[str, str]) -> OpenCl
         oc_id = e["id"]
         where = f"agents.list[{oc_id}].memorySearch"
         ms = _obj(e.get("memorySearch"), where)
-        own, own_extra = _memory_search(ms, where, ignored)
-        if not ms.get("enabled", base_enabled):
+        # Field-wise over the defaults first, as OpenClaw does (so `sources` in an agent still
+        # sees the defaults' experimental.sessionMemory), then mapped.
+        merged = merge_raw(defaults_ms, ms)
+        own, own_extra = _memory_search(merged, where, ignored)
+        if merged.get("enabled", True) is False:
             ignored.append(f"agent {oc_id} (memorySearch.enabled = false)")
             continue
-        extra = _dedupe((base_extra or []) + (own_extra or []))
+        extra = _dedupe((base_extra or []) + (own_extra or [] if "extraPaths" in ms else []))
         if extra:
             own["extra_paths"] = extra
         if isinstance(e.get("workspace"), str):
