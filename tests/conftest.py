@@ -41,6 +41,8 @@ def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(socket.socket, "connect_ex", _guarded_connect_ex)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
+    # Never the machine's own OpenClaw install (~/.openclaw/openclaw.json is a settings layer).
+    monkeypatch.setenv("OPENCLAW_STATE_DIR", "/nonexistent/openmemd-tests/openclaw")
 
 
 # -- shared fixtures ----------------------------------------------------------------------------

@@ -13,6 +13,9 @@ PACKAGE = ROOT / "daemon" / "openmemd"
 # tokenisation with `search` (the indexer writes what the keyword leg reads).
 ALLOWED = {
     "config": {"paths"},
+    "openclaw_config": set(),  # openclaw.json -> raw settings; imports nothing of ours
+    "settings_layers": {"openclaw_config"},  # the layers merged, for config
+    "config_cmd": {"config", "settings_layers"},  # `openmemd config show`
     "paths": set(),
     "errors": set(),
     "progress": set(),
@@ -32,6 +35,12 @@ ALLOWED = {
     "cli_report": {"config", "paths", "errors", "log", "api", "client", "server", "discovery",
                    "progress"},
 }
+ALLOWED["cli"].add("config_cmd")
+# openclaw.json is a settings layer beside config: whoever may import config may import it.
+for _rules in ALLOWED.values():
+    if "config" in _rules:
+        _rules.update(("openclaw_config", "settings_layers"))
+ALLOWED["config"].update(("openclaw_config", "settings_layers"))
 
 
 def layer_of(path: Path) -> str:

@@ -26,7 +26,9 @@ from openmemd.index import reindex
 from openmemd.index.read import read_lines
 from openmemd.index.scan import ScanScope, classify, scan_workspace
 from openmemd.index.sync import FTS_ONLY_MODEL, Indexer, Progress, SyncReport, VectorTarget
+from openmemd.index.transcripts import sessions_location
 from openmemd.log import get_logger
+from openmemd.search import citations
 from openmemd.search.results import SearchHit
 from openmemd.store import db, queries, schema
 
@@ -102,7 +104,8 @@ class MemoryIndex:
         self.agent_id = agent_id
         self.db_path = settings.index_path(agent_id)
         self.scope = ScanScope(workspace, tuple(settings.sources), tuple(settings.extra_paths),
-                               settings.sync.max_file_bytes)
+                               settings.sync.max_file_bytes, sessions_location(settings,
+                                                                               agent_id, workspace))
         self.choice = _provider_for(settings)
         self.provider = self.choice.provider
         self._write_lock = threading.RLock()
@@ -127,7 +130,8 @@ class MemoryIndex:
     def open(cls, workspace: str | os.PathLike[str] | None = None, *,
              state_dir: str | os.PathLike[str] | None = None, agent_id: str = DEFAULT_AGENT,
              config: Settings | str | os.PathLike[str] | None = None) -> MemoryIndex:
-        settings = config if isinstance(config, Settings) else load_settings(config)
+        settings = (config if isinstance(config, Settings) else load_settings(config)
+                    ).for_agent(agent_id)
         if state_dir is not None:
             settings = dataclasses.replace(settings, state_dir=str(state_dir))
         if workspace is None:
@@ -387,7 +391,7 @@ class MemoryIndex:
                           explain=explain)
         if record and hits:
             self._record(query, hits)
-        return hits
+        return citations.apply(hits, self.settings.citations)  # after recording: raw snippets
 
     def _record(self, query: str, results: list[SearchResult]) -> None:
         try:

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from openmemd import __version__
+from openmemd import __version__, config_cmd
 from openmemd.config import DEFAULT_AGENT, ConfigError, Settings, load_settings
 from openmemd.errors import OpenmemdError
 from openmemd.progress import ProgressBar
@@ -94,6 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("workspace", help="print the workspace path (creates its memory/)")
     _common(p)
+    config_cmd.add_parser(sub, _common)
     return parser
 
 
@@ -142,7 +143,8 @@ def cmd_search(settings: Settings, args: argparse.Namespace) -> int:
             results = [h.to_dict() for h in hits]
             meta = {"provider": index.provider.id if index.provider else "none",
                     "model": index.model,
-                    "mode": "hybrid" if index.provider is not None else "fts-only"}
+                    "mode": "hybrid" if index.provider is not None else "fts-only",
+                    "citations": index.settings.citations}
             index.flush_recalls()
     if args.json:
         _print_json({"results": results, **meta})
@@ -313,6 +315,7 @@ def cmd_service(settings: Settings, args: argparse.Namespace) -> int:
 COMMANDS: dict[str, Callable[[Settings, argparse.Namespace], int]] = {
     "run": cmd_run, "status": cmd_status, "index": cmd_index, "search": cmd_search,
     "get": cmd_get, "dream": cmd_dream, "service": cmd_service, "workspace": cmd_workspace,
+    "config": config_cmd.run,
 }
 
 

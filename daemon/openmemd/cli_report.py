@@ -105,6 +105,8 @@ def print_status_text(reply: dict[str, Any]) -> None:
         print(f"  {reply['reason']}")
     for problem in reply.get("problems", []):
         print(f"  problem: {problem}")
+    for note in reply.get("notes", []):
+        print(f"  note: {note}")
     print(f"Config: {reply.get('configFile') or 'none (built-in defaults)'}")
     agents = reply.get("agents", [])
     if isinstance(agents, dict):

@@ -23,6 +23,7 @@ else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
 from openmemd import paths
+from openmemd.settings_layers import Loaded, toml_hint  # openclaw.json < file < env < flags
 
 DEFAULT_AGENT = "main"
 SOURCES = ("memory", "sessions")
@@ -118,6 +119,8 @@ class SyncSettings:
                                "WSL /mnt drives, where native events do not arrive)")
     watch_poll_seconds: float = _opt(2.0, "interval of the polling watcher", min=0.1,
                                      max=3600.0)
+    session_delta_bytes: int = _opt(100_000, "new transcript bytes that re-index it", min=0)
+    session_delta_messages: int = _opt(50, "... or new lines; 0 = any growth", min=0)
 
 
 @dataclass(frozen=True)
@@ -183,6 +186,7 @@ class LogSettings:
 @dataclass(frozen=True)
 class AgentSettings:
     workspace: str = _opt("", "the agent's workspace directory")
+    sessions_dir: str = _opt("", "its transcripts folder (see the top-level sessions_dir)")
 
 
 @dataclass(frozen=True)
@@ -192,6 +196,9 @@ class Settings:
     sources: list = _opt(["memory"], "memory and/or sessions")  # type: ignore[type-arg]
     extra_paths: list = _opt([], "more Markdown files or folders to index")  # type: ignore[type-arg]
     agents: dict = _opt({}, "[agents.<id>] workspace = ...")  # type: ignore[type-arg]
+    sessions_dir: str = _opt("", "transcripts; empty = OpenClaw's, else <workspace>/sessions")
+    citations: str = _opt("auto", "on: `Source: path#Lx-Ly` in snippets; off: no citation; "
+                          "auto: the citation field only", choices=("auto", "on", "off"))
     chunking: ChunkingSettings = field(default_factory=ChunkingSettings)
     query: QuerySettings = field(default_factory=QuerySettings)
     embedding: EmbeddingSettings = field(default_factory=EmbeddingSettings)
@@ -202,6 +209,10 @@ class Settings:
     log: LogSettings = field(default_factory=LogSettings)
     # Where the settings came from, for error messages and `status`.
     config_file: str = field(default="", metadata={"internal": True})
+    loaded: Any = field(default=None, metadata={"internal": True}, compare=False, repr=False)
+
+    def for_agent(self, agent_id: str) -> Settings:  # openclaw.json's per-agent memorySearch
+        return self.loaded.agent_settings.get(agent_id, self) if self.loaded else self
 
     # -- derived locations -------------------------------------------------------------------
     def state_path(self) -> Path:
@@ -251,20 +262,16 @@ def load_settings(config_file: str | os.PathLike[str] | None = None, *,
         try:
             data = tomllib.loads(path.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+            raise ConfigError(f"{path}: not valid TOML: {exc}{toml_hint(path)}") from None
         except OSError as exc:
             raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
     elif explicit:
         raise ConfigError(f"{path}: config file not found")
     source = str(path) if path.is_file() else "defaults"
-    for var, key in ENV_VARS.items():
-        if env.get(var):
-            _set_dotted(data, key, env[var])
-    for key, value in (overrides or {}).items():
-        if value is not None:
-            _set_dotted(data, key, value)
-    settings = _build(Settings, data, "", source)
-    settings = dataclasses.replace(settings, config_file=str(path) if path.is_file() else "")
+    loaded = Loaded.collect(env, (source, data), ENV_VARS, overrides or {},
+                            lambda raw, src: _build(Settings, raw, "", src))
+    settings = dataclasses.replace(loaded.settings, config_file=str(path) if path.is_file()
+                                   else "", loaded=loaded)
     _check_cross_fields(settings, source)
     return settings
 

@@ -69,7 +69,19 @@ def configure_logging(settings: Settings | LogSettings | None = None,
     handler.setFormatter(formatter)
     root.addHandler(handler)
     set_level(log.level)
+    _warn_once(getattr(settings, "loaded", None))
     return fmt
+
+
+_warned: set[str] = set()
+
+
+def _warn_once(loaded: Any) -> None:
+    """A settings layer that was skipped (a broken openclaw.json): one line, once a process."""
+    warning = getattr(loaded, "warning", "")
+    if warning and warning not in _warned:
+        _warned.add(warning)
+        get_logger("openmemd.config").warning("openclaw_json_ignored", reason=warning)
 
 
 def set_level(level: str) -> None:

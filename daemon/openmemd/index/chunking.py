@@ -47,8 +47,8 @@ def chunk_text(text: str, *, tokens: int, overlap: int, encode: Encode,
     lines = text.split("\n")
     if text.endswith("\n"):
         lines.pop()  # the final newline does not start another line
-    if not lines:
-        return []
+    if not lines or (line_numbers is not None and not line_numbers):
+        return []  # a transcript with no message renders to no line at all
     numbers = list(line_numbers) if line_numbers is not None else list(range(1, len(lines) + 1))
     encoded = [encode(line) if line else [] for line in lines]
     segments: list[_Segment] = []

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
+from openmemd.index import transcripts
 from openmemd.index.chunking import sha256_hex
 
 IGNORED_DIRS = frozenset({".git", "node_modules", ".pnpm-store", ".venv", "venv", ".tox",
@@ -55,6 +56,7 @@ class ScanScope:
     sources: tuple[str, ...] = ("memory",)
     extra_paths: tuple[str, ...] = ()
     max_file_bytes: int = 5 * 1024 * 1024
+    sessions_dir: Path | None = None  # transcripts outside the workspace (OpenClaw's state dir)
 
     def extra_roots(self) -> list[str]:
         """Extra paths as workspace-relative posix paths; ones outside the workspace dropped."""
@@ -134,11 +136,12 @@ def scan_workspace(scope: ScanScope) -> list[FileEntry]:
             elif stat.S_ISREG(st.st_mode) and rel_root.endswith(".md"):
                 found.setdefault(rel_root, _entry(rel_root, "memory", st))
     if "sessions" in scope.sources:
-        sessions = ws / "sessions"
+        sessions = transcripts.root_of(scope)
         if _is_real_dir(sessions):
             with os.scandir(sessions) as it:
                 for de in it:
-                    if de.name.endswith(".jsonl") and de.is_file(follow_symlinks=False):
+                    if transcripts.is_transcript_name(de.name) \
+                            and de.is_file(follow_symlinks=False):
                         try:
                             found[f"sessions/{de.name}"] = _entry(
                                 f"sessions/{de.name}", "sessions", de.stat(follow_symlinks=False))
@@ -186,7 +189,7 @@ def classify(scope: ScanScope, rel_path: str) -> str | None:
                 if rel == root or rel.startswith(root + "/"):
                     return "memory"
     if "sessions" in scope.sources and len(parts) == 2 and parts[0] == "sessions" \
-            and rel.endswith(".jsonl"):
+            and transcripts.is_transcript_name(parts[1]):
         return "sessions"
     return None
 
@@ -194,15 +197,17 @@ def classify(scope: ScanScope, rel_path: str) -> str | None:
 def stat_entry(scope: ScanScope, rel_path: str) -> FileEntry | None:
     """The entry for one path if it exists and is indexable (used by targeted syncs)."""
     source = classify(scope, rel_path)
-    if source is None or _has_symlink_parent(scope.workspace, rel_path):
+    root, full = transcripts.locate(scope, rel_path)
+    if source is None or _has_symlink_parent(root, os.path.relpath(full, root)) \
+            or (root != scope.workspace and not _is_real_dir(root)):
         return None
-    st = _lstat_regular(scope.workspace / rel_path)
+    st = _lstat_regular(full)
     return None if st is None else _entry(Path(rel_path).as_posix(), source, st)
 
 
 def read_content(scope: ScanScope, entry: FileEntry) -> FileContent:
     """Read and hash one file, refusing links, escapes, huge and binary files."""
-    full = scope.workspace / entry.path
+    root, full = transcripts.locate(scope, entry.path)
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
     try:
         fd = os.open(full, flags)
@@ -212,7 +217,7 @@ def read_content(scope: ScanScope, entry: FileEntry) -> FileContent:
         st = os.fstat(fh.fileno())
         if not stat.S_ISREG(st.st_mode):
             raise SkipFile("not a regular file")
-        if not inside_workspace(scope.workspace, full):
+        if not inside_workspace(root, full):
             raise SkipFile("resolves outside the workspace")
         if st.st_size > scope.max_file_bytes:
             raise SkipFile(f"larger than the {scope.max_file_bytes}-byte cap "

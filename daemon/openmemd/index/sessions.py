@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from openmemd.index.chunking import sha256_hex
 from openmemd.index.redact import redact
+from openmemd.index.transcripts import is_dreaming_narrative
 
 _SPACE = re.compile(r"\s+")
 
@@ -54,6 +55,8 @@ def render_session(raw: str) -> RenderedSession:
     lines: list[str] = []
     line_map: list[int] = []
     stamps: list[int] = []
+    if is_dreaming_narrative(raw):  # OpenClaw's dream-diary run: kept out of the index (§1.4)
+        raw = ""
     for number, line in enumerate(raw.split("\n"), start=1):
         if not line.strip():
             continue

@@ -28,8 +28,9 @@ class SearchHit:
         """The JSON shape of OpenClaw's memory_search results (camelCase, no chunk id)."""
         out: dict[str, Any] = {
             "path": self.path, "startLine": self.start_line, "endLine": self.end_line,
-            "score": round(self.score, 6), "snippet": self.snippet, "source": self.source,
-            "citation": self.citation}
+            "score": round(self.score, 6), "snippet": self.snippet, "source": self.source}
+        if self.citation:  # empty when citations are off
+            out["citation"] = self.citation
         if self.explain is not None:
             out["explain"] = self.explain
         return out

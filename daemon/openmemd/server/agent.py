@@ -16,6 +16,7 @@ from typing import Any
 from openmemd.config import Settings
 from openmemd.errors import OpenmemdError, UnavailableError
 from openmemd.log import get_logger
+from openmemd.server import openclaw_side
 from openmemd.server.indexer import Indexer
 from openmemd.server.util import iso
 from openmemd.server.watcher import STATE_RUNNING, Watcher
@@ -50,13 +51,14 @@ class AgentRuntime:
                  dreamer: Callable[[Path, Settings, str, bool], dict] = run_dreaming,
                  force_polling: bool = False) -> None:
         self.agent_id = agent_id
-        self.settings = settings
+        self.settings = settings.for_agent(agent_id)
         self._opener = opener
         self._dreamer = dreamer
         self._force_polling = force_polling
         self.index: Any = None
         self.indexer: Indexer | None = None
         self.watcher: Watcher | None = None
+        self.sessions_watcher: Watcher | None = None  # OpenClaw's transcripts folder
         self.error: str | None = None
         self.workspace: Path | None = None
         self._dream_lock = threading.Lock()
@@ -88,11 +90,13 @@ class AgentRuntime:
                                    force_polling=self._force_polling or sync.watch_polling,
                                    polling_interval=sync.watch_poll_seconds, name=self.agent_id)
             self.watcher.start()
+            self.sessions_watcher = openclaw_side.watch_sessions(self, self._force_polling)
 
     def stop(self, timeout: float = 10.0) -> bool:
         """Stop watcher and indexer and close the index; False if the writer did not finish."""
-        if self.watcher is not None:
-            self.watcher.stop(timeout=min(timeout, 3.0))
+        for watcher in (self.watcher, self.sessions_watcher):
+            if watcher is not None:
+                watcher.stop(timeout=min(timeout, 3.0))
         finished = self.indexer.stop(timeout) if self.indexer is not None else True
         if self.index is not None:
             if finished:
@@ -106,11 +110,12 @@ class AgentRuntime:
 
     def check(self) -> None:
         """Periodic liveness check (daemon main loop)."""
-        if self.watcher is not None:
-            self.watcher.check()
+        for watcher in (self.watcher, self.sessions_watcher):
+            if watcher is not None:
+                watcher.check()
 
     def reload(self, settings: Settings) -> None:
-        self.settings = settings
+        settings = self.settings = settings.for_agent(self.agent_id)
         if self.watcher is not None:
             self.watcher.set_debounce(settings.sync.watch_debounce_ms)
         if self.index is not None and hasattr(self.index, "settings"):
@@ -178,6 +183,7 @@ class AgentRuntime:
             st["progress"] = st["indexer"]["progress"]  # None unless long work runs
         st["dreaming"] = {"enabled": self.settings.dreaming.enabled,
                           "running": self._dream_lock.locked(), "lastSweep": self.last_dream}
+        openclaw_side.agent_status(self, st)
         if deep:
             st["probe"] = self.probe()
         return st
@@ -198,4 +204,5 @@ class AgentRuntime:
 def _replace_query(old: Settings, new: Settings) -> Settings:
     import dataclasses
 
-    return dataclasses.replace(old, query=new.query, dreaming=new.dreaming, log=new.log)
+    return dataclasses.replace(old, query=new.query, dreaming=new.dreaming, log=new.log,
+                               citations=new.citations)

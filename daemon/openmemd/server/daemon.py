@@ -30,7 +30,7 @@ from openmemd import __version__
 from openmemd.config import ConfigError, Settings, load_settings
 from openmemd.errors import OpenmemdError, UnavailableError
 from openmemd.log import configure_logging, get_logger
-from openmemd.server import sdnotify
+from openmemd.server import openclaw_side, sdnotify
 from openmemd.server.agent import AgentRuntime
 from openmemd.server.endpoint import (
     EndpointError,
@@ -149,6 +149,7 @@ class Daemon:
             raise UnavailableError(f"no agent could be opened ({errors})")
         for agent in self.agents.values():
             agent.start()
+        openclaw_side.log_start(s, self.agents)
 
         self.scheduler = MaintenanceScheduler(s, Jobs(
             reconcile=self._job_reconcile, prune=lambda: self._job_writer("prune-cache"),
@@ -156,7 +157,8 @@ class Daemon:
         dispatcher = Dispatcher(
             self.agents, endpoint=endpoint.url, watch_enabled=lambda: self.settings.sync.watch,
             scheduler_info=self._scheduler_info, server_info=self._server_info,
-            config_file=s.config_file)
+            config_file=s.config_file,
+            notes=lambda: openclaw_side.notes(self.settings, self.agents))
         self._ctx = zmq.Context()
         self.server = ZmqServer(endpoint, dispatcher, workers=s.server.workers,
                                 max_message_bytes=s.server.max_message_bytes, context=self._ctx)
@@ -231,7 +233,8 @@ class Daemon:
         pending += [f"sync.{k}" for k in RESTART_NEEDED_SYNC
                     if getattr(old.sync, k) != getattr(new.sync, k)]
         self.settings = dataclasses.replace(old, **{
-            k: getattr(new, k) for k in ("query", "sync", "dreaming", "log")})
+            k: getattr(new, k) for k in ("query", "sync", "dreaming", "log", "citations",
+                                         "loaded")})  # loaded: openclaw.json re-read too
         configure_logging(self.settings)
         for agent in self.agents.values():
             agent.reload(self.settings)
@@ -256,8 +259,9 @@ class Daemon:
 
     def _job_dream(self) -> None:
         for agent in self.agents.values():
-            if agent.index is None:
-                continue
+            if agent.index is None or not openclaw_side.dreams_here(
+                    agent.settings, agent.agent_id, agent.workspace):
+                continue  # OpenClaw dreams there: one dreamer per MEMORY.md
             try:
                 result = agent.dream("all", False)
                 log.info("dreaming sweep done", agent=agent.agent_id,

@@ -32,7 +32,8 @@ class Dispatcher:
                  watch_enabled: Callable[[], bool],
                  scheduler_info: Callable[[], dict[str, Any]],
                  server_info: Callable[[], dict[str, Any]] | None = None,
-                 config_file: str = "") -> None:
+                 config_file: str = "",
+                 notes: Callable[[], list[str]] | None = None) -> None:
         self.agents = agents
         self.endpoint = endpoint
         self.started = time.time()
@@ -41,6 +42,7 @@ class Dispatcher:
         self._scheduler_info = scheduler_info
         self._server_info = server_info or dict
         self._config_file = config_file
+        self._notes = notes or list
 
     def __call__(self, request: Request) -> dict[str, Any]:
         if isinstance(request, PingRequest):
@@ -65,6 +67,7 @@ class Dispatcher:
                     "provider": index.provider.id if getattr(index, "provider", None) else "none",
                     "model": getattr(index, "model", ""),
                     "mode": "hybrid" if getattr(index, "provider", None) else "fts-only",
+                    "citations": getattr(getattr(index, "settings", None), "citations", "auto"),
                     "tookMs": round((time.perf_counter() - started) * 1000, 2)}
         if isinstance(request, GetRequest):
             return dict(agent.require_index().get(request.path, request.from_line, request.lines))
@@ -106,5 +109,5 @@ class Dispatcher:
                 "startedAt": iso(self.started),
                 "uptimeSeconds": round(time.monotonic() - self._started_mono, 1),
                 "rssBytes": health.rss_bytes(), "cpuSeconds": round(health.cpu_seconds(), 2),
-                "configFile": self._config_file or None, "scheduler": sched,
-                "server": server, "agents": agents}
+                "configFile": self._config_file or None, "notes": self._notes(),
+                "scheduler": sched, "server": server, "agents": agents}

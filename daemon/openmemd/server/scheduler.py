@@ -21,6 +21,7 @@ from apscheduler.triggers.interval import IntervalTrigger
 
 from openmemd.config import Settings
 from openmemd.log import get_logger
+from openmemd.server.openclaw_side import dreams_here
 
 log = get_logger(__name__)
 
@@ -106,7 +107,8 @@ class MaintenanceScheduler:
                   next_run_time=datetime.now(self._tz) + timedelta(minutes=15))
         self._put(JOB_CHECKPOINT, self._jobs.checkpoint,
                   IntervalTrigger(hours=1, timezone=self._tz))
-        if s.dreaming.enabled:
+        if s.dreaming.enabled and any(dreams_here(s.for_agent(a), a, None)
+                                      for a in s.agent_ids()):
             self._put(JOB_DREAM, self._jobs.dream,
                       CronTrigger.from_crontab(s.dreaming.frequency, timezone=self._tz),
                       misfire_grace_time=DREAM_MISFIRE_GRACE_S)

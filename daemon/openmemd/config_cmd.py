@@ -1,0 +1,103 @@
+"""`openmemd config show [--json]`: the effective settings and where each came from
+(default, openclaw.json, config.toml, env or flag), API keys masked."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import typing
+from collections.abc import Callable
+from typing import Any
+
+from openmemd.config import Settings
+from openmemd.settings_layers import dreaming_left_to_openclaw, origins_for, sessions_dir
+
+MASK = "********"
+
+
+def add_parser(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
+    p = sub.add_parser("config", help="show the effective settings and where each came from")
+    p.add_argument("action", choices=("show",), help="show (the only action)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    common(p)
+
+
+def _flatten(obj: Any, prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    hints = typing.get_type_hints(type(obj))
+    for f in dataclasses.fields(obj):
+        if f.metadata.get("internal"):
+            continue
+        key = "lambda" if f.name == "lambda_" else f.name
+        value = getattr(obj, f.name)
+        if dataclasses.is_dataclass(hints[f.name]):
+            out.update(_flatten(value, f"{prefix}{key}."))
+        elif f.name == "agents":
+            for agent_id, agent in value.items():
+                out.update(_flatten(agent, f"agents.{agent_id}."))
+        else:
+            out[f"{prefix}{key}"] = MASK if key.endswith("api_key") and value else value
+    return out
+
+
+def _label(origin: str, config_file: str) -> str:
+    if origin and origin == config_file:
+        return "config.toml"
+    return origin or "default"
+
+
+def effective(settings: Settings, agent_id: str) -> dict[str, Any]:
+    s = settings.for_agent(agent_id)
+    origins = origins_for(settings.loaded, agent_id)
+    values = _flatten(s)
+    loaded = settings.loaded
+    oc = loaded.openclaw if loaded is not None else None
+    agents = {}
+    for a in settings.agent_ids():
+        try:
+            ws = settings.workspace_for(a)
+        except ValueError as exc:
+            agents[a] = {"error": str(exc)}
+            continue
+        agents[a] = {"workspace": str(ws),
+                     "sessionsDir": str(sessions_dir(settings.for_agent(a), a, ws)),
+                     "dreaming": "OpenClaw" if dreaming_left_to_openclaw(settings, ws)
+                     else "openmemd"}
+    return {
+        "agent": agent_id, "configFile": settings.config_file or None,
+        "settings": {k: {"value": v, "from": _label(origins.get(k, ""), settings.config_file)}
+                     for k, v in values.items()},
+        "agents": agents,
+        "openclaw": None if oc is None else {
+            "config": oc.path, "stateDir": oc.state_dir or None,
+            "warning": oc.warning or None, "ignored": list(loaded.ignored),
+            "dreamingEnabled": oc.dreaming_enabled and not oc.warning},
+    }
+
+
+def run(settings: Settings, args: argparse.Namespace) -> int:
+    info = effective(settings, args.agent)
+    if args.json:
+        print(json.dumps(info, ensure_ascii=False, indent=2, default=str))
+        return 0
+    print(f"Settings of agent {info['agent']}"
+          + (f" (config file {info['configFile']})" if info["configFile"] else ""))
+    width = max(len(k) for k in info["settings"])
+    for key, item in info["settings"].items():
+        print(f"  {key:<{width}} = {json.dumps(item['value'], default=str)}  ({item['from']})")
+    print("Agents")
+    for agent_id, a in info["agents"].items():
+        if "error" in a:
+            print(f"  {agent_id}: {a['error']}")
+            continue
+        print(f"  {agent_id}: workspace {a['workspace']} · transcripts {a['sessionsDir']}"
+              f" · dreaming by {a['dreaming']}")
+    oc = info["openclaw"]
+    if oc is not None:
+        print(f"OpenClaw: {oc['config']}")
+        if oc["warning"]:
+            print(f"  warning: {oc['warning']}")
+        if oc["ignored"]:
+            print("  ignored from openclaw.json: " + ", ".join(oc["ignored"]))
+    return 0

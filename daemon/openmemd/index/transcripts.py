@@ -1,0 +1,83 @@
+"""Where session transcripts live, which files are transcripts, and which to leave alone.
+
+A transcript is stored in the index as `sessions/<basename>` whatever folder it lives in: the
+workspace's `sessions/` or, for an OpenClaw agent, `<stateDir>/agents/<agentId>/sessions/`
+(reference §1.1). That folder is a second containment root: a transcript is read only if it
+resolves inside it, and a symlinked transcript (or folder) is never followed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+PREFIX = "sessions/"
+# OpenClaw's archives: `<id>.jsonl.reset.<ISO>` / `<id>.jsonl.deleted.<ISO>` (':' as '-').
+_ARCHIVE = re.compile(r"\.jsonl\.(?:reset|deleted)\.[0-9][0-9A-Za-z.\-_]*$")
+NARRATIVE_RUN_PREFIX = "dreaming-narrative-"
+
+
+def is_transcript_name(name: str) -> bool:
+    """A primary `*.jsonl` or a reset/deleted archive; never `sessions.json` or `.bak.`."""
+    if not name or name.startswith(".") or ".bak." in name or name.endswith(".bak"):
+        return False
+    return name.endswith(".jsonl") or bool(_ARCHIVE.search(name))
+
+
+def root_of(scope: Any) -> Path:
+    """The transcripts folder of a scan scope."""
+    return Path(getattr(scope, "sessions_dir", None) or Path(scope.workspace) / "sessions")
+
+
+def locate(scope: Any, rel: str) -> tuple[Path, Path]:
+    """(containment root, absolute path) of an index path: transcripts under their folder,
+    everything else under the workspace."""
+    rel = Path(rel).as_posix()
+    if rel.startswith(PREFIX) and "/" not in rel[len(PREFIX):] \
+            and getattr(scope, "sessions_dir", None) is not None:
+        root = root_of(scope)
+        return root, root / rel[len(PREFIX):]
+    return Path(scope.workspace), Path(scope.workspace) / rel
+
+
+def is_dreaming_narrative(raw: str) -> bool:
+    """A transcript written by OpenClaw's dream-diary run (§1.4): a custom bootstrap record
+    whose runId starts with `dreaming-narrative-`. Indexing it would feed dreams to dreaming."""
+    if NARRATIVE_RUN_PREFIX not in raw:
+        return False
+    for line in raw.split("\n"):
+        if NARRATIVE_RUN_PREFIX not in line:
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(record, dict) or record.get("type") != "custom":
+            continue
+        for holder in (record, record.get("data"), record.get("value")):
+            run_id = holder.get("runId") if isinstance(holder, dict) else None
+            if isinstance(run_id, str) and run_id.startswith(NARRATIVE_RUN_PREFIX):
+                return True
+    return False
+
+
+def real_dir(path: Path) -> bool:
+    """A directory that is not itself a symlink."""
+    try:
+        return os.path.isdir(path) and not os.path.islink(path)
+    except OSError:
+        return False
+
+
+def sessions_location(settings: Any, agent_id: str, workspace: Path) -> Path | None:
+    """The agent's transcripts folder when it is not `<workspace>/sessions` (None: the
+    workspace's own, with the workspace's containment rules as before)."""
+    from openmemd.settings_layers import sessions_dir
+
+    where = sessions_dir(settings, agent_id, Path(workspace))
+    if os.path.abspath(where) == os.path.abspath(Path(workspace) / "sessions"):
+        return None
+    return where

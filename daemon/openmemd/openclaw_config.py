@@ -1,0 +1,339 @@
+"""OpenClaw's `openclaw.json` (JSON5) as a settings layer: defaults < openclaw.json < config.toml
+< environment < flags.
+
+This module only turns the file into the raw dict shape config.toml produces (so `config.py`
+validates both the same way) plus what only OpenClaw knows: its agents' workspaces and
+transcript folders, and whether its own dreaming is on. It never fails: an unreadable or
+ill-typed file gives one warning and an empty layer; a field openmemd has no equivalent for
+is listed in `ignored`. Locations come from the `env` mapping handed to `load_settings`, so a
+test (or `env={}`) never sees the real ~/.openclaw.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+CONFIG_NAME = "openclaw.json"
+OLLAMA_BASE_URL = "http://127.0.0.1:11434"
+OLLAMA_MODEL = "nomic-embed-text"
+LAYER = "openclaw.json"
+
+# memorySearch key (dotted, OpenClaw's camelCase) -> openmemd key (dotted, TOML shape).
+_SIMPLE = {
+    "chunking.tokens": "chunking.tokens", "chunking.overlap": "chunking.overlap",
+    "query.maxResults": "query.max_results", "query.minScore": "query.min_score",
+    "query.hybrid.enabled": "query.hybrid.enabled",
+    "query.hybrid.vectorWeight": "query.hybrid.vector_weight",
+    "query.hybrid.textWeight": "query.hybrid.text_weight",
+    "query.hybrid.candidateMultiplier": "query.hybrid.candidate_multiplier",
+    "query.hybrid.mmr.enabled": "query.mmr.enabled", "query.hybrid.mmr.lambda": "query.mmr.lambda",
+    "query.hybrid.temporalDecay.enabled": "query.temporal_decay.enabled",
+    "query.hybrid.temporalDecay.halfLifeDays": "query.temporal_decay.half_life_days",
+    "cache.enabled": "cache.enabled", "cache.maxEntries": "cache.max_entries",
+    "sync.watch": "sync.watch", "sync.watchDebounceMs": "sync.watch_debounce_ms",
+    "sync.sessions.deltaBytes": "sync.session_delta_bytes",
+    "sync.sessions.deltaMessages": "sync.session_delta_messages",
+    "model": "embedding.model",
+}
+# Handled below by hand (not copied one to one).
+_HANDLED = {"enabled", "sources", "extraPaths", "experimental.sessionMemory", "provider",
+            "remote.baseUrl", "remote.apiKey"}
+_DREAM_PHASES = {
+    "light": {"enabled": "enabled", "lookbackDays": "lookback_days", "limit": "limit",
+              "dedupeSimilarity": "dedupe_similarity"},
+    "rem": {"enabled": "enabled", "lookbackDays": "lookback_days", "limit": "limit",
+            "minPatternStrength": "min_pattern_strength"},
+    "deep": {"enabled": "enabled", "limit": "limit", "minScore": "min_score",
+             "minRecallCount": "min_recall_count", "minUniqueQueries": "min_unique_queries",
+             "recencyHalfLifeDays": "recency_half_life_days", "maxAgeDays": "max_age_days"},
+}
+
+
+class LayerError(ValueError):
+    """openclaw.json cannot be used; the message is the one-line warning."""
+
+
+@dataclass(frozen=True)
+class OpenClawAgent:
+    """One OpenClaw agent as openmemd serves it (`id` is openmemd's: the default agent is
+    "main" whatever OpenClaw calls it, `openclaw_id`)."""
+
+    id: str
+    openclaw_id: str
+    workspace: str
+    sessions_dir: str
+
+
+@dataclass(frozen=True)
+class OpenClawLayer:
+    path: str = ""
+    state_dir: str = ""
+    raw: dict = field(default_factory=dict)  # openmemd TOML shape, defaults + default agent
+    base: dict = field(default_factory=dict)  # agents.defaults alone (under every agent)
+    agent_raw: dict = field(default_factory=dict)  # id -> the raw of that agent alone
+    agents: tuple[OpenClawAgent, ...] = ()
+    dreaming_enabled: bool = False
+    ignored: tuple[str, ...] = ()
+    warning: str = ""
+
+    def agent_layer(self, agent_id: str) -> dict:
+        """The raw settings of a non-default agent: the defaults, its own memorySearch, and
+        every agent's workspace (so the agent's settings still know them all)."""
+        top = {k: self.raw[k] for k in ("workspace", "agents") if k in self.raw}
+        return merge_raw(merge_raw(self.base, self.agent_raw.get(agent_id, {})), top)
+
+    def agent(self, agent_id: str) -> OpenClawAgent | None:
+        return next((a for a in self.agents if a.id == agent_id), None)
+
+    def owns(self, workspace: str | os.PathLike[str]) -> OpenClawAgent | None:
+        """The OpenClaw agent whose workspace this is (realpath compared), if any."""
+        real = os.path.realpath(os.path.expanduser(workspace))
+        return next((a for a in self.agents if os.path.realpath(a.workspace) == real), None)
+
+
+def state_dir(env: Mapping[str, str]) -> Path | None:
+    """`$OPENCLAW_STATE_DIR`, else `$HOME/.openclaw`; None when `env` names neither."""
+    if env.get("OPENCLAW_STATE_DIR"):
+        return Path(_expand(env["OPENCLAW_STATE_DIR"], env))
+    if env.get("HOME"):
+        return Path(env["HOME"]) / ".openclaw"
+    return None
+
+
+def load(env: Mapping[str, str]) -> OpenClawLayer | None:
+    """The layer, None when there is no openclaw.json (nothing changes for such a user) or
+    `$OPENMEMD_OPENCLAW` is off."""
+    if env.get("OPENMEMD_OPENCLAW", "").strip().lower() in ("0", "off", "false", "no"):
+        return None
+    root = state_dir(env)
+    if root is None:
+        return None
+    path = root / CONFIG_NAME
+    if not path.is_file():
+        return None
+    try:
+        import json5
+
+        data = json5.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(data, dict):
+            raise LayerError("the top level is not an object")
+        return _layer(data, path, root, env)
+    except LayerError as exc:
+        return OpenClawLayer(path=str(path), warning=f"{path}: {exc}; ignored")
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return OpenClawLayer(path=str(path), warning=f"{path}: not valid JSON5 ({reason}); "
+                             "ignored")
+    except OSError as exc:
+        return OpenClawLayer(path=str(path), warning=f"{path}: cannot read ({exc.strerror}); "
+                             "ignored")
+
+
+def _expand(value: str, env: Mapping[str, str]) -> str:
+    if value == "~" or value.startswith("~/"):
+        return str(Path(env.get("HOME", "~")) / value[2:]) if env.get("HOME") else value
+    return value
+
+
+def _obj(data: Any, where: str) -> dict:
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise LayerError(f"'{where}' must be an object")
+    return data
+
+
+def _str(value: Any, where: str) -> str:
+    if not isinstance(value, str):
+        raise LayerError(f"'{where}' must be a string")
+    return value
+
+
+def _leaves(data: dict, prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        if isinstance(value, dict) and value and key != "headers":
+            out.update(_leaves(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+def set_raw(raw: dict, dotted: str, value: Any) -> None:
+    *parents, leaf = dotted.split(".")
+    node = raw
+    for part in parents:
+        node = node.setdefault(part, {})
+    node[leaf] = value
+
+
+def _memory_search(ms: dict, where: str, ignored: list[str]) -> tuple[dict, list[str] | None]:
+    """openmemd raw settings for one memorySearch object, and its extraPaths (None = unset)."""
+    raw: dict = {}
+    leaves = _leaves(ms)
+    for key, value in leaves.items():
+        if key in _SIMPLE:
+            if isinstance(value, (dict, list)) or value is None:
+                raise LayerError(f"'{where}.{key}' must be a number or boolean")
+            set_raw(raw, _SIMPLE[key], value)
+        elif key not in _HANDLED:
+            ignored.append(f"memorySearch.{key}")
+    if "sources" in leaves or "experimental.sessionMemory" in leaves:
+        sources = leaves.get("sources", ["memory"])
+        if not isinstance(sources, list) or not all(isinstance(s, str) for s in sources):
+            raise LayerError(f"'{where}.sources' must be a list of strings")
+        # OpenClaw drops "sessions" unless experimental.sessionMemory is on; empty = memory.
+        keep = [s for s in sources if s == "memory"
+                or (s == "sessions" and leaves.get("experimental.sessionMemory") is True)]
+        raw["sources"] = keep or ["memory"]
+    extra = None
+    if "extraPaths" in leaves:
+        extra = leaves["extraPaths"]
+        if not isinstance(extra, list) or not all(isinstance(p, str) for p in extra):
+            raise LayerError(f"'{where}.extraPaths' must be a list of strings")
+    provider = leaves.get("provider")
+    if provider is not None:
+        provider = _str(provider, f"{where}.provider")
+        base = _str(leaves.get("remote.baseUrl", ""), f"{where}.remote.baseUrl")
+        if provider in ("openai", "ollama"):
+            if provider == "ollama":
+                base = (base or OLLAMA_BASE_URL).rstrip("/")
+                base = base if base.endswith("/v1") else base + "/v1"  # its OpenAI-style API
+                raw.setdefault("embedding", {}).setdefault("model", OLLAMA_MODEL)
+            set_raw(raw, "embedding.provider", "openai")
+            if base:
+                set_raw(raw, "embedding.base_url", base)
+            key = leaves.get("remote.apiKey")
+            if key:
+                set_raw(raw, "embedding.api_key", _str(key, f"{where}.remote.apiKey"))
+        elif provider == "local":
+            set_raw(raw, "embedding.provider", "local")
+        elif provider != "auto":
+            ignored.append(f"memorySearch.provider={provider}")
+    if "enabled" in leaves and not isinstance(leaves["enabled"], bool):
+        raise LayerError(f"'{where}.enabled' must be true or false")
+    return raw, extra
+
+
+def merge_raw(base: dict, over: dict) -> dict:
+    out = dict(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = merge_raw(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _dedupe(items: list[str]) -> list[str]:
+    return list(dict.fromkeys(p.strip() for p in items if p.strip()))
+
+
+def _layer(data: dict, path: Path, root: Path, env: Mapping[str, str]) -> OpenClawLayer:
+    ignored: list[str] = []
+    agents_cfg = _obj(data.get("agents"), "agents")
+    defaults = _obj(agents_cfg.get("defaults"), "agents.defaults")
+    defaults_ms = _obj(defaults.get("memorySearch"), "agents.defaults.memorySearch")
+    base, base_extra = _memory_search(defaults_ms, "agents.defaults.memorySearch", ignored)
+    citations = _obj(data.get("memory"), "memory").get("citations")
+    if citations is not None:
+        if citations not in ("auto", "on", "off"):
+            raise LayerError("'memory.citations' must be auto, on or off")
+        base["citations"] = citations
+    if _obj(data.get("memory"), "memory").get("backend", "builtin") != "builtin":
+        ignored.append("memory.backend")
+    base = merge_raw(base, _dreaming(data, ignored))
+    home = Path(env["HOME"]) if env.get("HOME") else root.parent
+    default_ws = defaults.get("workspace")
+    if default_ws is not None:
+        default_ws = _expand(_str(default_ws, "agents.defaults.workspace"), env)
+    entries = agents_cfg.get("list") or []
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise LayerError("'agents.list' must be a list of objects")
+    for i, e in enumerate(entries):
+        if not isinstance(e.get("id"), str) or not e["id"] \
+                or not all(c.isalnum() or c in "-_" for c in e["id"]):
+            raise LayerError(f"'agents.list[{i}].id' must be letters, digits, - or _")
+    default_id = next((e["id"] for e in entries if e.get("default") is True),
+                      entries[0]["id"] if entries else "main")
+    if not any(e["id"] == default_id for e in entries):
+        entries = [{"id": default_id}, *entries]
+    agents: list[OpenClawAgent] = []
+    agent_raw: dict[str, dict] = {}
+    top: dict = {}
+    for e in entries:
+        oc_id = e["id"]
+        where = f"agents.list[{oc_id}].memorySearch"
+        ms = _obj(e.get("memorySearch"), where)
+        # Field-wise over the defaults first, as OpenClaw does (so `sources` in an agent still
+        # sees the defaults' experimental.sessionMemory), then mapped.
+        merged = merge_raw(defaults_ms, ms)
+        own, own_extra = _memory_search(merged, where, ignored)
+        if merged.get("enabled", True) is False:
+            ignored.append(f"agent {oc_id} (memorySearch.enabled = false)")
+            continue
+        extra = _dedupe((base_extra or []) + (own_extra or [] if "extraPaths" in ms else []))
+        if extra:
+            own["extra_paths"] = extra
+        if isinstance(e.get("workspace"), str):
+            ws = _expand(e["workspace"], env)
+        elif oc_id == default_id:
+            ws = default_ws or str(home / ".openclaw" / "workspace")
+        else:
+            ws = (str(Path(default_ws) / oc_id) if default_ws
+                  else str(home / ".openclaw" / f"workspace-{oc_id}"))
+        our_id = "main" if oc_id == default_id else oc_id
+        if our_id == "main" and oc_id != default_id:
+            continue  # a non-default OpenClaw agent called "main": openmemd's main is the default
+        if our_id != "main" and not Path(ws).is_dir():
+            ignored.append(f"agent {oc_id} (its workspace {ws} does not exist yet)")
+            continue  # OpenClaw creates it on first use; until then there is nothing to serve
+        sessions = str(root / "agents" / oc_id / "sessions")
+        agents.append(OpenClawAgent(our_id, oc_id, ws, sessions))
+        agent_raw[our_id] = own
+        if our_id == "main":
+            top["workspace"] = ws
+        else:
+            top.setdefault("agents", {})[our_id] = {"workspace": ws}
+    if base_extra and "main" not in agent_raw:
+        base["extra_paths"] = _dedupe(base_extra)
+    raw = merge_raw(base, merge_raw(agent_raw.get("main", {}), top))
+    return OpenClawLayer(str(path), str(root), raw, base, agent_raw, tuple(agents),
+                         _dreaming_enabled(data), tuple(dict.fromkeys(ignored)))
+
+
+def _plugin_dreaming(data: dict) -> dict:
+    plugins = _obj(data.get("plugins"), "plugins")
+    entry = _obj(_obj(plugins.get("entries"), "plugins.entries").get("memory-core"),
+                 "plugins.entries.memory-core")
+    config = _obj(entry.get("config"), "plugins.entries.memory-core.config")
+    return _obj(config.get("dreaming"), "plugins.entries.memory-core.config.dreaming")
+
+
+def _dreaming_enabled(data: dict) -> bool:
+    value = _plugin_dreaming(data).get("enabled", False)
+    return value is True or (isinstance(value, str) and value.lower() == "true")
+
+
+def _dreaming(data: dict, ignored: list[str]) -> dict:
+    """OpenClaw's dreaming gates and schedule (used when openmemd dreams, e.g. `dream`)."""
+    cfg = _plugin_dreaming(data)
+    raw: dict = {}
+    for key in ("frequency", "timezone"):
+        if key in cfg:
+            raw[key] = _str(cfg[key], f"plugins.entries.memory-core.config.dreaming.{key}")
+    phases = _obj(cfg.get("phases"), "dreaming.phases")
+    for phase, keys in _DREAM_PHASES.items():
+        for key, value in _obj(phases.get(phase), f"dreaming.phases.{phase}").items():
+            if key in keys and not isinstance(value, (dict, list)):
+                raw.setdefault(phase, {})[keys[key]] = value
+            else:
+                ignored.append(f"dreaming.phases.{phase}.{key}")
+    for key in cfg:
+        if key not in ("enabled", "frequency", "timezone", "phases"):
+            ignored.append(f"dreaming.{key}")
+    return {"dreaming": raw} if raw else {}

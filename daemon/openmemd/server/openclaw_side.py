@@ -1,0 +1,97 @@
+"""What the daemon does differently beside an OpenClaw install: watch the agent's transcripts
+in OpenClaw's state dir, leave dreaming to OpenClaw where it dreams, and say so in `status`."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from openmemd.config import Settings
+from openmemd.log import get_logger
+from openmemd.server.session_watch import start_session_watcher
+from openmemd.server.watcher import STATE_RUNNING, Watcher
+from openmemd.settings_layers import dreaming_left_to_openclaw
+
+log = get_logger(__name__)
+
+LEFT_TO_OPENCLAW = "dreaming: left to OpenClaw"
+
+
+def watch_sessions(agent: Any, force_polling: bool) -> Watcher | None:
+    """A watcher on the agent's transcripts folder when it lies outside the workspace."""
+    index, settings = agent.index, agent.settings
+    root = getattr(getattr(index, "scope", None), "sessions_dir", None)
+    if root is None or "sessions" not in settings.sources or agent.indexer is None:
+        return None
+    if not Path(root).is_dir():
+        log.info("sessions_dir_missing", agent=agent.agent_id, root=str(root),
+                 note="transcripts are picked up by the reconcile scan once it exists")
+        return None
+    return start_session_watcher(Path(root), agent.indexer, settings, name=agent.agent_id,
+                                 force_polling=force_polling)
+
+
+def dreams_here(settings: Settings, agent_id: str, workspace: Path | None) -> bool:
+    """Whether openmemd's scheduled sweep covers this agent (not when OpenClaw dreams there)."""
+    ws = workspace or settings.workspace_for(agent_id)
+    return not dreaming_left_to_openclaw(settings, ws)
+
+
+def agent_status(agent: Any, st: dict[str, Any]) -> None:
+    scope = getattr(agent.index, "scope", None)
+    if getattr(scope, "sessions_dir", None) is not None:
+        st["sessionsDir"] = str(scope.sessions_dir)
+        w = agent.sessions_watcher
+        st["sessionsWatch"] = (w.status() if w is not None
+                               else {"state": "not watched", "pending": 0})
+        if st["sessionsWatch"]["state"] == STATE_RUNNING:
+            st["sessionsWatch"]["state"] = f"running ({st['sessionsWatch'].get('backend')})"
+    if "dreaming" in st and agent.workspace is not None \
+            and not dreams_here(agent.settings, agent.agent_id, agent.workspace):
+        st["dreaming"]["leftToOpenClaw"] = True
+        st["dreaming"]["note"] = LEFT_TO_OPENCLAW
+
+
+def notes(settings: Settings, agents: dict[str, Any]) -> list[str]:
+    """One line each: what openclaw.json changed or could not (shown by `status`)."""
+    loaded = settings.loaded
+    out: list[str] = []
+    if loaded is None:
+        return out
+    if loaded.warning:
+        out.append(loaded.warning)
+    if loaded.ignored:
+        out.append("ignored from openclaw.json: " + ", ".join(loaded.ignored))
+    for agent_id, agent in agents.items():
+        out += refused_extra_paths(agent)
+        if agent.workspace is not None and not dreams_here(settings, agent_id, agent.workspace):
+            out.append(f"{agent_id}: {LEFT_TO_OPENCLAW}")
+    return out
+
+
+def refused_extra_paths(agent: Any) -> list[str]:
+    """Extra paths outside the workspace: openmemd reads nothing outside it, and says so
+    rather than dropping them silently (OpenClaw indexes them)."""
+    if agent.workspace is None:
+        return []
+    ws = os.path.abspath(agent.workspace)
+    out = []
+    for raw in agent.settings.extra_paths:
+        full = os.path.abspath(os.path.join(ws, os.path.expanduser(raw.strip())))
+        rel = os.path.relpath(full, ws)
+        if raw.strip() and (rel == ".." or rel.startswith(".." + os.sep)):
+            out.append(f"{agent.agent_id}: extra path {raw} is outside the workspace {ws}: "
+                       "not indexed")
+    return out
+
+
+def log_start(settings: Settings, agents: dict[str, Any]) -> None:
+    for agent in agents.values():
+        for line in refused_extra_paths(agent):
+            log.warning("extra_path_refused", detail=line)
+    loaded = settings.loaded
+    if loaded is not None and not loaded.warning and loaded.openclaw is not None:
+        log.info("openclaw_json_loaded", path=loaded.openclaw.path,
+                 agents=[a.id for a in loaded.openclaw.agents],
+                 ignored=list(loaded.ignored) or None)

@@ -1,0 +1,150 @@
+"""The settings layers and what follows from them: openclaw.json < the config file < env <
+flags, merged into the raw dict `config` validates; the settings of each OpenClaw agent; where
+each value came from (`config show`); where an agent's transcripts are and who dreams there."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from openmemd.openclaw_config import LAYER, OpenClawLayer, load, merge_raw, set_raw
+
+
+def merge_layers(layers: list[tuple[str, dict]]) -> dict:
+    out: dict = {}
+    for _name, raw in layers:
+        out = merge_raw(out, raw)
+    return out
+
+
+def origins(layers: list[tuple[str, dict]]) -> dict[str, str]:
+    """Dotted openmemd key -> the layer its value came from (the last one that set it)."""
+    out: dict[str, str] = {}
+
+    def walk(raw: dict, prefix: str, name: str) -> None:
+        for key, value in raw.items():
+            dotted = f"{prefix}{key}"
+            if isinstance(value, dict) and key != "agents":
+                walk(value, f"{dotted}.", name)
+            elif key == "agents" and isinstance(value, dict):
+                for agent_id, table in value.items():
+                    if isinstance(table, dict):
+                        walk(table, f"agents.{agent_id}.", name)
+            else:
+                out[dotted] = name
+
+    for name, raw in layers:
+        walk(raw, "", name)
+    return out
+
+
+class Loaded:
+    """How a `Settings` was built: its layers (for `config show`), the OpenClaw layer and the
+    settings of each OpenClaw agent that has its own memorySearch."""
+
+    def __init__(self, settings: Any, layers: tuple[tuple[str, dict], ...],
+                 openclaw: OpenClawLayer | None) -> None:
+        self.settings = settings
+        self.layers = layers
+        self.openclaw = openclaw
+        self.agent_settings: dict[str, Any] = {}
+
+    @classmethod
+    def collect(cls, env: Mapping[str, str], file_layer: tuple[str, dict],
+                env_vars: Mapping[str, str], overrides: Mapping[str, Any],
+                build: Callable[[dict, str], Any]) -> Loaded:
+        """Merge openclaw.json < the config file < env < flags; `build` validates a raw dict
+        (config._build) and raises ValueError (ConfigError) naming the layer."""
+        import dataclasses
+
+        env_raw: dict = {}
+        flag_raw: dict = {}
+        for var, key in env_vars.items():
+            if env.get(var):
+                set_raw(env_raw, key, env[var])
+        for key, value in overrides.items():
+            if value is not None:
+                set_raw(flag_raw, key, value)
+        oc = load(env)
+        oc_raw: dict = {}
+        if oc is not None and not oc.warning:
+            try:  # validated alone: a bad value there is a warning, never a start-up error
+                build(oc.raw, LAYER)
+                for own in oc.agent_raw.values():
+                    build(merge_raw(oc.base, own), LAYER)
+                oc_raw = oc.raw
+            except ValueError as exc:
+                oc = dataclasses.replace(oc, warning=f"{oc.path}: {exc}; ignored")
+        source = file_layer[0]
+        layers = ((LAYER, oc_raw), file_layer, ("env", env_raw), ("flag", flag_raw))
+        loaded = cls(build(merge_layers(list(layers)), source), layers, oc)
+        config_file = source if source != "defaults" else ""
+        file_agents = file_layer[1].get("agents") or {}
+        for agent_id in (oc.agent_raw if oc_raw and oc else ()):
+            if agent_id == "main" or agent_id in file_agents:  # config.toml's table wins
+                continue
+            raw = merge_layers([(LAYER, oc.agent_layer(agent_id)), *layers[1:]])
+            loaded.agent_settings[agent_id] = dataclasses.replace(
+                build(raw, source), config_file=config_file, loaded=loaded)
+        return loaded
+
+    @property
+    def warning(self) -> str:
+        return self.openclaw.warning if self.openclaw is not None else ""
+
+    @property
+    def ignored(self) -> tuple[str, ...]:
+        oc = self.openclaw
+        return oc.ignored if oc is not None and not oc.warning else ()
+
+    def usable(self) -> OpenClawLayer | None:
+        oc = self.openclaw
+        return oc if oc is not None and not oc.warning else None
+
+
+def _usable(settings: Any) -> OpenClawLayer | None:
+    loaded = getattr(settings, "loaded", None)
+    return loaded.usable() if loaded is not None else None
+
+
+def sessions_dir(settings: Any, agent_id: str, workspace: Path) -> Path:
+    """Where this agent's transcripts are: `sessions_dir` if set; OpenClaw's
+    `<stateDir>/agents/<id>/sessions` when the workspace is that OpenClaw agent's; else
+    `<workspace>/sessions`."""
+    agent = settings.agents.get(agent_id)
+    explicit = agent.sessions_dir if agent is not None else ""
+    if not explicit and agent_id == "main":
+        explicit = settings.sessions_dir
+    if explicit:
+        return Path(workspace) / Path(explicit).expanduser()  # an absolute path replaces it
+    oc = _usable(settings)
+    owner = oc.owns(workspace) if oc is not None else None
+    if owner is not None and owner.id == agent_id:
+        return Path(owner.sessions_dir)
+    return Path(workspace) / "sessions"
+
+
+def dreaming_left_to_openclaw(settings: Any, workspace: Path) -> bool:
+    """OpenClaw's own dreaming is on and this is one of its workspaces: one dreamer only."""
+    oc = _usable(settings)
+    return oc is not None and oc.dreaming_enabled and oc.owns(workspace) is not None
+
+
+def origins_for(loaded: Loaded | None, agent_id: str) -> dict[str, str]:
+    """Where each setting of this agent came from (`config show`)."""
+    if loaded is None:
+        return {}
+    layers = list(loaded.layers)
+    oc = loaded.usable()
+    if oc is not None and agent_id in loaded.agent_settings:
+        layers[0] = (LAYER, oc.agent_layer(agent_id))
+    return origins(layers)
+
+
+def toml_hint(path: Path) -> str:
+    """Why a config file is not TOML, when it is OpenClaw's JSON5 file passed as --config."""
+    if Path(path).suffix.lower() in (".json", ".json5"):
+        return ("; this looks like OpenClaw's openclaw.json, which openmemd reads by itself "
+                "(from $OPENCLAW_STATE_DIR or ~/.openclaw) under its own config.toml")
+    return ""
