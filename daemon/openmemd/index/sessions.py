@@ -8,6 +8,7 @@ results point at the transcript itself.
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
 
@@ -15,6 +16,9 @@ from openmemd.index.chunking import sha256_hex
 from openmemd.index.redact import redact
 
 _SPACE = re.compile(r"\s+")
+# JSON escapes can spell a lone surrogate ("\ud800"), which no UTF-8 encoder (hashing, SQLite)
+# accepts; in a Python str every surrogate code point is a lone one.
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
@@ -40,7 +44,10 @@ def _timestamp_ms(value: object) -> int:
     if isinstance(value, bool):
         return 0
     if isinstance(value, (int, float)):
-        return int(value * 1000 if value < 1e11 else value)
+        if not math.isfinite(value):  # 1e400 and NaN are valid JSON for Python
+            return 0
+        ms = value * 1000 if value < 1e11 else value
+        return int(ms) if abs(ms) < 2**63 else 0  # SQLite integers are 64-bit
     if isinstance(value, str):
         from datetime import datetime
         try:
@@ -59,7 +66,7 @@ def render_session(raw: str) -> RenderedSession:
             continue
         try:
             record = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue  # a torn last line while the agent is writing, or junk: skip it
         if not isinstance(record, dict) or record.get("type") != "message":
             continue
@@ -67,6 +74,7 @@ def render_session(raw: str) -> RenderedSession:
         if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
             continue
         text = _SPACE.sub(" ", _message_text(message.get("content"))).strip()
+        text = _SURROGATE.sub("\ufffd", text)
         if not text:
             continue
         label = "User" if message["role"] == "user" else "Assistant"
