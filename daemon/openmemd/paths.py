@@ -1,8 +1,14 @@
-"""Every on-disk location openmemd uses, from platformdirs. Nothing else hard-codes a path."""
+"""Every on-disk location openmemd uses, from platformdirs. Nothing else hard-codes a path.
+
+State (indexes, their -wal/-shm, embedding cache, locks, rebuild and backup copies) holds every
+chunk of the user's memory, so it is private: files 0600 in directories 0700, created that way
+and tightened when an older version left them looser.
+"""
 
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -54,3 +60,63 @@ def runtime_dir() -> Path:
 
 def default_endpoint() -> str:
     return f"ipc://{runtime_dir() / 'openmemd.sock'}"
+
+
+PRIVATE_DIR_MODE = 0o700
+PRIVATE_FILE_MODE = 0o600
+
+
+def _tighten(path: str | Path, mode: int) -> None:
+    """Drop group and other permissions (never touching a file we do not own, or a link)."""
+    try:
+        st = os.lstat(path)
+        if st.st_mode & 0o077 and not os.path.islink(path):
+            os.chmod(path, stat.S_IMODE(st.st_mode) & mode)
+    except (FileNotFoundError, PermissionError):
+        pass
+
+
+def private_dir(path: Path, *, root: Path | None = None) -> Path:
+    """Create `path` and missing parents 0700; tighten it, and every directory between `root`
+    and it, when they exist looser."""
+    missing = []
+    current = Path(path)
+    while not current.exists() and current != current.parent:
+        missing.append(current)
+        current = current.parent
+    for d in reversed(missing):
+        try:
+            d.mkdir(mode=PRIVATE_DIR_MODE)
+        except FileExistsError:
+            pass
+    chain = [Path(path)]
+    if root is not None and Path(root) in Path(path).parents:
+        chain += [p for p in Path(path).parents if p == Path(root) or Path(root) in p.parents]
+    for d in chain:
+        _tighten(d, PRIVATE_DIR_MODE)
+    return Path(path)
+
+
+def private_file(path: str | Path) -> None:
+    """Make sure `path` exists as a 0600 file (SQLite then gives its -wal/-shm the same mode)."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | getattr(os, "O_CLOEXEC", 0),
+                         PRIVATE_FILE_MODE))
+    except OSError:
+        return  # no directory, no space: SQLite's own open reports it as it always did
+    _tighten(path, PRIVATE_FILE_MODE)
+
+
+def private_state(index_dir: Path, root: Path) -> Path:
+    """The index directory, private, with every file already in it (and in `root`) 0600."""
+    private_dir(index_dir, root=root)
+    for directory in {Path(root), Path(index_dir)}:
+        try:
+            names = os.listdir(directory)
+        except OSError:
+            continue
+        for name in names:
+            full = directory / name
+            if os.path.isfile(full) and not os.path.islink(full):
+                _tighten(full, PRIVATE_FILE_MODE)
+    return index_dir
