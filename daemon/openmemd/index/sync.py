@@ -28,17 +28,17 @@ from openmemd.index.scan import (
     ScanIssue,
     ScanScope,
     SkipFile,
-    display_path,
     read_content,
     scan_workspace,
     stat_entry,
 )
 from openmemd.index.sessions import render_session
+from openmemd.index.skips import SkipMemo, is_per_file
 from openmemd.log import get_logger
 from openmemd.search.tokens import fts_index_text
-from openmemd.store import db, file_state, queries
+from openmemd.store import file_state, queries
 from openmemd.store.db import Connection, VectorSupport, write_transaction
-from openmemd.store.file_state import FileSignature, Skipped
+from openmemd.store.file_state import FileSignature
 from openmemd.store.queries import EMPTY_EMBEDDING, ChunkRow
 from openmemd.store.schema import ensure_vec_table
 
@@ -48,17 +48,6 @@ FTS_ONLY_MODEL = "fts-only"
 
 # Reports progress: (phase, done, total). Phase is "files" or "vectors".
 Progress = Callable[[str, int, int], None]
-
-# Database errors that belong to one file's data (a constraint, a value SQLite refuses): that
-# file is skipped. Any other database error (disk full, a damaged index) concerns the whole
-# index and is raised.
-_PER_FILE_DB_ERRORS = tuple(getattr(m, name) for m in (db.sqlite3, db._stdlib_sqlite3)
-                            for name in ("IntegrityError", "DataError"))
-
-
-def _raw_name(path: str) -> bytes:
-    """The file name's bytes (names that are not UTF-8 come from the walk as lone surrogates)."""
-    return path.encode("utf-8", "surrogateescape")
 
 
 @dataclass
@@ -126,7 +115,7 @@ class Indexer:
         # The single writer's copy of the `files` table, kept across syncs by its owner so a
         # no-op sync does not re-read every row; updated only after each commit.
         self.files_mirror = files_mirror
-        self._skipped: dict[str, Skipped] = {}  # by path as walked; see _load_skipped
+        self._skips = SkipMemo(conn)
 
     # -- phase 1 -------------------------------------------------------------------------------
     def sync(self, *, force: bool = False, progress: Progress | None = None) -> SyncReport:
@@ -135,13 +124,13 @@ class Indexer:
         entries = scan_workspace(self.scope)
         report.scanned = len(entries)
         stored = self._stored_files()
-        self._load_skipped()
+        self._skips.load()
         present = {e.path for e in entries}
         for path in stored.keys() - present:
             self._delete(path)
             report.deleted += 1
-        for path in self._skipped.keys() - present:
-            self._forget_skipped(path)
+        for path in self._skips.paths() - present:
+            self._write(lambda p=path: self._skips.clear(p))
         # Same path, source, mtime, size, ctime and inode: unchanged, not even read. (A stored
         # row and a walked entry are tuples of the same shape.)
         changed = entries if force else [e for e in entries if stored.get(e.path) != e]
@@ -163,14 +152,6 @@ class Indexer:
             self.files_mirror.update(file_state.load_signatures(self.conn))
         return dict(self.files_mirror)
 
-    def _load_skipped(self) -> None:
-        self._skipped = {k.decode("utf-8", "surrogateescape"): v
-                         for k, v in file_state.load_skipped(self.conn).items()}
-
-    def _forget_skipped(self, path: str) -> None:
-        if self._skipped.pop(path, None) is not None:
-            self._write(lambda: file_state.delete_skipped(self.conn, _raw_name(path)))
-
     def _mirror(self, path: str, row: FileSignature | None) -> None:
         if self.files_mirror:  # an empty mirror is filled from the table on next use
             if row is None:
@@ -183,14 +164,15 @@ class Indexer:
         started = time.monotonic()
         report = SyncReport()
         stored = self._stored_files()
-        self._load_skipped()
+        self._skips.load()
         for rel in sorted(set(rel_paths)):
             entry = stat_entry(self.scope, rel)
             if entry is None:
                 if rel in stored:
                     self._delete(rel)
                     report.deleted += 1
-                self._forget_skipped(rel)
+                if rel in self._skips.paths():
+                    self._write(lambda p=rel: self._skips.clear(p))
                 continue
             report.scanned += 1
             self._sync_entry(entry, stored.get(rel), False, report)
@@ -202,35 +184,29 @@ class Indexer:
         if not force and row == entry:
             report.unchanged += 1
             return
-        known = self._skipped.get(entry.path)
-        if not force and known is not None and known.signature == tuple(entry[1:]):
-            report.skipped.append(ScanIssue(known.path, known.reason))  # logged when found
+        known = None if force else self._skips.known(entry)
+        if known is not None:
+            report.skipped.append(known)  # logged when it was found
             return
         try:
             self._index_entry(entry, row, force, report)
         except SkipFile as exc:
             self._skip(entry, row, str(exc), report)
         except Exception as exc:
-            if isinstance(exc, db.DatabaseError) and not isinstance(exc, _PER_FILE_DB_ERRORS):
+            if not is_per_file(exc):
                 raise
             # Whatever one file triggers that no check foresaw: that file only is skipped.
             self._skip(entry, row, f"{type(exc).__name__}: {exc}", report)
 
     def _skip(self, entry: FileEntry, row: FileSignature | None, reason: str,
               report: SyncReport) -> None:
-        shown = display_path(entry.path)
-        log.warning("file skipped", path=shown, reason=reason)
-        report.skipped.append(ScanIssue(shown, reason))
-        skipped = Skipped(tuple(entry[1:]), shown, reason)  # type: ignore[arg-type]
-
         def write() -> None:
             if row is not None:  # its old rows no longer describe the file
                 queries.delete_file(self.conn, entry.path, vec=self.vec.available)
                 file_state.delete_signals(self.conn, entry.path)
-            file_state.set_skipped(self.conn, _raw_name(entry.path), skipped)
+            report.skipped.append(self._skips.add(entry, reason))
 
         self._write(write)
-        self._skipped[entry.path] = skipped
         if row is not None:
             self._mirror(entry.path, None)
             report.deleted += 1
@@ -249,7 +225,6 @@ class Indexer:
 
             self._write(touch)
             self._mirror(entry.path, FileSignature(*entry))
-            self._skipped.pop(entry.path, None)
             report.unchanged += 1
             return
         chunks = self._chunk(content, line_map)
@@ -260,8 +235,7 @@ class Indexer:
     def _after_write(self, entry: FileEntry) -> None:
         """In the file's write transaction: its signals, and it is no longer skipped."""
         file_state.set_signals(self.conn, entry.path, entry.ctime_ns, entry.ino)
-        if entry.path in self._skipped:
-            file_state.delete_skipped(self.conn, _raw_name(entry.path))
+        self._skips.clear(entry.path)
 
     def _read(self, entry: FileEntry) -> tuple[FileContent, Sequence[int] | None]:
         """The text to index and, for transcripts, the JSONL line of each rendered line."""
@@ -308,7 +282,6 @@ class Indexer:
 
         self._write(write)
         self._mirror(entry.path, FileSignature(*entry))
-        self._skipped.pop(entry.path, None)
         report.vectors_from_cache += sum(1 for r in rows if r.hash in cached)
         return len(rows)
 
