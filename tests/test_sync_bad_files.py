@@ -168,3 +168,12 @@ def test_same_size_edit_with_restored_mtime_is_reindexed(make_settings, workspac
     with open_index(make_settings, workspace) as index:
         index.sync()
         assert [h.path for h in index.search("beluga")] == ["memory/touched.md"]
+
+
+@pytest.mark.parametrize("path", ["memory/\ud800.md", "memory/bad-\udcff.md"])
+def test_get_of_a_path_that_is_not_utf8_is_a_bad_request(make_settings, workspace, path):
+    from openmemd.errors import BadRequestError
+
+    with open_index(make_settings, workspace) as index, \
+            pytest.raises(BadRequestError, match="UTF-8"):
+        index.get(path)

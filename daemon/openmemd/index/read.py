@@ -14,7 +14,7 @@ from pathlib import Path
 
 from openmemd.errors import BadRequestError, ForbiddenError, NotFoundError
 from openmemd.index.safeopen import EscapeError, open_beneath
-from openmemd.index.scan import ScanScope
+from openmemd.index.scan import ScanScope, display_path
 
 READABLE_ROOT_FILES = ("MEMORY.md", "memory.md", "DREAMS.md")
 
@@ -23,6 +23,8 @@ def resolve_readable(scope: ScanScope, path: str) -> tuple[str, Path]:
     """Validate `path` and return (workspace-relative path, absolute path)."""
     if not isinstance(path, str) or not path.strip() or "\x00" in path:
         raise BadRequestError("path must be a non-empty string")
+    if display_path(path) != path:  # a lone surrogate: no file name on disk can match it
+        raise BadRequestError("path must be valid UTF-8 text")
     ws = os.path.abspath(scope.workspace)
     full = os.path.abspath(os.path.join(ws, os.path.expanduser(path.strip())))
     rel = os.path.relpath(full, ws)

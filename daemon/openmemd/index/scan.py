@@ -92,7 +92,11 @@ def display_path(rel: str) -> str:
         rel.encode("utf-8")
         return rel
     except UnicodeEncodeError:
+        pass
+    try:
         return rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # a lone surrogate that is no escaped byte (JSON "\ud800")
+        return rel.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _walk_md(root: Path, rel_root: str, found: dict[str, FileEntry]) -> None:
