@@ -91,6 +91,8 @@ def test_a_file_name_that_is_not_utf8_is_skipped_with_its_reason(make_settings, 
 @pytest.mark.parametrize("records", [
     pytest.param((message("the otter stamp", ', "timestamp": 1e400'),), id="timestamp-1e400"),
     pytest.param((message("the otter nan", ', "timestamp": NaN'),), id="timestamp-nan"),
+    pytest.param((message("the otter int", ', "timestamp": 1' + "0" * 400),),
+                 id="timestamp-huge-int"),
     pytest.param(('{"type": "message", "message": {"role": "user", "content": '
                   '"the otter \\ud800 surrogate"}}',), id="lone-surrogate"),
     pytest.param(("[" * 100_000, message("the otter after deep junk")), id="deep-nesting"),

@@ -43,16 +43,18 @@ def _message_text(content: object) -> str:
 def _timestamp_ms(value: object) -> int:
     if isinstance(value, bool):
         return 0
+    if isinstance(value, int) and abs(value) >= 2**63:  # too big for a float or SQLite
+        return 0
     if isinstance(value, (int, float)):
         if not math.isfinite(value):  # 1e400 and NaN are valid JSON for Python
             return 0
         ms = value * 1000 if value < 1e11 else value
-        return int(ms) if abs(ms) < 2**63 else 0  # SQLite integers are 64-bit
+        return int(ms) if abs(ms) < 2**63 else 0
     if isinstance(value, str):
         from datetime import datetime
         try:
             return int(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() * 1000)
-        except ValueError:
+        except (ValueError, OverflowError, OSError):
             return 0
     return 0
 
