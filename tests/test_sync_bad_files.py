@@ -179,3 +179,15 @@ def test_get_of_a_path_that_is_not_utf8_is_a_bad_request(make_settings, workspac
     with open_index(make_settings, workspace) as index, \
             pytest.raises(BadRequestError, match="UTF-8"):
         index.get(path)
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads any directory")
+def test_an_unreadable_sessions_folder_never_stops_the_sync(make_settings, workspace):
+    write_good(workspace)
+    (workspace / "sessions").mkdir(mode=0o000)
+    try:
+        with open_index(make_settings, workspace, 'sources = ["memory", "sessions"]\n') as ix:
+            ix.sync()
+            assert indexed_paths(ix) == set(GOOD)
+    finally:
+        (workspace / "sessions").chmod(0o700)

@@ -159,7 +159,11 @@ def scan_workspace(scope: ScanScope) -> list[FileEntry]:
     if "sessions" in scope.sources:
         sessions = ws / "sessions"
         if _is_real_dir(sessions):
-            with os.scandir(sessions) as it:
+            try:
+                it = os.scandir(sessions)
+            except OSError:  # unreadable: like an unreadable memory folder, nothing to index
+                return list(found.values())
+            with it:
                 for de in it:
                     if de.name.endswith(".jsonl") and de.is_file(follow_symlinks=False):
                         try:
