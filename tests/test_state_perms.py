@@ -64,10 +64,12 @@ def test_loose_existing_state_is_tightened_on_open(tmp_path, workspace, loose_um
     state = tmp_path / "state"
     for path in [state, *state.rglob("*")]:  # as an older openmemd left them
         os.chmod(path, 0o755 if path.is_dir() else 0o644)
-    assert loose_entries(state)
+    assert loose_entries(state / "memory")
     done = cli(tmp_path, workspace, "search", "kestrel")
     assert done.returncode == 0 and "MEMORY.md" in done.stdout, done.stderr
-    assert loose_entries(state) == []
+    assert loose_entries(state / "memory") == []
+    # a state_dir the user chose (not the platform default) is theirs: never chmod-ed
+    assert stat.S_IMODE(os.stat(state).st_mode) == 0o755
 
 
 def test_daemon_creates_private_state(loose_umask):
@@ -88,3 +90,20 @@ def test_daemon_creates_private_state(loose_umask):
         assert d.stop() == 0
     finally:
         gen.close()
+
+
+def test_loose_default_state_dir_is_tightened(tmp_path, workspace, loose_umask):
+    (workspace / "MEMORY.md").write_text("The kestrel nests on the roof.\n")
+    default_state = tmp_path / "xdg-state" / "openmemd"
+    default_state.mkdir(parents=True, mode=0o755)
+    config = tmp_path / "config.toml"
+    config.write_text('[embedding]\nprovider = "none"\n', encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENMEMD_")}
+    env.update(XDG_STATE_HOME=str(tmp_path / "xdg-state"),
+               OPENMEMD_ENDPOINT=f"ipc://{tmp_path}/none.sock")
+    done = subprocess.run([sys.executable, "-m", "openmemd", "index", "--config", str(config),
+                           "--workspace", str(workspace)], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert list(default_state.rglob("*.sqlite"))
+    assert loose_entries(default_state) == []

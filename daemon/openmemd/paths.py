@@ -67,18 +67,18 @@ PRIVATE_FILE_MODE = 0o600
 
 
 def _tighten(path: str | Path, mode: int) -> None:
-    """Drop group and other permissions (never touching a file we do not own, or a link)."""
+    """Drop the permissions `mode` does not grant (links left alone; another user's file, which
+    we may not chmod, too)."""
     try:
         st = os.lstat(path)
-        if st.st_mode & 0o077 and not os.path.islink(path):
+        if st.st_mode & ~mode & 0o777 and not stat.S_ISLNK(st.st_mode):
             os.chmod(path, stat.S_IMODE(st.st_mode) & mode)
     except (FileNotFoundError, PermissionError):
         pass
 
 
-def private_dir(path: Path, *, root: Path | None = None) -> Path:
-    """Create `path` and missing parents 0700; tighten it, and every directory between `root`
-    and it, when they exist looser."""
+def private_dir(path: Path) -> Path:
+    """Create `path` and its missing parents 0700; tighten `path` itself if it is looser."""
     missing = []
     current = Path(path)
     while not current.exists() and current != current.parent:
@@ -89,11 +89,7 @@ def private_dir(path: Path, *, root: Path | None = None) -> Path:
             d.mkdir(mode=PRIVATE_DIR_MODE)
         except FileExistsError:
             pass
-    chain = [Path(path)]
-    if root is not None and Path(root) in Path(path).parents:
-        chain += [p for p in Path(path).parents if p == Path(root) or Path(root) in p.parents]
-    for d in chain:
-        _tighten(d, PRIVATE_DIR_MODE)
+    _tighten(path, PRIVATE_DIR_MODE)
     return Path(path)
 
 
@@ -108,15 +104,20 @@ def private_file(path: str | Path) -> None:
 
 
 def private_state(index_dir: Path, root: Path) -> Path:
-    """The index directory, private, with every file already in it (and in `root`) 0600."""
-    private_dir(index_dir, root=root)
-    for directory in {Path(root), Path(index_dir)}:
-        try:
-            names = os.listdir(directory)
-        except OSError:
-            continue
-        for name in names:
-            full = directory / name
-            if os.path.isfile(full) and not os.path.islink(full):
-                _tighten(full, PRIVATE_FILE_MODE)
+    """`<state>/memory` (openmemd's own) 0700 with every file in it 0600, looser ones tightened.
+
+    The state directory itself is created 0700; an existing one is tightened only when it is the
+    platform default: a `state_dir` the user pointed elsewhere may be a directory they share.
+    """
+    private_dir(index_dir)
+    if Path(root) == state_dir():
+        _tighten(root, PRIVATE_DIR_MODE)
+    try:
+        names = os.listdir(index_dir)
+    except OSError:
+        return index_dir
+    for name in names:
+        full = Path(index_dir) / name
+        if os.path.isfile(full) and not os.path.islink(full):
+            _tighten(full, PRIVATE_FILE_MODE)
     return index_dir
