@@ -24,7 +24,8 @@ ROOT_MEMORY_FILES = ("MEMORY.md", "memory.md")
 
 
 class FileEntry(NamedTuple):
-    """One file found by the walk (a NamedTuple: cheap to build and compare, see `StoredFile`).
+    """One file found by the walk (a NamedTuple: cheap to build and compare with the stored
+    `store.file_state.FileSignature`, which has the same shape).
 
     ctime and inode are change signals an editor cannot restore (`touch -r` puts the mtime
     back, but sets the ctime): a same-size edit with its mtime restored still differs here.
@@ -258,4 +259,3 @@ def read_content(scope: ScanScope, entry: FileEntry) -> FileContent:
     if text.startswith("\ufeff"):
         text = text[1:]
     return FileContent(text, sha256_hex(text), warning)
-
