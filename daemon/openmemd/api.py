@@ -143,7 +143,7 @@ class MemoryIndex:
             ws = Path(workspace).expanduser()
         if not ws.is_dir():
             raise WorkspaceError(f"workspace {ws} does not exist or is not a directory")
-        settings.index_path(agent_id).parent.mkdir(parents=True, exist_ok=True)
+        paths.private_state(settings.index_path(agent_id).parent, settings.state_path())
         return cls(settings, ws.absolute(), agent_id)
 
     def __enter__(self) -> MemoryIndex:

@@ -1,8 +1,14 @@
-"""Every on-disk location openmemd uses, from platformdirs. Nothing else hard-codes a path."""
+"""Every on-disk location openmemd uses, from platformdirs. Nothing else hard-codes a path.
+
+State (indexes, their -wal/-shm, embedding cache, locks, rebuild and backup copies) holds every
+chunk of the user's memory, so it is private: files 0600 in directories 0700, created that way
+and tightened when an older version left them looser.
+"""
 
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -70,3 +76,64 @@ def runtime_dir_candidates() -> list[Path]:
     uid = os.getuid() if hasattr(os, "getuid") else 0
     found = [runtime_dir(), Path(f"/run/user/{uid}") / APP, Path("/tmp") / f"{APP}-{uid}"]
     return list(dict.fromkeys(found))
+
+
+PRIVATE_DIR_MODE = 0o700
+PRIVATE_FILE_MODE = 0o600
+
+
+def _tighten(path: str | Path, mode: int) -> None:
+    """Drop the permissions `mode` does not grant (links left alone; another user's file, which
+    we may not chmod, too)."""
+    try:
+        st = os.lstat(path)
+        if st.st_mode & ~mode & 0o777 and not stat.S_ISLNK(st.st_mode):
+            os.chmod(path, stat.S_IMODE(st.st_mode) & mode)
+    except (FileNotFoundError, PermissionError):
+        pass
+
+
+def private_dir(path: Path) -> Path:
+    """Create `path` and its missing parents 0700; tighten `path` itself if it is looser."""
+    missing = []
+    current = Path(path)
+    while not current.exists() and current != current.parent:
+        missing.append(current)
+        current = current.parent
+    for d in reversed(missing):
+        try:
+            d.mkdir(mode=PRIVATE_DIR_MODE)
+        except FileExistsError:
+            pass
+    _tighten(path, PRIVATE_DIR_MODE)
+    return Path(path)
+
+
+def private_file(path: str | Path) -> None:
+    """Make sure `path` exists as a 0600 file (SQLite then gives its -wal/-shm the same mode)."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | getattr(os, "O_CLOEXEC", 0),
+                         PRIVATE_FILE_MODE))
+    except OSError:
+        return  # no directory, no space: SQLite's own open reports it as it always did
+    _tighten(path, PRIVATE_FILE_MODE)
+
+
+def private_state(index_dir: Path, root: Path) -> Path:
+    """`<state>/memory` (openmemd's own) 0700 with every file in it 0600, looser ones tightened.
+
+    The state directory itself is created 0700; an existing one is tightened only when it is the
+    platform default: a `state_dir` the user pointed elsewhere may be a directory they share.
+    """
+    private_dir(index_dir)
+    if Path(root) == state_dir():
+        _tighten(root, PRIVATE_DIR_MODE)
+    try:
+        names = os.listdir(index_dir)
+    except OSError:
+        return index_dir
+    for name in names:
+        full = Path(index_dir) / name
+        if os.path.isfile(full) and not os.path.islink(full):
+            _tighten(full, PRIVATE_FILE_MODE)
+    return index_dir

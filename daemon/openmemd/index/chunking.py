@@ -132,3 +132,23 @@ def chunk_id(source: str, path: str, start_line: int, end_line: int, chunk_hash:
              model: str) -> str:
     """OpenClaw's chunk id, so ids agree between the two tools."""
     return sha256_hex(f"{source}:{path}:{start_line}:{end_line}:{chunk_hash}:{model}")
+
+
+def chunk_ids(source: str, path: str, chunks: Sequence[Chunk], model: str) -> list[str]:
+    """One id per chunk, distinct within the file.
+
+    OpenClaw's id is kept wherever it is unique. It is not when identical text sits in the same
+    line range: pieces of one long line that repeats (`'ha ' * 3000`) share line numbers and
+    hash. The 2nd, 3rd, … such piece gets the occurrence number appended to the hashed key, so
+    ids stay deterministic and the first occurrence keeps OpenClaw's id.
+    """
+    ids: list[str] = []
+    seen: dict[str, int] = {}
+    for c in chunks:
+        cid = chunk_id(source, path, c.start_line, c.end_line, c.hash, model)
+        n = seen.get(cid, 0) + 1
+        seen[cid] = n
+        if n > 1:
+            cid = sha256_hex(f"{source}:{path}:{c.start_line}:{c.end_line}:{c.hash}:{model}:{n}")
+        ids.append(cid)
+    return ids

@@ -2,7 +2,8 @@
 
 Only MEMORY.md, memory.md, DREAMS.md, `memory/**/*.md` and configured extra paths are served,
 `.md` only. A path that leaves the workspace, or passes through a symlink anywhere on the way,
-is refused; "not found" and "forbidden" are distinct errors.
+is refused; "not found" and "forbidden" are distinct errors. The checks name the error; the
+open itself (`safeopen.open_beneath`) is what keeps a link swapped in after them out.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ import stat
 from pathlib import Path
 
 from openmemd.errors import BadRequestError, ForbiddenError, NotFoundError
-from openmemd.index.scan import ScanScope, inside_workspace
+from openmemd.index.safeopen import EscapeError, open_beneath
+from openmemd.index.scan import ScanScope, display_path
 
 READABLE_ROOT_FILES = ("MEMORY.md", "memory.md", "DREAMS.md")
 
@@ -21,6 +23,8 @@ def resolve_readable(scope: ScanScope, path: str) -> tuple[str, Path]:
     """Validate `path` and return (workspace-relative path, absolute path)."""
     if not isinstance(path, str) or not path.strip() or "\x00" in path:
         raise BadRequestError("path must be a non-empty string")
+    if display_path(path) != path:  # a lone surrogate: no file name on disk can match it
+        raise BadRequestError("path must be valid UTF-8 text")
     ws = os.path.abspath(scope.workspace)
     full = os.path.abspath(os.path.join(ws, os.path.expanduser(path.strip())))
     rel = os.path.relpath(full, ws)
@@ -48,8 +52,6 @@ def resolve_readable(scope: ScanScope, path: str) -> tuple[str, Path]:
             raise ForbiddenError(f"{rel_posix}: symlinks are not followed")
     if not stat.S_ISREG(st.st_mode):
         raise NotFoundError(f"{rel_posix}: not a regular file")
-    if not inside_workspace(Path(ws), current):
-        raise ForbiddenError(f"{rel_posix}: resolves outside the workspace")
     return rel_posix, current
 
 
@@ -60,18 +62,22 @@ def read_lines(scope: ScanScope, path: str, from_line: int | None = None,
         raise BadRequestError("from must be a whole number ≥ 1")
     if lines is not None and (isinstance(lines, bool) or not isinstance(lines, int) or lines < 1):
         raise BadRequestError("lines must be a whole number ≥ 1")
-    rel, full = resolve_readable(scope, path)
+    rel, _ = resolve_readable(scope, path)
     start = from_line or 1
     ranged = from_line is not None or lines is not None
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
     try:
-        fd = os.open(full, flags)
+        fd = open_beneath(scope.workspace, rel)
+    except EscapeError:
+        raise ForbiddenError(f"{rel}: symlinks are not followed") from None
     except FileNotFoundError:
         raise NotFoundError(f"{rel}: no such file") from None
     except OSError as exc:
         raise ForbiddenError(f"{rel}: {exc.strerror}") from None
     with os.fdopen(fd, "rb") as fh:
-        size = os.fstat(fh.fileno()).st_size
+        st = os.fstat(fh.fileno())
+        if not stat.S_ISREG(st.st_mode):  # swapped since the checks above
+            raise NotFoundError(f"{rel}: not a regular file")
+        size = st.st_size
         if size > scope.max_file_bytes and not ranged:
             raise BadRequestError(f"{rel} is {size} bytes, over the {scope.max_file_bytes}-byte "
                                   "cap: ask for a range with from/lines")

@@ -1,4 +1,10 @@
-"""Masking secrets in session transcripts before they are indexed (OpenClaw's "tools" mode)."""
+"""Masking secrets in session transcripts before they are indexed.
+
+OpenClaw's "tools" mode (env-style assignments, JSON fields, flags, Bearer, PEM keys, known
+token prefixes, Telegram bot tokens), plus formats it leaves in clear: AWS access key ids and
+secret keys, JWTs, passwords inside URLs, Stripe secret/restricted keys, Slack webhook URLs and
+"my password is …" in prose. Same shape throughout: first 6 … last 4, `***` when short.
+"""
 
 from __future__ import annotations
 
@@ -11,18 +17,41 @@ _PREFIXED = re.compile(
 _TELEGRAM = re.compile(r"\b\d{8,10}:[A-Za-z0-9_\-]{35}\b")
 _BEARER = re.compile(r"(?i)\b(bearer\s+)([A-Za-z0-9._~+/\-]+=*)")
 _ENV_ASSIGN = re.compile(
-    r"(?i)\b([A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD)[A-Z0-9_]*\s*[=:]\s*)"
+    r"(?i)\b([A-Z0-9_]{0,64}(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD)[A-Z0-9_]{0,64}\s*[=:]\s*)"
     r"([\"']?)([^\s\"']+)(\2)")
+# Any JSON key naming a secret ("apiKey", "SecretAccessKey", "SessionToken", "client_secret").
 _JSON_FIELD = re.compile(
-    r"(?i)(\"(?:api_?key|token|secret|password|access_?token|refresh_?token)\"\s*:\s*\")"
-    r"([^\"]+)(\")")
+    r"(?i)(\"[A-Za-z0-9_\-]{0,64}(?:api_?key|access_?key|private_?key|token|secret|password|passwd"
+    r"|credential)[A-Za-z0-9_\-]{0,64}\"\s*:\s*\")([^\"]+)(\")")
 _FLAG = re.compile(r"(?i)(--(?:api-key|token|secret|password)(?:=|\s+))(\S+)")
+_AWS_KEY_ID = re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b")
+# A 40-character AWS secret key introduced as one in prose ("the secret key is …").
+_AWS_SECRET = re.compile(
+    r"(?i)(\bsecret(?:[ _\-]?access)?[ _\-]?key\b[\"']?\s*(?:[:=]|is|was)?\s*[\"']?)"
+    r"([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])")
+_JWT = re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}")
+_URL_PASSWORD = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://[^\s:/@]+:)([^\s@/]+)(@)")
+_STRIPE = re.compile(r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}")
+_SLACK_WEBHOOK = re.compile(
+    r"(?i)(https?://hooks\.slack\.com/(?:services|workflows|triggers)/)([A-Za-z0-9/_\-]+)")
+# "my password is X", "the wifi password was: X" (a bare "password is required" is left alone).
+_PROSE_PASSWORD = re.compile(
+    r"(?i)\b((?:password|passphrase|passcode|passwd)\s+(?:is|was)\s*:?\s+)"
+    r"(?!(?:required|wrong|correct|incorrect|invalid|not|set|empty|missing|expired|changed|"
+    r"reset|too|the|a|an|needed|optional)\b)(\S+?)([.,;!?)]*(?:\s|$))")
 _PEM = re.compile(
     r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----", re.S)
 
 
+_MASKED = re.compile(r"\*\*\*|.{6}….{4}")
+
+
 def mask(token: str) -> str:
-    """Long tokens keep their first 6 and last 4 characters, short ones are starred out."""
+    """Long tokens keep their first 6 and last 4 characters, short ones are starred out.
+
+    A token already masked by an earlier rule is kept as it is (not masked down to `***`)."""
+    if _MASKED.fullmatch(token):
+        return token
     if len(token) >= 18:
         return f"{token[:6]}…{token[-4:]}"
     return "***"
@@ -30,9 +59,16 @@ def mask(token: str) -> str:
 
 def redact(text: str) -> str:
     text = _PEM.sub("[REDACTED PRIVATE KEY]", text)
+    text = _URL_PASSWORD.sub(lambda m: f"{m[1]}{mask(m[2])}{m[3]}", text)
+    text = _SLACK_WEBHOOK.sub(lambda m: f"{m[1]}{mask(m[2])}", text)
+    text = _JWT.sub(lambda m: mask(m[0]), text)
+    text = _AWS_SECRET.sub(lambda m: f"{m[1]}{mask(m[2])}", text)
+    text = _PROSE_PASSWORD.sub(lambda m: f"{m[1]}{mask(m[2])}{m[3]}", text)
     text = _ENV_ASSIGN.sub(lambda m: f"{m[1]}{m[2]}{mask(m[3])}{m[4]}", text)
     text = _JSON_FIELD.sub(lambda m: f"{m[1]}{mask(m[2])}{m[3]}", text)
     text = _FLAG.sub(lambda m: f"{m[1]}{mask(m[2])}", text)
     text = _BEARER.sub(lambda m: f"{m[1]}{mask(m[2])}", text)
     text = _PREFIXED.sub(lambda m: mask(m[0]), text)
+    text = _STRIPE.sub(lambda m: mask(m[0]), text)
+    text = _AWS_KEY_ID.sub(lambda m: mask(m[0]), text)
     return _TELEGRAM.sub(lambda m: mask(m[0]), text)

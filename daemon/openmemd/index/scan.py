@@ -1,9 +1,10 @@
 """Finding the files to index and reading them safely.
 
 The walk never follows a symlink (file or directory), so everything it finds lies inside the
-workspace; reads open with O_NOFOLLOW and re-check containment, in case a file is swapped for a
-link between the walk and the read. Bad files (too big, binary, not UTF-8) are reported as
-issues, never raised: one bad file must not stop a sync.
+workspace; reads open component by component without following any link (`safeopen`), in
+case a file or directory is swapped for a link between the walk and the read. Bad files (too
+big, binary, not UTF-8, a name that is not UTF-8) are reported as issues, never raised: one
+bad file must not stop a sync.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import NamedTuple
 
 from openmemd.index import transcripts
 from openmemd.index.chunking import sha256_hex
+from openmemd.index.safeopen import EscapeError, open_beneath
 
 IGNORED_DIRS = frozenset({".git", "node_modules", ".pnpm-store", ".venv", "venv", ".tox",
                           "__pycache__", ".dreams"})
@@ -23,12 +25,19 @@ ROOT_MEMORY_FILES = ("MEMORY.md", "memory.md")
 
 
 class FileEntry(NamedTuple):
-    """One file found by the walk (a NamedTuple: cheap to build, see `StoredFile`)."""
+    """One file found by the walk (a NamedTuple: cheap to build and compare with the stored
+    `store.file_state.FileSignature`, which has the same shape).
+
+    ctime and inode are change signals an editor cannot restore (`touch -r` puts the mtime
+    back, but sets the ctime): a same-size edit with its mtime restored still differs here.
+    """
 
     path: str  # workspace-relative, forward slashes: the `files.path` key
     source: str  # "memory" | "sessions"
     mtime_ms: int
     size: int
+    ctime_ns: int = -1  # -1: not known (a row written before these were kept)
+    ino: int = -1
 
 
 @dataclass(frozen=True)
@@ -75,7 +84,22 @@ class ScanScope:
 
 
 def _entry(rel: str, source: str, st: os.stat_result) -> FileEntry:
-    return FileEntry(rel, source, st.st_mtime_ns // 1_000_000, st.st_size)
+    return FileEntry(rel, source, st.st_mtime_ns // 1_000_000, st.st_size, st.st_ctime_ns,
+                     st.st_ino)
+
+
+def display_path(rel: str) -> str:
+    """`rel` as valid UTF-8 text: undecodable bytes of a file name (kept by Python as lone
+    surrogates) become `\\xff` escapes, so reports, logs and replies can always encode it."""
+    try:
+        rel.encode("utf-8")
+        return rel
+    except UnicodeEncodeError:
+        pass
+    try:
+        return rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # a lone surrogate that is no escaped byte (JSON "\ud800")
+        return rel.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _walk_md(root: Path, rel_root: str, found: dict[str, FileEntry]) -> None:
@@ -101,7 +125,7 @@ def _walk_md(root: Path, rel_root: str, found: dict[str, FileEntry]) -> None:
                     except OSError:
                         continue
                     found[rel] = FileEntry(rel, "memory", st.st_mtime_ns // 1_000_000,
-                                           st.st_size)
+                                           st.st_size, st.st_ctime_ns, st.st_ino)
                 elif de.is_dir(follow_symlinks=False) and name not in IGNORED_DIRS:
                     stack.append((de.path, f"{rel_dir}/{name}"))
 
@@ -138,7 +162,11 @@ def scan_workspace(scope: ScanScope) -> list[FileEntry]:
     if "sessions" in scope.sources:
         sessions = transcripts.root_of(scope)
         if _is_real_dir(sessions):
-            with os.scandir(sessions) as it:
+            try:
+                it = os.scandir(sessions)
+            except OSError:  # unreadable: like an unreadable memory folder, nothing to index
+                return list(found.values())
+            with it:
                 for de in it:
                     if transcripts.is_transcript_name(de.name) \
                             and de.is_file(follow_symlinks=False):
@@ -207,18 +235,20 @@ def stat_entry(scope: ScanScope, rel_path: str) -> FileEntry | None:
 
 def read_content(scope: ScanScope, entry: FileEntry) -> FileContent:
     """Read and hash one file, refusing links, escapes, huge and binary files."""
+    if display_path(entry.path) != entry.path:
+        raise SkipFile("file name is not valid UTF-8; rename the file to index it")
+    # Transcripts may live in OpenClaw's state dir: each is opened beneath its own root.
     root, full = transcripts.locate(scope, entry.path)
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
     try:
-        fd = os.open(full, flags)
+        fd = open_beneath(root, full.relative_to(root).as_posix())
+    except EscapeError:
+        raise SkipFile("a symlink on the way; symlinks are not followed") from None
     except OSError as exc:
         raise SkipFile(f"cannot open: {exc.strerror}") from None
     with os.fdopen(fd, "rb") as fh:
         st = os.fstat(fh.fileno())
         if not stat.S_ISREG(st.st_mode):
             raise SkipFile("not a regular file")
-        if not inside_workspace(root, full):
-            raise SkipFile("resolves outside the workspace")
         if st.st_size > scope.max_file_bytes:
             raise SkipFile(f"larger than the {scope.max_file_bytes}-byte cap "
                            f"({st.st_size} bytes)")
@@ -236,9 +266,3 @@ def read_content(scope: ScanScope, entry: FileEntry) -> FileContent:
     if text.startswith("\ufeff"):
         text = text[1:]
     return FileContent(text, sha256_hex(text), warning)
-
-
-def inside_workspace(workspace: Path, candidate: Path) -> bool:
-    """Whether `candidate`, all links resolved, lies inside the (resolved) workspace."""
-    real, root = os.path.realpath(candidate), os.path.realpath(workspace)
-    return real == root or real.startswith(root.rstrip(os.sep) + os.sep)

@@ -8,6 +8,7 @@ results point at the transcript itself.
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
 
@@ -16,6 +17,9 @@ from openmemd.index.redact import redact
 from openmemd.index.transcripts import is_dreaming_narrative
 
 _SPACE = re.compile(r"\s+")
+# JSON escapes can spell a lone surrogate ("\ud800"), which no UTF-8 encoder (hashing, SQLite)
+# accepts; in a Python str every surrogate code point is a lone one.
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
@@ -40,13 +44,18 @@ def _message_text(content: object) -> str:
 def _timestamp_ms(value: object) -> int:
     if isinstance(value, bool):
         return 0
+    if isinstance(value, int) and abs(value) >= 2**63:  # too big for a float or SQLite
+        return 0
     if isinstance(value, (int, float)):
-        return int(value * 1000 if value < 1e11 else value)
+        if not math.isfinite(value):  # 1e400 and NaN are valid JSON for Python
+            return 0
+        ms = value * 1000 if value < 1e11 else value
+        return int(ms) if abs(ms) < 2**63 else 0
     if isinstance(value, str):
         from datetime import datetime
         try:
             return int(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() * 1000)
-        except ValueError:
+        except (ValueError, OverflowError, OSError):
             return 0
     return 0
 
@@ -62,7 +71,7 @@ def render_session(raw: str) -> RenderedSession:
             continue
         try:
             record = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue  # a torn last line while the agent is writing, or junk: skip it
         if not isinstance(record, dict) or record.get("type") != "message":
             continue
@@ -70,6 +79,7 @@ def render_session(raw: str) -> RenderedSession:
         if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
             continue
         text = _SPACE.sub(" ", _message_text(message.get("content"))).strip()
+        text = _SURROGATE.sub("\ufffd", text)
         if not text:
             continue
         label = "User" if message["role"] == "user" else "Assistant"

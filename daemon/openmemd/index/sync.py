@@ -21,7 +21,7 @@ import numpy as np
 
 from openmemd.embed import cache as embed_cache
 from openmemd.index import tokenizer
-from openmemd.index.chunking import Chunk, chunk_id, chunk_text
+from openmemd.index.chunking import Chunk, chunk_ids, chunk_text
 from openmemd.index.scan import (
     FileContent,
     FileEntry,
@@ -33,11 +33,13 @@ from openmemd.index.scan import (
     stat_entry,
 )
 from openmemd.index.sessions import render_session
+from openmemd.index.skips import SkipMemo, is_per_file
 from openmemd.log import get_logger
 from openmemd.search.tokens import fts_index_text
-from openmemd.store import queries
+from openmemd.store import file_state, queries
 from openmemd.store.db import Connection, VectorSupport, write_transaction
-from openmemd.store.queries import EMPTY_EMBEDDING, ChunkRow, StoredFile
+from openmemd.store.file_state import FileSignature
+from openmemd.store.queries import EMPTY_EMBEDDING, ChunkRow
 from openmemd.store.schema import ensure_vec_table
 
 log = get_logger(__name__)
@@ -100,7 +102,7 @@ class VectorTarget:
 class Indexer:
     def __init__(self, conn: Connection, vec: VectorSupport, scope: ScanScope, *,
                  chunk_tokens: int, chunk_overlap: int, vectors: VectorTarget | None,
-                 files_mirror: dict[str, StoredFile] | None = None) -> None:
+                 files_mirror: dict[str, FileSignature] | None = None) -> None:
         self.conn = conn
         self.vec = vec
         self.scope = scope
@@ -113,6 +115,7 @@ class Indexer:
         # The single writer's copy of the `files` table, kept across syncs by its owner so a
         # no-op sync does not re-read every row; updated only after each commit.
         self.files_mirror = files_mirror
+        self._skips = SkipMemo(conn)
 
     # -- phase 1 -------------------------------------------------------------------------------
     def sync(self, *, force: bool = False, progress: Progress | None = None) -> SyncReport:
@@ -121,12 +124,15 @@ class Indexer:
         entries = scan_workspace(self.scope)
         report.scanned = len(entries)
         stored = self._stored_files()
+        self._skips.load()
         present = {e.path for e in entries}
         for path in stored.keys() - present:
             self._delete(path)
             report.deleted += 1
-        # Same path, source, mtime and size: unchanged, not even read. (A stored row and a
-        # walked entry are tuples of the same shape.)
+        for path in self._skips.paths() - present:
+            self._write(lambda p=path: self._skips.clear(p))
+        # Same path, source, mtime, size, ctime and inode: unchanged, not even read. (A stored
+        # row and a walked entry are tuples of the same shape.)
         changed = entries if force else [e for e in entries if stored.get(e.path) != e]
         report.unchanged = len(entries) - len(changed)
         for done, entry in enumerate(changed, start=1):
@@ -136,15 +142,17 @@ class Indexer:
         report.seconds = time.monotonic() - started
         return report
 
-    def _stored_files(self) -> dict[str, StoredFile]:
-        """The `files` table: from the writer's mirror when it has one, else read now."""
+    def _stored_files(self) -> dict[str, FileSignature]:
+        """The `files` table with its signals: from the writer's mirror when it has one, else
+        read now."""
+        file_state.ensure_tables(self.conn)
         if self.files_mirror is None:
-            return queries.load_files(self.conn)
+            return file_state.load_signatures(self.conn)
         if not self.files_mirror:
-            self.files_mirror.update(queries.load_files(self.conn))
+            self.files_mirror.update(file_state.load_signatures(self.conn))
         return dict(self.files_mirror)
 
-    def _mirror(self, path: str, row: StoredFile | None) -> None:
+    def _mirror(self, path: str, row: FileSignature | None) -> None:
         if self.files_mirror:  # an empty mirror is filled from the table on next use
             if row is None:
                 self.files_mirror.pop(path, None)
@@ -156,46 +164,78 @@ class Indexer:
         started = time.monotonic()
         report = SyncReport()
         stored = self._stored_files()
+        self._skips.load()
         for rel in sorted(set(rel_paths)):
             entry = stat_entry(self.scope, rel)
             if entry is None:
                 if rel in stored:
                     self._delete(rel)
                     report.deleted += 1
+                if rel in self._skips.paths():
+                    self._write(lambda p=rel: self._skips.clear(p))
                 continue
             report.scanned += 1
             self._sync_entry(entry, stored.get(rel), False, report)
         report.seconds = time.monotonic() - started
         return report
 
-    def _sync_entry(self, entry: FileEntry, row: StoredFile | None, force: bool,
+    def _sync_entry(self, entry: FileEntry, row: FileSignature | None, force: bool,
                     report: SyncReport) -> None:
         if not force and row == entry:
             report.unchanged += 1
             return
-        try:
-            content, line_map = self._read(entry)
-        except SkipFile as exc:
-            log.warning("file skipped", path=entry.path, reason=str(exc))
-            report.skipped.append(ScanIssue(entry.path, str(exc)))
-            if row is not None:  # its old rows no longer describe the file
-                self._delete(entry.path)
-                report.deleted += 1
+        known = None if force else self._skips.known(entry)
+        if known is not None:
+            report.skipped.append(known)  # logged when it was found
             return
+        try:
+            self._index_entry(entry, row, force, report)
+        except SkipFile as exc:
+            self._skip(entry, row, str(exc), report)
+        except Exception as exc:
+            if not is_per_file(exc):
+                raise
+            # Whatever one file triggers that no check foresaw: that file only is skipped.
+            self._skip(entry, row, f"{type(exc).__name__}: {exc}", report)
+
+    def _skip(self, entry: FileEntry, row: FileSignature | None, reason: str,
+              report: SyncReport) -> None:
+        def write() -> None:
+            if row is not None:  # its old rows no longer describe the file
+                queries.delete_file(self.conn, entry.path, vec=self.vec.available)
+                file_state.delete_signals(self.conn, entry.path)
+            report.skipped.append(self._skips.add(entry, reason))
+
+        self._write(write)
+        if row is not None:
+            self._mirror(entry.path, None)
+            report.deleted += 1
+
+    def _index_entry(self, entry: FileEntry, row: FileSignature | None, force: bool,
+                     report: SyncReport) -> None:
+        content, line_map = self._read(entry)
         if content.warning:
             log.warning("file indexed with a warning", path=entry.path, reason=content.warning)
             report.warnings.append(ScanIssue(entry.path, content.warning))
         if not force and row is not None and row.source == entry.source \
                 and queries.file_hash(self.conn, entry.path) == content.hash:
-            self._write(lambda: queries.touch_file(self.conn, entry.path, entry.mtime_ms,
-                                                   entry.size))
-            self._mirror(entry.path, StoredFile(*entry))
+            def touch() -> None:
+                queries.touch_file(self.conn, entry.path, entry.mtime_ms, entry.size)
+                self._after_write(entry)
+
+            self._write(touch)
+            self._mirror(entry.path, FileSignature(*entry))
             report.unchanged += 1
             return
         chunks = self._chunk(content, line_map)
         report.chunks += self._replace_file(entry, content.hash, chunks, report,
                                             replacing=row is not None)
         report.indexed += 1
+
+    def _after_write(self, entry: FileEntry) -> None:
+        """In the file's write transaction: its signals, and it is no longer skipped."""
+        file_state.set_signals(self.conn, entry.path, entry.ctime_ns, entry.ino)
+        self._skips.clear(entry.path)
 
     def _read(self, entry: FileEntry) -> tuple[FileContent, Sequence[int] | None]:
         """The text to index and, for transcripts, the JSONL line of each rendered line."""
@@ -215,12 +255,11 @@ class Indexer:
         now_ms = int(time.time() * 1000)
         cached = self._cached_vectors({c.hash for c in chunks})
         rows = []
-        for c in chunks:
+        ids = chunk_ids(entry.source, entry.path, chunks, self.model)
+        for c, cid in zip(chunks, ids, strict=True):
             vector = cached.get(c.hash)
             rows.append(ChunkRow(
-                id=chunk_id(entry.source, entry.path, c.start_line, c.end_line, c.hash,
-                            self.model),
-                path=entry.path, source=entry.source, start_line=c.start_line,
+                id=cid, path=entry.path, source=entry.source, start_line=c.start_line,
                 end_line=c.end_line, hash=c.hash, model=self.model, text=c.text,
                 fts_text=fts_index_text(c.text),
                 embedding=embed_cache.vector_to_json(vector) if vector is not None
@@ -239,14 +278,19 @@ class Indexer:
                                       (row.id, embed_cache.vector_to_blob(vector)))
             queries.upsert_file(self.conn, entry.path, entry.source, file_hash, entry.mtime_ms,
                                 entry.size)
+            self._after_write(entry)
 
         self._write(write)
-        self._mirror(entry.path, StoredFile(*entry))
+        self._mirror(entry.path, FileSignature(*entry))
         report.vectors_from_cache += sum(1 for r in rows if r.hash in cached)
         return len(rows)
 
     def _delete(self, path: str) -> None:
-        self._write(lambda: queries.delete_file(self.conn, path, vec=self.vec.available))
+        def write() -> None:
+            queries.delete_file(self.conn, path, vec=self.vec.available)
+            file_state.delete_signals(self.conn, path)
+
+        self._write(write)
         self._mirror(path, None)
 
     def _write(self, fn: Callable[[], None]) -> None:

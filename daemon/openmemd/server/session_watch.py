@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from openmemd.index.scan import inside_workspace
+from openmemd.index.safeopen import open_beneath
 from openmemd.index.transcripts import PREFIX, is_transcript_name
 from openmemd.log import get_logger
 from openmemd.server.watcher import Change, ChangeSink, Watcher
@@ -76,14 +76,11 @@ class SessionDelta:
             self._state.pop(name, None)
 
     def _new_lines(self, path: Path, start: int, end: int) -> int:
-        flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
-        try:
-            fd = os.open(path, flags)
+        try:  # never through a link: a transcript is a plain file directly in the root
+            fd = open_beneath(self.root, path.name)
         except OSError:
             return 0
         with os.fdopen(fd, "rb") as fh:
-            if not inside_workspace(self.root, path):
-                return 0
             fh.seek(start)
             count, left = 0, end - start
             while left > 0:

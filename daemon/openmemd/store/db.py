@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from openmemd import paths
+
 try:  # pragma: no branch
     import sqlean as sqlite3  # type: ignore[import-untyped]
 
@@ -58,6 +60,7 @@ def connect(path: str | Path, *, readonly: bool = False,
         conn = module.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000,
                               check_same_thread=check_same_thread, isolation_level=None)
     else:
+        paths.private_file(path)  # 0600 before SQLite creates it, its -wal and -shm follow
         conn = module.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000,
                               check_same_thread=check_same_thread, isolation_level=None)
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
