@@ -21,11 +21,18 @@ ALLOWED = {
     "search": {"config", "paths", "errors", "log", "store"},
     "index": {"config", "paths", "errors", "log", "store", "embed", "search.tokens"},
     "dreaming": {"config", "paths", "errors", "log"},
-    "api": {"config", "paths", "errors", "log", "store", "embed", "search", "index", "dreaming"},
+    "notes": {"config", "paths", "errors", "log", "dreaming", "search.snippets"},
+    "api": {"config", "paths", "errors", "log", "store", "embed", "search", "index", "dreaming",
+            "notes"},
     "client": {"config", "paths", "errors", "log", "server.protocol"},
     "server": {"config", "paths", "errors", "log", "api", "client", "dreaming", "store",
                "embed", "search", "index"},
-    "cli": {"config", "paths", "errors", "log", "api", "client", "server", "dreaming"},
+    "cli": {"config", "paths", "errors", "log", "api", "client", "server", "dreaming",
+            "mcp_cli"},
+    # `openmemd add` / `openmemd mcp`: beside cli; only cli imports mcp_cli, only mcp_cli
+    # imports mcp_server (the optional SDK).
+    "mcp_cli": {"config", "paths", "errors", "log", "api", "client", "cli", "mcp_server"},
+    "mcp_server": {"config", "paths", "errors", "log", "api", "client", "cli", "server"},
 }
 
 

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from openmemd import __version__
+from openmemd import __version__, mcp_cli
 from openmemd.config import DEFAULT_AGENT, ConfigError, Settings, load_settings
 from openmemd.errors import OpenmemdError
 
@@ -92,6 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("action", choices=("install", "uninstall", "status"))
     p.add_argument("--dry-run", action="store_true", help="print what would be written and run")
     _common(p)
+    mcp_cli.add_parsers(sub, _common)
     return parser
 
 
@@ -435,6 +436,7 @@ def cmd_service(settings: Settings, args: argparse.Namespace) -> int:
 COMMANDS: dict[str, Callable[[Settings, argparse.Namespace], int]] = {
     "run": cmd_run, "status": cmd_status, "index": cmd_index, "search": cmd_search,
     "get": cmd_get, "dream": cmd_dream, "service": cmd_service,
+    "add": mcp_cli.cmd_add, "mcp": mcp_cli.cmd_mcp,
 }
 
 

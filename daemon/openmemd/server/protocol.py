@@ -24,7 +24,7 @@ from openmemd.config import DEFAULT_AGENT, SOURCES
 
 MAX_QUERY_BYTES = 4096
 MAX_PATH_BYTES = 4096
-OPS = ("ping", "status", "search", "get", "sync", "dream")
+OPS = ("ping", "status", "search", "get", "sync", "dream", "add")
 PHASES = ("light", "rem", "deep", "all")
 ERROR_CODES = ("bad_request", "not_found", "forbidden", "unavailable", "internal")
 _AGENT_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -80,8 +80,20 @@ class DreamRequest:
     dry_run: bool = False
 
 
+@dataclass(frozen=True)
+class AddRequest:
+    """Append a note (one bullet) to today's memory file or to MEMORY.md."""
+
+    text: str
+    target: str = "daily"  # or "long-term"
+    agent: str = DEFAULT_AGENT
+
+
+NOTE_TARGETS = ("daily", "long-term")
+MAX_NOTE_BYTES = 4096
+
 Request = (PingRequest | StatusRequest | SearchRequest | GetRequest | SyncRequest
-           | DreamRequest)
+           | DreamRequest | AddRequest)
 
 
 @dataclass(frozen=True)
@@ -160,6 +172,15 @@ def parse_fields(data: dict[str, Any]) -> Request:
     if op == "sync":
         return SyncRequest(agent=f.agent(), force=f.flag("force", False),
                            wait=f.flag("wait", True))
+    if op == "add":
+        text = f.text("text", required=True, max_bytes=MAX_NOTE_BYTES)
+        if not text.strip():
+            raise ProtocolError("bad_request", "'text' must not be empty")
+        target = f.text("target") or "daily"
+        if target not in NOTE_TARGETS:
+            raise ProtocolError("bad_request", f"'target' must be one of {', '.join(NOTE_TARGETS)}"
+                                               f"; got {target[:32]!r}")
+        return AddRequest(text=text, target=target, agent=f.agent())
     phase = f.text("phase") or "all"
     if phase not in PHASES:
         raise ProtocolError("bad_request", f"'phase' must be one of {', '.join(PHASES)}; "
