@@ -242,3 +242,27 @@ def test_openmemd_add_appends_and_search_finds_it(setup, capsys) -> None:
     assert [h["path"] for h in hits] == ["MEMORY.md"]
     assert main(["add", "", *common]) == 1
     assert "must not be empty" in capsys.readouterr().err
+
+
+def test_real_model_in_process_search_is_hybrid(make_settings, workspace: Path,
+                                                tmp_path: Path) -> None:
+    make_settings("[embedding]\n", provider="auto")  # the default local model
+    (workspace / "MEMORY.md").write_text(
+        "# Memory\n\nThe user's cat is called Miso and sleeps on the radiator.\n")
+
+    async def scenario() -> dict:
+        async with mcp_session(workspace, tmp_path / "state", tmp_path / "config.toml",
+                               endpoint=f"ipc://{tmp_path}/none.sock") as s:
+            status = await call(s, "memory_status")
+            if status["provider"] == "none":
+                pytest.skip(f"no local model here: {status['providerUnavailable']}")
+            await call(s, "memory_add", {"text": "Booked the dentist for Tuesday"})
+            return {"cat": await call(s, "memory_search", {"query": "what is my pet's name",
+                                                           "minScore": 0}),
+                    "dentist": await call(s, "memory_search", {
+                        "query": "teeth appointment", "minScore": 0})}
+
+    found = anyio.run(scenario)
+    assert found["cat"]["mode"] == "hybrid"
+    assert found["cat"]["results"][0]["path"] == "MEMORY.md"
+    assert found["dentist"]["results"][0]["path"].startswith("memory/")
