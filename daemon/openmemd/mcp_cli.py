@@ -79,7 +79,7 @@ def openmemd_path() -> str:
     """The absolute path of the `openmemd` a host should start: this one."""
     argv0 = sys.argv[0] if sys.argv else ""
     if os.path.basename(argv0) == "openmemd" and os.path.exists(argv0):
-        return os.path.realpath(argv0) if os.path.islink(argv0) else os.path.abspath(argv0)
+        return os.path.abspath(argv0)  # a pipx-style symlink stays valid across upgrades
     beside = os.path.join(os.path.dirname(sys.executable), "openmemd")
     if os.access(beside, os.X_OK):
         return beside  # `python -m openmemd` from a virtualenv: its own script
