@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 from helpers import wait_for
-from mcp_session import call, mcp_session
+from mcp_session import call, call_error, mcp_session
 from openmemd.client import RemoteBadRequest
 from test_daemon_e2e import Daemon, make_daemon
 
@@ -86,6 +86,10 @@ def test_a_daemon_that_dies_mid_session_is_replaced_by_in_process_work(daemon: D
         async with session(daemon) as s:
             assert (await call(s, "memory_status"))["mode"] == "daemon"
             daemon.stop(signal.SIGKILL)  # leaves a stale socket behind
+            # An add cannot know whether the dead daemon wrote the note: an error, not a
+            # second copy; the calls after it run in process.
+            assert "may or may not have been written" in await call_error(
+                s, "memory_add", {"text": "lost in the crash?"})
             found = await call(s, "memory_search", {"query": "pelican"})
             assert [r["path"] for r in found["results"]] == ["MEMORY.md"]
             assert (await call(s, "memory_status"))["mode"] == "in-process"

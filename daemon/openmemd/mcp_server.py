@@ -186,13 +186,13 @@ class Backend:
             except (DaemonNotRunning, RequestTimeout) as exc:
                 self._drop(client)
                 log.warning("mcp_daemon_lost", error=str(exc))
-                if isinstance(request, AddRequest) and isinstance(exc, RequestTimeout):
-                    # It may have written the note before going silent: adding it here too
-                    # could store it twice.
+                if isinstance(request, AddRequest):
+                    # It may have written the note before it went away (the client cannot tell
+                    # a lost reply from an unsent request): adding it here too could store it
+                    # twice. The next call runs in process.
                     raise UnavailableError(
-                        "the openmemd daemon stopped answering while adding the note; it may "
-                        "or may not have been written: search for it before adding it again"
-                    ) from None
+                        "the openmemd daemon went away while adding the note; it may or may "
+                        "not have been written: search for it before adding it again") from None
         return self._local(request)
 
     # -- through the daemon -------------------------------------------------------------------

@@ -3,7 +3,7 @@
 `parse_request(body)` turns the bytes of a request into one of the typed request records or
 raises `ProtocolError(code, message)`; `encode_reply` / `error_reply` build the replies.
 
-Requests: ``{"op": "ping|status|search|get|sync|dream", "agent": "main", ...}``.
+Requests: ``{"op": "ping|status|search|get|sync|dream|add", "agent": "main", ...}``.
 Replies:  ``{"ok": true, ...}`` or ``{"ok": false, "error": {"code": ..., "message": ...}}``.
 
 Unknown *ops* are rejected (a typo must not look like success). Unknown *fields* are
