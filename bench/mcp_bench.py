@@ -22,6 +22,7 @@ import os
 import random
 import resource
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -95,6 +96,8 @@ def main() -> int:
     ap.add_argument("--searches", type=int, default=100)
     ap.add_argument("--cold-runs", type=int, default=3, help="MCP server starts to time")
     args = ap.parse_args()
+    # Stopped with SIGTERM, still stop the daemon (the `finally` below).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 
     root = Path(tempfile.mkdtemp(dir="/tmp", prefix="ombm"))
     ws = make_workspace(root, args.notes)

@@ -154,7 +154,10 @@ def _write_once(fd: int, data: bytes, size_before: int) -> None:
     try:
         written = os.write(fd, data)
         if written == len(data):
-            os.fsync(fd)
+            try:
+                os.fsync(fd)
+            except OSError as exc:  # written in full; reporting failure would invite a retry
+                log.warning("note_fsync_failed", error=str(exc))
             return
         reason = "disk full"
     except OSError as exc:
