@@ -25,15 +25,21 @@ ALLOWED = {
     "search": {"config", "paths", "errors", "log", "store"},
     "index": {"config", "paths", "errors", "log", "store", "embed", "search.tokens"},
     "dreaming": {"config", "paths", "errors", "log"},
-    "api": {"config", "paths", "errors", "log", "store", "embed", "search", "index", "dreaming"},
+    "notes": {"config", "paths", "errors", "log", "dreaming", "search.snippets"},
+    "api": {"config", "paths", "errors", "log", "store", "embed", "search", "index", "dreaming",
+            "notes"},
     "client": {"config", "paths", "errors", "log", "server.protocol"},
     "server": {"config", "paths", "errors", "log", "api", "client", "dreaming", "store",
                "embed", "search", "index", "progress"},
     "cli": {"config", "paths", "errors", "log", "api", "client", "server", "dreaming",
-            "discovery", "cli_report", "progress"},
+            "discovery", "cli_report", "progress", "mcp_cli"},
     "discovery": {"config", "paths", "errors", "client"},
     "cli_report": {"config", "paths", "errors", "log", "api", "client", "server", "discovery",
                    "progress"},
+    # `openmemd add` / `openmemd mcp`: beside cli; only cli imports mcp_cli, only mcp_cli
+    # imports mcp_server (the optional SDK).
+    "mcp_cli": {"config", "paths", "errors", "log", "api", "client", "discovery", "mcp_server"},
+    "mcp_server": {"config", "paths", "errors", "log", "api", "client", "discovery", "server"},
 }
 ALLOWED["cli"].add("config_cmd")
 # openclaw.json is a settings layer beside config: whoever may import config may import it.

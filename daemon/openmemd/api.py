@@ -411,6 +411,20 @@ class MemoryIndex:
     def get(self, path: str, from_line: int | None = None, lines: int | None = None) -> dict:
         return read_lines(self.scope, path, from_line, lines)
 
+    def add(self, text: str, target: str = "daily", *, sync: bool = True) -> dict[str, Any]:
+        """Append a note (see `openmemd.notes`) and, with `sync`, index that file at once so a
+        search right after finds it (the daemon leaves that to its writer thread)."""
+        from openmemd.notes import append_note
+
+        note = append_note(self.workspace, text, target, tz_name=self.settings.dreaming.timezone)
+        if sync:
+            self._ensure_built()
+            try:
+                self.sync_paths([note.path])
+            except IndexLockedError:
+                pass  # a daemon owns the index: its watcher indexes the note
+        return note.to_dict()
+
     def is_indexed_path(self, rel_path: str) -> bool:
         return classify(self.scope, rel_path) is not None
 

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from openmemd import __version__, config_cmd
+from openmemd import __version__, config_cmd, mcp_cli
 from openmemd.config import DEFAULT_AGENT, ConfigError, Settings, load_settings
 from openmemd.errors import OpenmemdError
 from openmemd.progress import ProgressBar
@@ -95,6 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("workspace", help="print the workspace path (creates its memory/)")
     _common(p)
     config_cmd.add_parser(sub, _common)
+    mcp_cli.add_parsers(sub, _common)
     return parser
 
 
@@ -315,7 +316,7 @@ def cmd_service(settings: Settings, args: argparse.Namespace) -> int:
 COMMANDS: dict[str, Callable[[Settings, argparse.Namespace], int]] = {
     "run": cmd_run, "status": cmd_status, "index": cmd_index, "search": cmd_search,
     "get": cmd_get, "dream": cmd_dream, "service": cmd_service, "workspace": cmd_workspace,
-    "config": config_cmd.run,
+    "config": config_cmd.run, "add": mcp_cli.cmd_add, "mcp": mcp_cli.cmd_mcp,
 }
 
 

@@ -229,6 +229,14 @@ class Client:
         return self.request(payload, max(self.timeout, LONG_TIMEOUT) if timeout is None
                             else timeout)
 
+    def add(self, text: str, target: str = "daily", agent: str | None = None,
+            timeout: float | None = None) -> dict[str, Any]:
+        """Append a note; the reply names the lines written (`citation`, `path#Lx-Ly`)."""
+        payload: dict[str, Any] = {"op": "add", "text": text, "target": target}
+        _put(payload, agent=agent)
+        # The daemon indexes the note before replying (up to 30 s when its writer is busy).
+        return self.request(payload, max(self.timeout, 60.0) if timeout is None else timeout)
+
     # -- lifecycle ------------------------------------------------------------------------
     def close(self) -> None:
         with self._lock:

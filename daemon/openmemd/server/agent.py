@@ -163,6 +163,24 @@ class AgentRuntime:
                            "phase": phase, "dryRun": dry_run, "error": None}
         return {"result": result}
 
+    def add(self, text: str, target: str, timeout: float = 30.0) -> dict[str, Any]:
+        """Append a note, then index that file on the writer thread before replying, so a
+        search right after finds it. A slow indexer does not fail the request: the note is
+        written (retrying would add it twice) and the watcher indexes it later."""
+        note = dict(self.require_index().add(text, target, sync=False))
+        indexed = False
+        if self.indexer is not None:
+            future = self.indexer.run_job("add", lambda ix: ix.sync_paths([note["path"]]))
+            try:
+                future.result(timeout)
+                indexed = True
+            except FutureTimeout:
+                log.warning("add_index_slow", agent=self.agent_id, path=note["path"])
+            except Exception as exc:
+                log.warning("add_index_failed", agent=self.agent_id, path=note["path"],
+                            error=str(exc))
+        return {**note, "indexed": indexed}
+
     def status(self, *, deep: bool = False) -> dict[str, Any]:
         if self.index is None:
             return {"agent": self.agent_id, "error": self.error}

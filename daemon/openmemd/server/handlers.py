@@ -16,6 +16,7 @@ from openmemd.errors import NotFoundError
 from openmemd.server import health
 from openmemd.server.agent import AgentRuntime
 from openmemd.server.protocol import (
+    AddRequest,
     DreamRequest,
     GetRequest,
     PingRequest,
@@ -75,6 +76,8 @@ class Dispatcher:
             return agent.sync(request.force, request.wait)
         if isinstance(request, DreamRequest):
             return agent.dream(request.phase, request.dry_run)
+        if isinstance(request, AddRequest):
+            return agent.add(request.text, request.target)
         raise NotFoundError(f"no handler for {type(request).__name__}")  # pragma: no cover
 
     def _agent(self, agent_id: str) -> AgentRuntime:

@@ -4,7 +4,7 @@ values by the rules in `params`, which the command line shares).
 `parse_request(body)` turns the bytes of a request into one of the typed request records or
 raises `ProtocolError(code, message)`; `encode_reply` / `error_reply` build the replies.
 
-Requests: ``{"op": "ping|status|search|get|sync|dream", "agent": "main", ...}``.
+Requests: ``{"op": "ping|status|search|get|sync|dream|add", "agent": "main", ...}``.
 Replies:  ``{"ok": true, ...}`` or ``{"ok": false, "error": {"code": ..., "message": ...}}``.
 
 Unknown *ops* are rejected (a typo must not look like success). Unknown *fields* are
@@ -26,7 +26,7 @@ from openmemd.server import params
 # The limits stay importable from the protocol, where clients look for them.
 from openmemd.server.params import MAX_PATH_BYTES, MAX_QUERY_BYTES, PHASES  # noqa: F401
 
-OPS = ("ping", "status", "search", "get", "sync", "dream")
+OPS = ("ping", "status", "search", "get", "sync", "dream", "add")
 ERROR_CODES = ("bad_request", "not_found", "forbidden", "unavailable", "internal")
 
 
@@ -81,8 +81,20 @@ class DreamRequest:
     dry_run: bool = False
 
 
+@dataclass(frozen=True)
+class AddRequest:
+    """Append a note (one bullet) to today's memory file or to MEMORY.md."""
+
+    text: str
+    target: str = "daily"  # or "long-term"
+    agent: str = DEFAULT_AGENT
+
+
+NOTE_TARGETS = ("daily", "long-term")
+MAX_NOTE_BYTES = 4096
+
 Request = (PingRequest | StatusRequest | SearchRequest | GetRequest | SyncRequest
-           | DreamRequest)
+           | DreamRequest | AddRequest)
 
 
 @dataclass(frozen=True)
@@ -168,6 +180,15 @@ def parse_fields(data: dict[str, Any]) -> Request:
     if op == "sync":
         return SyncRequest(agent=f.agent(), force=f.flag("force", False),
                            wait=f.flag("wait", True))
+    if op == "add":
+        text = f.text("text", required=True, max_bytes=MAX_NOTE_BYTES)
+        if not text.strip():
+            raise ProtocolError("bad_request", "'text' must not be empty")
+        target = f.text("target") or "daily"
+        if target not in NOTE_TARGETS:
+            raise ProtocolError("bad_request", f"'target' must be one of {', '.join(NOTE_TARGETS)}"
+                                               f"; got {target[:32]!r}")
+        return AddRequest(text=text, target=target, agent=f.agent())
     return DreamRequest(agent=f.agent(), phase=f.param("phase") or "all",
                         dry_run=f.flag("dryRun", False))
 

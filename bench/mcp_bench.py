@@ -1,0 +1,163 @@
+"""MCP figures: `openmemd mcp` start-up and search latency against the socket, daemon running.
+
+(Not named mcp.py: run as a script, that would shadow the MCP SDK itself.)
+
+    python bench/mcp_bench.py                      # default provider (the local model), 200 notes
+    python bench/mcp_bench.py --provider none      # keyword index only
+    python bench/mcp_bench.py --searches 100
+
+Measures, with a daemon serving the workspace:
+  * spawn -> `initialize` answered, and spawn -> first `memory_search` answered (cold MCP
+    server process; goals: initialize ≤ 1 s, first search ≤ 1.5 s),
+  * `import openmemd.mcp_server` alone in a fresh interpreter (what start-up is made of),
+  * p50/p95 of N `memory_search` calls through MCP, against N `search` requests on the socket
+    directly with the same queries (goal: MCP p50 ≤ 1.2 × socket p50).
+Needs the MCP SDK (`pip install -e '.[mcp]'`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import resource
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+import anyio
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from daemon import WORDS, make_workspace, pct
+from openmemd.client import Client, DaemonNotRunning
+
+
+def queries(n: int) -> list[str]:
+    rng = random.Random(11)
+    return [" ".join(rng.choices(WORDS, k=2)) for _ in range(n)]
+
+
+async def mcp_run(params: StdioServerParameters, qs: list[str], errlog: TextIO,
+                  endpoint: str | None = None) -> dict[str, Any]:
+    """One MCP server process: time to initialize, to the first search, then (with
+    `endpoint`) each query through MCP and on the socket, interleaved so that both see the
+    same machine load."""
+    started = time.perf_counter()
+    async with stdio_client(params, errlog=errlog) as (read, write), \
+            ClientSession(read, write) as session:
+        await session.initialize()
+        t_init = time.perf_counter() - started
+        first = await session.call_tool("memory_search", {"query": qs[0]})
+        t_first = time.perf_counter() - started
+        assert not first.is_error, first.content
+        via_mcp: list[float] = []
+        via_socket: list[float] = []
+        client = Client(endpoint, timeout=60) if endpoint else None
+        try:
+            for i, q in enumerate(qs if endpoint else []):
+                # Whichever goes first embeds the query (the daemon caches query vectors), so
+                # the two take turns at going first.
+                for way in (("mcp", "socket") if i % 2 == 0 else ("socket", "mcp")):
+                    t0 = time.perf_counter()
+                    if way == "mcp":
+                        result = await session.call_tool("memory_search", {"query": q})
+                        via_mcp.append(time.perf_counter() - t0)
+                        assert not result.is_error, result.content
+                    else:
+                        client.search(q)  # type: ignore[union-attr]
+                        via_socket.append(time.perf_counter() - t0)
+        finally:
+            if client is not None:
+                client.close()
+        status = await session.call_tool("memory_status", {})
+        mode = (status.structured_content or {}).get("mode")
+    return {"init": t_init, "first": t_first, "mcp": via_mcp, "socket": via_socket,
+            "mode": mode}
+
+
+def import_cost(env: dict[str, str]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds) of `import openmemd.mcp_server` in a fresh interpreter;
+    the CPU figure does not depend on what else the machine is doing."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "import openmemd.mcp_server"], env=env, check=True)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--provider", default="auto", choices=("auto", "local", "none"))
+    ap.add_argument("--notes", type=int, default=200)
+    ap.add_argument("--searches", type=int, default=100)
+    ap.add_argument("--cold-runs", type=int, default=3, help="MCP server starts to time")
+    args = ap.parse_args()
+    # Stopped with SIGTERM, still stop the daemon (the `finally` below).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+
+    root = Path(tempfile.mkdtemp(dir="/tmp", prefix="ombm"))
+    ws = make_workspace(root, args.notes)
+    cfg = root / "config.toml"
+    cfg.write_text(f'[embedding]\nprovider = "{args.provider}"\n')
+    endpoint = f"ipc://{root}/d.sock"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENMEMD_")}
+    env["OPENMEMD_ENDPOINT"] = endpoint
+    common = ["--config", str(cfg), "--workspace", str(ws), "--state-dir", str(root / "state")]
+    daemon = subprocess.Popen([sys.executable, "-m", "openmemd", "run", *common], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                with Client(endpoint, timeout=1.0) as c:
+                    c.ping()
+                    c.sync(wait=True)  # fully indexed (and the model warm) before timing
+                break
+            except DaemonNotRunning:
+                if time.monotonic() > deadline or daemon.poll() is not None:
+                    print("the daemon did not start", file=sys.stderr)
+                    return 1
+                time.sleep(0.1)
+        qs = queries(args.searches)
+        params = StdioServerParameters(
+            command=sys.executable, args=["-m", "openmemd", "mcp", *common],
+            env={"OPENMEMD_ENDPOINT": endpoint, "PATH": env.get("PATH", "")})
+        imports = [import_cost(env) for _ in range(3)]
+        with open(os.devnull, "w") as errlog:
+            cold = [anyio.run(mcp_run, params, qs[:1], errlog) for _ in range(args.cold_runs)]
+            warm = anyio.run(mcp_run, params, qs, errlog, endpoint)
+    finally:
+        daemon.terminate()
+        daemon.wait(30)
+        shutil.rmtree(root, ignore_errors=True)
+
+    mcp_times, sock_times = warm["mcp"], warm["socket"]
+    ratio = statistics.median(mcp_times) / statistics.median(sock_times)
+    print(f"workspace: {args.notes} notes, provider {args.provider}; MCP server mode: "
+          f"{warm['mode']}")
+    print(f"python + import openmemd.mcp_server (fresh interpreter): median "
+          f"{statistics.median(w for w, _ in imports):.2f} s wall, "
+          f"{statistics.median(c for _, c in imports):.2f} s CPU")
+    print("spawn -> initialize answered: " + ", ".join(f"{r['init']:.2f}" for r in cold)
+          + f" s (median {statistics.median(r['init'] for r in cold):.2f} s; goal ≤ 1 s)")
+    print("spawn -> first memory_search answered: " + ", ".join(f"{r['first']:.2f}" for r in cold)
+          + f" s (median {statistics.median(r['first'] for r in cold):.2f} s; goal ≤ 1.5 s)")
+    print(f"{len(qs)} searches through MCP: p50 {statistics.median(mcp_times) * 1000:.2f} ms, "
+          f"p95 {pct(mcp_times, 0.95) * 1000:.2f} ms")
+    print(f"{len(qs)} same searches on the socket (interleaved): p50 "
+          f"{statistics.median(sock_times) * 1000:.2f} ms, "
+          f"p95 {pct(sock_times, 0.95) * 1000:.2f} ms")
+    print(f"MCP / socket p50: {ratio:.2f}× (goal ≤ 1.2×)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

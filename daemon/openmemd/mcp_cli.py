@@ -1,0 +1,117 @@
+"""The `openmemd add` and `openmemd mcp` commands (kept out of cli.py, which only wires them).
+
+`openmemd mcp` needs the optional MCP SDK (`pip install 'openmemd[mcp]'`); without it the
+command says so in one line and exits 2. `--print-config HOST` prints the snippet that
+registers this server with an agent host, with the absolute path of this `openmemd`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import shutil
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from openmemd.config import DEFAULT_AGENT, Settings
+
+EXIT_OK, EXIT_USAGE = 0, 2
+HOSTS = ("claude-code", "claude-desktop", "codex", "cursor", "openclaw")
+NEEDS_SDK = "openmemd mcp needs the MCP SDK: pip install 'openmemd[mcp]'"
+
+
+def add_parsers(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
+    p = sub.add_parser("add", help="append a note to today's memory file (or MEMORY.md)")
+    p.add_argument("text", nargs="+", help="the note (one bullet; at most 4096 bytes)")
+    p.add_argument("--long-term", action="store_true", help="append to MEMORY.md instead")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    common(p)
+
+    p = sub.add_parser("mcp", help="serve the memory to an agent over MCP (stdio)")
+    p.add_argument("--print-config", metavar="HOST", choices=HOSTS,
+                   help=f"print how to register this server with HOST ({', '.join(HOSTS)})")
+    common(p)
+
+
+def cmd_add(settings: Settings, args: argparse.Namespace) -> int:
+    from openmemd.api import MemoryIndex
+    from openmemd.discovery import connect
+
+    text = " ".join(args.text)
+    target = "long-term" if args.long_term else "daily"
+    client = connect(settings, args.agent, args.workspace)
+    if client is not None:
+        with client:
+            reply = client.add(text, target, agent=args.agent)
+        note = {k: v for k, v in reply.items() if k != "ok"}
+    else:
+        with MemoryIndex.open(args.workspace, agent_id=args.agent, config=settings) as index:
+            note = index.add(text, target)
+    if args.json:
+        print(json.dumps(note, ensure_ascii=False, indent=2))
+    else:
+        print(f"Added {note['citation']}")
+    return EXIT_OK
+
+
+def cmd_mcp(settings: Settings, args: argparse.Namespace) -> int:
+    if args.print_config:
+        snippet, where = host_config(args.print_config, server_command(args))
+        print(where, file=sys.stderr)  # stdout stays pasteable (or redirectable) as is
+        print(snippet)
+        return EXIT_OK
+    try:
+        from openmemd import mcp_server
+    except ImportError as exc:
+        if (exc.name or "").split(".")[0] in ("mcp", "mcp_types"):
+            print(NEEDS_SDK, file=sys.stderr)
+        else:
+            print(f"openmemd mcp: the MCP SDK failed to import ({exc}); reinstall it: "
+                  "pip install --force-reinstall 'openmemd[mcp]'", file=sys.stderr)
+        return EXIT_USAGE
+    return mcp_server.serve(settings, args)
+
+
+# -- registration snippets ------------------------------------------------------------------------
+def openmemd_path() -> str:
+    """The absolute path of the `openmemd` a host should start: this one."""
+    argv0 = sys.argv[0] if sys.argv else ""
+    if os.path.basename(argv0) == "openmemd" and os.path.exists(argv0):
+        return os.path.abspath(argv0)  # a pipx-style symlink stays valid across upgrades
+    beside = os.path.join(os.path.dirname(sys.executable), "openmemd")
+    if os.access(beside, os.X_OK):
+        return beside  # `python -m openmemd` from a virtualenv: its own script
+    return shutil.which("openmemd") or beside
+
+
+def server_command(args: argparse.Namespace) -> list[str]:
+    cmd = [openmemd_path(), "mcp"]
+    if getattr(args, "agent", DEFAULT_AGENT) != DEFAULT_AGENT:
+        cmd += ["--agent", args.agent]
+    for flag, value in (("--workspace", args.workspace), ("--config", args.config),
+                        ("--state-dir", args.state_dir), ("--endpoint", args.endpoint)):
+        if value:
+            cmd += [flag, os.path.abspath(os.path.expanduser(value))
+                    if flag != "--endpoint" else value]
+    return cmd
+
+
+def host_config(host: str, cmd: list[str]) -> tuple[str, str]:
+    """(the snippet, where it goes) for one host."""
+    entry = {"command": cmd[0], "args": cmd[1:]}
+    if host == "claude-code":
+        return f"claude mcp add openmemd -- {shlex.join(cmd)}", "Run this once:"
+    if host == "codex":
+        args = ", ".join(json.dumps(a) for a in cmd[1:])
+        return (f"[mcp_servers.openmemd]\ncommand = {json.dumps(cmd[0])}\nargs = [{args}]",
+                "Add to ~/.codex/config.toml:")
+    if host == "openclaw":
+        return (json.dumps({"mcp": {"servers": {"openmemd": entry}}}, indent=2),
+                "Merge into ~/.openclaw/openclaw.json:")
+    where = {"claude-desktop": "Merge into claude_desktop_config.json (Settings > Developer > "
+                               "Edit Config):",
+             "cursor": "Merge into ~/.cursor/mcp.json (or .cursor/mcp.json in a project):"}[host]
+    return json.dumps({"mcpServers": {"openmemd": entry}}, indent=2), where

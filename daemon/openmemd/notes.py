@@ -1,0 +1,179 @@
+"""Appending a note to the memory (`memory_add`, the `add` op, `openmemd add`).
+
+A note is one Markdown bullet appended to today's `memory/YYYY-MM-DD.md` (day in the dreaming
+timezone, local by default) or to `MEMORY.md`. The file is only ever appended to: one `write`
+on an `O_APPEND` descriptor, never a rewrite, so an editor or OpenClaw writing the same file
+loses nothing. The append runs under the lock dreaming holds while it rewrites MEMORY.md, so a
+promotion (read, compose, replace) can never drop a note added meanwhile, and two notes added
+at once are numbered correctly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from openmemd.dreaming.clock import day_bucket, resolve_timezone
+from openmemd.dreaming.lockfile import store_lock
+from openmemd.dreaming.markdown_io import workspace_target
+from openmemd.dreaming.memory_md import NEW_FILE_HEADER
+from openmemd.errors import BadRequestError, UnavailableError
+from openmemd.log import get_logger
+from openmemd.search.snippets import citation
+
+log = get_logger(__name__)
+
+MAX_NOTE_BYTES = 4096
+TARGETS = ("daily", "long-term")
+LONG_TERM_FILE = "MEMORY.md"
+
+
+@dataclass(frozen=True)
+class AddedNote:
+    path: str  # workspace-relative, POSIX
+    start_line: int
+    end_line: int
+
+    @property
+    def citation(self) -> str:
+        return citation(self.path, self.start_line, self.end_line)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "startLine": self.start_line, "endLine": self.end_line,
+                "citation": self.citation}
+
+
+def memory_md_lock(workspace: Path) -> contextlib.AbstractContextManager[None]:
+    """The lock dreaming takes on MEMORY.md (one indirection, so it can be swapped in one place)."""
+    return store_lock(workspace)
+
+
+def check_note(text: Any, target: Any) -> str:
+    """The note's text, or BadRequestError saying what is wrong with the request."""
+    if target not in TARGETS:
+        raise BadRequestError(f"target must be one of {', '.join(TARGETS)}; got {target!r:.40}")
+    if not isinstance(text, str):
+        raise BadRequestError("text must be a string")
+    if "\x00" in text:
+        raise BadRequestError("text must not contain NUL characters")
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > MAX_NOTE_BYTES:
+        raise BadRequestError(f"text is {size} bytes; a note is at most {MAX_NOTE_BYTES} bytes "
+                              "(UTF-8)")
+    text = text.replace("\r\n", "\n").replace("\r", "\n").strip()
+    if not text:
+        raise BadRequestError("text must not be empty")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise BadRequestError("text is not valid Unicode (lone surrogate)") from None
+    return text
+
+
+def bullet_lines(text: str) -> list[str]:
+    """One bullet: continuation lines indented so they stay inside it (blank lines kept)."""
+    first, *rest = text.split("\n")
+    return [f"- {first.rstrip()}"] + [f"  {line.rstrip()}" if line.strip() else ""
+                                      for line in rest]
+
+
+def target_path(target: str, tz_name: str = "", now: datetime | None = None) -> str:
+    if target == "long-term":
+        return LONG_TERM_FILE
+    day = day_bucket(now or datetime.now().astimezone(), resolve_timezone(tz_name))
+    return f"memory/{day}.md"
+
+
+def append_note(workspace: Path, text: Any, target: Any = "daily", *, tz_name: str = "",
+                now: datetime | None = None) -> AddedNote:
+    """Append `text` as one bullet; return where it landed. Nothing is written on error."""
+    text = check_note(text, target)
+    rel = target_path(target, tz_name, now)
+    workspace = Path(workspace)
+    with memory_md_lock(workspace):
+        path = workspace_target(workspace, rel)  # refuses a symlinked file or directory
+        path.parent.mkdir(parents=True, exist_ok=True)
+        workspace_target(workspace, rel)  # the directory we may just have made is not a link
+        with _open_append(path) as (fd, created):
+            size = os.fstat(fd).st_size
+            newlines, last = _count_newlines(fd, size)
+            if size == 0:
+                head = (f"# {Path(rel).stem}\n\n" if target == "daily" else NEW_FILE_HEADER)
+            else:
+                head = "" if last == b"\n" else "\n"
+            lines = bullet_lines(text)
+            start = newlines + head.count("\n") + 1
+            _write_once(fd, (head + "\n".join(lines) + "\n").encode("utf-8"), size)
+        if created:
+            _fsync_dir(path.parent)
+    note = AddedNote(rel, start, start + len(lines) - 1)
+    log.info("note_added", path=rel, start_line=note.start_line, end_line=note.end_line)
+    return note
+
+
+@contextlib.contextmanager
+def _open_append(path: Path) -> Iterator[tuple[int, bool]]:
+    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+    existed = os.path.lexists(path)
+    try:
+        fd = os.open(path, flags, 0o644)
+    except OSError as exc:
+        raise UnavailableError(f"cannot open {path.name} to add the note: {exc.strerror}") \
+            from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise BadRequestError(f"{path.name} is not a regular file")
+        yield fd, not existed
+    finally:
+        os.close(fd)
+
+
+def _count_newlines(fd: int, size: int) -> tuple[int, bytes]:
+    """(number of newlines in the file, its last byte) — read under the lock, before writing."""
+    count, offset, last = 0, 0, b""
+    while offset < size:
+        block = os.pread(fd, min(1 << 20, size - offset), offset)
+        if not block:
+            break
+        count += block.count(b"\n")
+        offset += len(block)
+        last = block[-1:]
+    return count, last
+
+
+def _write_once(fd: int, data: bytes, size_before: int) -> None:
+    """One O_APPEND write, then fsync. A short write (disk full) is taken back when the file
+    holds only our bytes past `size_before`, so no half bullet is left behind."""
+    try:
+        written = os.write(fd, data)
+        if written == len(data):
+            try:
+                os.fsync(fd)
+            except OSError as exc:  # written in full; reporting failure would invite a retry
+                log.warning("note_fsync_failed", error=str(exc))
+            return
+        reason = "disk full"
+    except OSError as exc:
+        written, reason = 0, exc.strerror or str(exc)
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG):
+            raise UnavailableError(f"the note was not written: {reason}") from None
+    with contextlib.suppress(OSError):
+        if os.fstat(fd).st_size == size_before + written:
+            os.ftruncate(fd, size_before)
+    raise UnavailableError(f"the note was not written: {reason}")
+
+
+def _fsync_dir(directory: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
