@@ -124,9 +124,13 @@ class SelfHealing:
         except EmbeddingError as exc:
             return None, self.provider_health.failed(exc)
 
-    def degraded(self) -> str:
-        """Why this thread's last search was keyword-only although a provider is set."""
-        return getattr(self._local, "degraded", "")
+    def search_mode(self) -> dict[str, str]:
+        """`mode` of this thread's last search, and why it was keyword-only although a
+        provider is set (`degraded`)."""
+        degraded = getattr(self._local, "degraded", "")
+        if self.provider is None:
+            return {"mode": "fts-only"}
+        return {"mode": "fts-only", "degraded": degraded} if degraded else {"mode": "hybrid"}
 
     def _read_failed(self, exc: BaseException) -> BaseException:
         if health.is_disk_full(exc):

@@ -99,28 +99,30 @@ def replace_damaged(db_path: Path, reason: str, old: db.Connection | None) -> Op
 def salvage_into(conn: db.Connection, old: db.Connection | None, moved: Path | None) -> int:
     """Copy readable embedding-cache rows from the damaged database; 0 if nothing can be
     read. Never raises for damage: a failed salvage only costs re-embedding."""
-    source, own = old, False
+    def insert(rows: list[tuple]) -> None:
+        with db.write_transaction(conn):
+            conn.executemany("INSERT OR IGNORE INTO embedding_cache (provider, model, "
+                             "provider_key, hash, embedding, dims, updated_at) "
+                             "VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+
+    source, own, saved = old, False, 0
     try:
-        if source is None and moved is not None:
+        if moved is not None:
+            health.pad_truncated(moved)
+        if source is not None:  # sees the damaged file as its writer last did (or deleted)
+            saved = health.salvage_embeddings(source, insert)
+        if not saved and moved is not None:
             source, _ = db.connect(moved, readonly=True, check_same_thread=False)
             own = True
-        if source is None:
-            return 0
-
-        def insert(rows: list[tuple]) -> None:
-            with db.write_transaction(conn):
-                conn.executemany("INSERT OR IGNORE INTO embedding_cache (provider, model, "
-                                 "provider_key, hash, embedding, dims, updated_at) "
-                                 "VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
-
-        return health.salvage_embeddings(source, insert)
+            saved = health.salvage_embeddings(source, insert)
+        return saved
     except health.DiskFullError:
         raise
     except Exception as exc: # anything a broken file does: salvage nothing
         if health.is_disk_full(exc):
             raise health.disk_full(Path(str(moved or "index")), exc) from None
         log.warning("embedding_salvage_failed", error=f"{type(exc).__name__}: {exc}")
-        return 0
+        return saved
     finally:
         if own:
             _close(source)

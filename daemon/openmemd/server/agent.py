@@ -76,6 +76,9 @@ class AgentRuntime:
             return
         self.indexer = Indexer(self.index, name=self.agent_id)
         self.indexer.start()
+        if hasattr(self.index, "on_damage"):  # a reader that meets a damaged index asks here
+            indexer = self.indexer
+            self.index.on_damage = lambda why: indexer.request_reconcile(f"index damaged: {why}")
         # Warm the model first, then bring the index up to date, both on the writer thread so
         # the socket answers at once.
         if hasattr(self.index, "warm"):

@@ -63,7 +63,7 @@ class Dispatcher:
             return {"results": [h.to_dict() for h in hits],
                     "provider": index.provider.id if getattr(index, "provider", None) else "none",
                     "model": getattr(index, "model", ""),
-                    "mode": "hybrid" if getattr(index, "provider", None) else "fts-only",
+                    **index.search_mode(),
                     "tookMs": round((time.perf_counter() - started) * 1000, 2)}
         if isinstance(request, GetRequest):
             return dict(agent.require_index().get(request.path, request.from_line, request.lines))

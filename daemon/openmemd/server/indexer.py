@@ -24,6 +24,11 @@ from openmemd.server.watcher import Change
 
 log = get_logger(__name__)
 
+# A failed write (disk full, provider down, damaged index) is retried after 1 s, doubling to
+# 30 s, so the index converges within seconds of the cause going away.
+RETRY_FIRST_SECONDS = 1.0
+RETRY_MAX_SECONDS = 30.0
+
 
 class WritableIndex(Protocol):
     """What the indexer needs (MemoryIndex). Optional: `fill_vectors(should_stop, progress)`
@@ -66,6 +71,9 @@ class Indexer:
         self.last_reconcile: dict[str, Any] | None = None
         self.last_batch: dict[str, Any] | None = None
         self.reconciles = 0
+        self._retry_at: float | None = None  # monotonic time of the next retry reconcile
+        self._retry_delay = 0.0
+        self.retry_reason: str | None = None
 
     # -- lifecycle ------------------------------------------------------------------------
     def start(self) -> None:
@@ -148,9 +156,12 @@ class Indexer:
             return len(self._paths) + len(self._jobs) + (1 if self._reconcile else 0)
 
     def status(self) -> dict[str, Any]:
+        retry_at = self._retry_at
         return {"state": self.state, "queueDepth": self.depth(), "overflows": self.overflows,
                 "reconciles": self.reconciles, "lastReconcile": self.last_reconcile,
                 "lastBatch": self.last_batch, "lastError": self.last_error,
+                "retry": ({"reason": self.retry_reason, "inSeconds": round(max(
+                    0.0, retry_at - time.monotonic()), 1)} if retry_at else None),
                 "lastErrorAt": iso(self.last_error_at), "alive": self.is_alive()}
 
     def _ask_reconcile_locked(self, reason: str, *, force: bool) -> None:
@@ -163,9 +174,11 @@ class Indexer:
     def _run(self) -> None:
         while True:
             with self._cond:
-                while not (self._stopping or self._jobs or self._reconcile or self._paths):
-                    self.state = "idle"
-                    self._cond.wait()
+                while not self._retry_due() and not (self._stopping or self._jobs
+                                                     or self._reconcile or self._paths):
+                    self.state = "idle" if self._retry_at is None else "waiting to retry"
+                    self._cond.wait(None if self._retry_at is None
+                                    else max(0.01, self._retry_at - time.monotonic()))
                 if self._stopping:
                     self.state = "stopped"
                     return
@@ -193,6 +206,41 @@ class Indexer:
             except BaseException:  # never let the writer die
                 log.exception("indexer_action_failed", agent=self._name)
 
+    def _retry_due(self) -> bool:
+        if self._retry_at is None or time.monotonic() < self._retry_at:
+            return False
+        self._retry_at = None
+        self._ask_reconcile_locked(f"retry: {self.retry_reason}", force=False)
+        return True
+
+    def _retry_later(self, reason: str) -> None:
+        with self._cond:
+            self._retry_delay = min(self._retry_delay * 2 or RETRY_FIRST_SECONDS,
+                                    RETRY_MAX_SECONDS)
+            self._retry_at = time.monotonic() + self._retry_delay
+            self.retry_reason = reason
+            self._cond.notify()
+
+    def _after_write(self) -> None:
+        """Vectors left pending by a provider that did not answer are retried like a failed
+        write; anything else that succeeded resets the backoff."""
+        if getattr(self._index, "vectors_failed", False):
+            self._retry_later("embedding provider unavailable, vectors pending")
+            return
+        with self._cond:
+            self._retry_delay, self._retry_at, self.retry_reason = 0.0, None, None
+
+    def _failed(self, message: str, event: str, **kw: Any) -> None:
+        """Record a failure, log it (the whole story once, then one line per repeat) and
+        schedule a retry."""
+        repeat = message == self.last_error
+        self._error(message)
+        if repeat:
+            log.debug(event, agent=self._name, error=message, retry_in=self._retry_delay)
+        else:
+            log.exception(event, agent=self._name, **kw)
+        self._retry_later(message)
+
     def _progress(self, *_args: Any, **_kwargs: Any) -> None:
         if self._stopping:
             raise IndexerStopping("daemon stopping")
@@ -210,11 +258,12 @@ class Indexer:
                 fut.set_exception(UnavailableError("the daemon is stopping"))
             return
         except Exception as exc:
-            self._error(f"reconcile failed: {exc}")
-            log.exception("indexer_reconcile_failed", agent=self._name, reasons=reasons)
+            self._failed(f"reconcile failed: {exc}", "indexer_reconcile_failed",
+                         reasons=reasons)
             for fut in waiters:
                 fut.set_exception(exc)
             return
+        self._after_write()
         data = _report_dict(report)
         self.reconciles += 1
         self.last_error = None
@@ -249,11 +298,11 @@ class Indexer:
         except IndexerStopping:
             return  # the chunks are written; the vectors are filled by the next start-up
         except Exception as exc:
-            self._error(f"indexing {len(batch)} changed file(s) failed: {exc}")
-            log.exception("indexer_batch_failed", agent=self._name, paths=batch[:10])
-            # One full reconcile retries them; a failing reconcile does not ask again.
-            self.request_reconcile("retry after failed batch")
+            # A full reconcile retries them (a failing one retries itself with backoff).
+            self._failed(f"indexing {len(batch)} changed file(s) failed: {exc}",
+                         "indexer_batch_failed", paths=batch[:10])
             return
+        self._after_write()
         self.last_error = None
         self.last_batch = {"at": iso(started), "seconds": round(time.time() - started, 3),
                            "paths": len(batch), "report": _report_dict(report)}

@@ -165,6 +165,24 @@ def remove_leftovers(db_path: Path) -> list[str]:
     return removed
 
 
+def pad_truncated(path: Path) -> None:
+    """Give a truncated database file back the length its header states (a sparse hole):
+    SQLite refuses to read any page of a file shorter than its header says, so without this
+    not even the surviving pages could be salvaged."""
+    try:
+        with open(path, "r+b") as fh:
+            header = fh.read(100)
+            if len(header) < 100 or not header.startswith(b"SQLite format 3\x00"):
+                return
+            page_size = int.from_bytes(header[16:18], "big")
+            page_size = 65536 if page_size == 1 else page_size
+            wanted = page_size * int.from_bytes(header[28:32], "big")
+            if os.fstat(fh.fileno()).st_size < wanted:
+                fh.truncate(wanted)
+    except OSError as exc:
+        log.warning("salvage_pad_failed", path=str(path), error=str(exc))
+
+
 _CACHE_COLUMNS = "provider, model, provider_key, hash, embedding, dims, updated_at"
 
 
