@@ -215,3 +215,12 @@ def test_concurrent_searches_during_a_rebuild_never_fail_internally(built):
             for t in threads:
                 t.join()
         assert not errors
+
+
+@pytest.mark.parametrize("damage", [truncate, overwrite_middle], ids=["truncated", "junk"])
+def test_one_shot_search_on_a_damaged_index_heals_it_and_answers(built, damage):
+    settings, workspace, path = built
+    damage(path)
+    with MemoryIndex.open(workspace, config=settings) as index:
+        assert index.search("zebra7")[0].path == "memory/2026-01-007.md"
+        assert index.search("pelican")[0].path == "MEMORY.md"

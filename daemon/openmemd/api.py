@@ -318,14 +318,10 @@ class MemoryIndex(SelfHealing):
         from openmemd.search.pipeline import run_search
 
         vector, self._local.degraded = self._query_vector(query)
-        try:
-            conn, vec = self._reader()
-            hits = run_search(conn, query, query_vector=vector, model=self.model, vec=vec,
-                              settings=q, max_results=max_results, min_score=min_score,
-                              sources=sources, workspace=self.workspace, now=time.time(),
-                              explain=explain)
-        except db.DatabaseError as exc:
-            raise self._read_failed(exc) from None
+        hits = self._read(lambda conn, vec: run_search(
+            conn, query, query_vector=vector, model=self.model, vec=vec, settings=q,
+            max_results=max_results, min_score=min_score, sources=sources,
+            workspace=self.workspace, now=time.time(), explain=explain))
         if record and hits:
             self._record(query, hits)
         return hits

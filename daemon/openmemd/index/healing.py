@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from openmemd.embed.base import EmbeddingError
+from openmemd.errors import IndexLockedError
 from openmemd.index import recovery
 from openmemd.index.scan import ScanIssue
 from openmemd.index.sync import Indexer, Progress, SyncReport
@@ -41,13 +42,18 @@ class SelfHealing:
     _query_vectors: Any
 
     def _acquire_lock_file(self) -> None: ...
+    def _reader(self) -> tuple[Any, Any]: ...
+    def sync(self, force: bool = False, progress: Any = None, *,
+             fill_vectors: bool = True) -> Any: ...
     def _indexer(self, conn: Any, vec: Any) -> Indexer: ...
     def identity(self, *, probe: bool = True) -> Any: ...
 
     def _open_writer(self) -> db.Connection:
         if self._writer is None:
             self._acquire_lock_file()
-            self._adopt(recovery.open_writer(self.db_path))
+            # The daemon (it has a rebuild hook) reads every page once at open; a one-shot
+            # command checks the schema and heals on the first damage error instead.
+            self._adopt(recovery.open_writer(self.db_path, thorough=self.on_damage is not None))
         return self._writer
 
     def _adopt(self, opened: recovery.Opened) -> None:
@@ -131,6 +137,27 @@ class SelfHealing:
         if self.provider is None:
             return {"mode": "fts-only"}
         return {"mode": "fts-only", "degraded": degraded} if degraded else {"mode": "hybrid"}
+
+    def _read(self, fn: Callable[[Any, Any], Any]) -> Any:
+        """Run `fn(conn, vec)` on this thread's reader. On a damaged index a one-shot caller
+        rebuilds it now and retries once; the daemon's readers answer `unavailable` and leave
+        the rebuild to its writer (see `on_damage`)."""
+        try:
+            conn, vec = self._reader()
+            return fn(conn, vec)
+        except db.DatabaseError as exc:
+            error = self._read_failed(exc)
+            if self.on_damage is not None or not isinstance(error, health.IndexDamagedError):
+                raise error from None
+        try:
+            self.sync()
+        except IndexLockedError:  # another process is the writer: it heals the index
+            raise error from None
+        try:
+            conn, vec = self._reader()
+            return fn(conn, vec)
+        except db.DatabaseError as exc:
+            raise self._read_failed(exc) from None
 
     def _read_failed(self, exc: BaseException) -> BaseException:
         if health.is_disk_full(exc):

@@ -53,13 +53,13 @@ def _connect(db_path: Path) -> tuple[db.Connection, db.VectorSupport]:
         raise
 
 
-def open_writer(db_path: Path) -> Opened:
+def open_writer(db_path: Path, *, thorough: bool = True) -> Opened:
     """The writer's connection, with the schema in place; a damaged file is replaced."""
     existed = db_path.exists()
     conn = None
     try:
         conn, vec = _connect(db_path)
-        problem = health.quick_check(conn) if existed else ""
+        problem = health.quick_check(conn, thorough=thorough) if existed else ""
         if not problem:
             schema.ensure_schema(conn)
             return Opened(conn, vec, FileIdentity.of(db_path), None)
