@@ -243,3 +243,34 @@ def test_provider_outage_degrades_to_keywords_and_vectors_fill_in_later(ollama_d
     finally:
         d.stop()
         server.close()
+
+
+# -- the real model: the embeddings survive the damage ------------------------------------------
+
+def test_real_model_embeddings_are_salvaged_from_a_deleted_index() -> None:
+    gen = make_daemon("[sync]\nwatch_debounce_ms = 100\n")
+    d = next(gen)
+    try:
+        (d.workspace / "MEMORY.md").write_text("The user's cat is called Miso.\n")
+        for i in range(5):
+            (d.workspace / "memory" / f"n{i}.md").write_text(f"Meeting {i} was about budgets.\n")
+        d.start()
+        with d.client(timeout=120) as c:
+            c.sync()
+            st = c.status()["agents"]["main"]
+        if st["provider"]["id"] == "none":
+            pytest.skip(f"no local model here: {st['provider']['unavailableReason']}")
+        assert wait_for(lambda: agent_status(d)["pendingVectors"] == 0, 120)
+        embedded = agent_status(d)["cache"]["entries"]
+        delete(index_path(d))
+        seen: list[str] = []
+        assert wait_for(finds(d, "cat name", "MEMORY.md", seen), 60), d.stop_and_logs()
+        assert wait_for(lambda: agent_status(d)["pendingVectors"] == 0, 60)
+        st = agent_status(d)
+        assert st["recovery"]["salvagedEmbeddings"] == embedded > 0
+        assert st["cache"]["entries"] == embedded
+        with d.client(timeout=60) as c:
+            assert c.search("what is my cat called", min_score=0.0)["mode"] == "hybrid"
+        assert d.stop() == 0
+    finally:
+        gen.close()
