@@ -382,7 +382,7 @@ class MemoryIndex(SelfHealing):
                 "model": self.model,
                 "dims": self._dims(probe=False),
                 "unavailableReason": (self.choice.unavailable_reason
-                                      or self.provider_health.problem or None),
+                                      or self.provider_health.error or None),
             },
             "searchMode": ("hybrid" if self.provider is not None
                            and not self.provider_health.problem else "fts-only"),

@@ -78,23 +78,26 @@ class ProviderHealth:
     """Whether the embedding provider answered last time, and since when it has not."""
 
     def __init__(self) -> None:
-        self.problem = ""
+        self.error = ""  # the provider's last error ('' while it answers)
         self.since: float | None = None
         self._failed_mono = 0.0
 
+    @property
+    def problem(self) -> str:
+        return f"embedding provider unavailable: {self.error}" if self.error else ""
+
     def failed(self, exc: BaseException) -> str:
-        message = f"embedding provider unavailable: {exc}"
-        if not self.problem:  # logged once per outage, not once per retry
+        if not self.error:  # logged once per outage, not once per retry
             log.warning("embedding_provider_unavailable", error=str(exc))
             self.since = time.time()
-        self.problem = message
+        self.error = str(exc)
         self._failed_mono = time.monotonic()
-        return message
+        return self.problem
 
     def recovered(self) -> None:
-        if self.problem:
+        if self.error:
             log.info("embedding_provider_back", down_since=self.since)
-        self.problem, self.since = "", None
+        self.error, self.since = "", None
 
     def skip_queries(self) -> bool:
         return bool(self.problem) and time.monotonic() - self._failed_mono < QUERY_SKIP_SECONDS

@@ -77,29 +77,30 @@ class SelfHealing:
                     reason, self._damage_seen = recovery.confirm_damage(self.db_path), ""
                 if reason:
                     self._replace(reason)
-                if self.rebuilding:
-                    self._rebuild(progress)
-                return fn()
+                rebuilt = self._rebuild(progress) if self.rebuilding else None
+                return _merged(rebuilt, fn())
             except (*db.DatabaseError, OSError) as exc:
-                if health.is_disk_full(exc):
+                if health.is_disk_full(exc, self.db_path):
                     raise health.disk_full(self.db_path, exc) from None
                 if not health.is_damage(exc):
                     raise
                 self._replace(str(exc))
-                self._rebuild(progress)
-                return fn()
+                return _merged(self._rebuild(progress), fn())
 
     def _replace(self, reason: str) -> None:
         old, self._writer = self._writer, None
         self._adopt(recovery.replace_damaged(self.db_path, reason, old))
 
-    def _rebuild(self, progress: Progress | None) -> None:
+    def _rebuild(self, progress: Progress | None) -> SyncReport:
         """Keyword rows of every file into the fresh index (salvaged vectors come along)."""
         assert self._writer is not None
         schema.write_meta(self._writer, self.identity().to_meta())
-        self._indexer(self._writer, self._vec).sync(progress=progress)
+        report = self._indexer(self._writer, self._vec).sync(progress=progress)
+        report.reindexed = True
         self.rebuilding = False
-        log.info("index_rebuilt_after_damage", path=str(self.db_path))
+        log.info("index_rebuilt_after_damage", path=str(self.db_path),
+                 files=report.indexed, vectors_from_cache=report.vectors_from_cache)
+        return report
 
     def _fill(self, indexer: Indexer, progress: Progress | None = None,
               should_stop: Any = None) -> SyncReport:
@@ -126,9 +127,11 @@ class SelfHealing:
         if self.provider_health.skip_queries():
             return None, self.provider_health.problem
         try:
-            return self._query_vectors.get(self.provider, query), ""
+            vector = self._query_vectors.get(self.provider, query)
         except EmbeddingError as exc:
             return None, self.provider_health.failed(exc)
+        self.provider_health.recovered()
+        return vector, ""
 
     def search_mode(self) -> dict[str, str]:
         """`mode` of this thread's last search, and why it was keyword-only although a
@@ -160,7 +163,7 @@ class SelfHealing:
             raise self._read_failed(exc) from None
 
     def _read_failed(self, exc: BaseException) -> BaseException:
-        if health.is_disk_full(exc):
+        if health.is_disk_full(exc, self.db_path):
             return health.disk_full(self.db_path, exc)
         if not health.is_damage(exc):
             return exc
@@ -173,3 +176,11 @@ class SelfHealing:
         return health.IndexDamagedError(
             f"the index is missing or damaged ({reason}); it is being rebuilt from the "
             "Markdown, try again in a moment")
+
+
+def _merged(rebuilt: SyncReport | None, result: Any) -> Any:
+    """What a write returns, with the rebuild that had to come first counted in."""
+    if rebuilt is None or not isinstance(result, SyncReport):
+        return result
+    rebuilt.merge(result)
+    return rebuilt

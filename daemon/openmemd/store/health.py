@@ -29,8 +29,8 @@ KEEP_CORRUPT = 2
 MAX_SALVAGE_ERRORS = 200
 
 _DAMAGE_MARKERS = ("malformed", "not a database", "no such table", "file is encrypted",
-                   "disk i/o error", "unable to open database file", "database corrupt",
-                   "no such column", "vtable constructor failed")
+                   "unable to open database file", "database corrupt",
+                   "vtable constructor failed")
 _FULL_MARKERS = ("database or disk is full", "no space left")
 
 
@@ -42,13 +42,27 @@ class DiskFullError(UnavailableError):
     """A write failed for lack of space; it is retried when space returns."""
 
 
-def is_disk_full(exc: BaseException) -> bool:
+def is_disk_full(exc: BaseException, path: Path | None = None) -> bool:
+    """SQLITE_FULL, ENOSPC/EDQUOT, or (SQLite reports some failed writes on a full disk as
+    a plain I/O error) an I/O error while `path`'s filesystem has no space left."""
     if isinstance(exc, DiskFullError):
         return True
     if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
         return True
-    return isinstance(exc, db.DatabaseError) and any(m in str(exc).lower()
-                                                      for m in _FULL_MARKERS)
+    if not isinstance(exc, db.DatabaseError):
+        return False
+    message = str(exc).lower()
+    if any(m in message for m in _FULL_MARKERS):
+        return True
+    return "disk i/o error" in message and path is not None and _no_space(path)
+
+
+def _no_space(path: Path) -> bool:
+    try:
+        st = os.statvfs(path.parent)
+    except OSError:
+        return False
+    return st.f_bavail * st.f_frsize < 64 * 1024
 
 
 def is_damage(exc: BaseException) -> bool:
