@@ -178,7 +178,7 @@ def test_daemon_indexer_retries_a_full_disk_until_space_returns(make_settings, w
             (workspace / "memory" / "big.md").write_text("walrus\n" + "filler text\n" * 4000)
             indexer.request_reconcile("edit")
             assert wait_for(lambda: "disk full" in (indexer.status()["lastError"] or ""), 30)
-            assert indexer.status()["retry"] is not None
+            assert wait_for(lambda: indexer.status()["retry"] is not None, 10)
             conn.execute("PRAGMA max_page_count = 1073741823")  # space returns
             assert wait_for(lambda: any(h.path == "memory/big.md"
                                         for h in index.search("walrus")), 30)

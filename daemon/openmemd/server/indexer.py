@@ -235,11 +235,11 @@ class Indexer:
         schedule a retry."""
         repeat = message == self.last_error
         self._error(message)
+        self._retry_later(message)
         if repeat:
             log.debug(event, agent=self._name, error=message, retry_in=self._retry_delay)
         else:
             log.exception(event, agent=self._name, **kw)
-        self._retry_later(message)
 
     def _progress(self, *_args: Any, **_kwargs: Any) -> None:
         if self._stopping:
