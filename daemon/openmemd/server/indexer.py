@@ -230,12 +230,15 @@ class Indexer:
         with self._cond:
             self._retry_delay, self._retry_at, self.retry_reason = 0.0, None, None
 
-    def _failed(self, message: str, event: str, **kw: Any) -> None:
-        """Record a failure, log it (the whole story once, then one line per repeat) and
+    def _failed(self, message: str, event: str, *, later: bool = True, **kw: Any) -> None:
+        """Record a failure, log it (the whole story once, repeats at debug level) and
         schedule a retry."""
         repeat = message == self.last_error
         self._error(message)
-        self._retry_later(message)
+        if later:
+            self._retry_later(message)
+        else:  # one full reconcile at once; if it fails too, it retries with backoff
+            self.request_reconcile("retry after failed batch")
         if repeat:
             log.debug(event, agent=self._name, error=message, retry_in=self._retry_delay)
         else:
@@ -298,9 +301,8 @@ class Indexer:
         except IndexerStopping:
             return  # the chunks are written; the vectors are filled by the next start-up
         except Exception as exc:
-            # A full reconcile retries them (a failing one retries itself with backoff).
             self._failed(f"indexing {len(batch)} changed file(s) failed: {exc}",
-                         "indexer_batch_failed", paths=batch[:10])
+                         "indexer_batch_failed", later=False, paths=batch[:10])
             return
         self._after_write()
         self.last_error = None
