@@ -274,3 +274,13 @@ def test_real_model_embeddings_are_salvaged_from_a_deleted_index() -> None:
         assert d.stop() == 0
     finally:
         gen.close()
+
+
+def test_deleted_index_is_rebuilt_even_when_nothing_searches(daemon: Daemon) -> None:
+    start_with_notes(daemon)
+    delete(index_path(daemon))
+    # Only status is asked (it never rebuilds by itself): the daemon's 5 s check notices.
+    assert wait_for(lambda: (agent_status(daemon).get("recovery") or {}).get("reason")
+                    == "index file deleted", 60), daemon.stop_and_logs()
+    assert wait_for(index_path(daemon).exists, 30)
+    assert wait_for(finds(daemon, "pelican", "MEMORY.md", []), 30)

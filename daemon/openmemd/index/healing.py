@@ -87,6 +87,11 @@ class SelfHealing:
                 self._replace(str(exc))
                 return _merged(self._rebuild(progress), fn())
 
+    def file_replaced(self) -> bool:
+        """Whether the file the writer opened was deleted or replaced (a stat, no lock)."""
+        return self._writer is not None and bool(
+            health.replaced_reason(self.db_path, self._writer_id))
+
     def _replace(self, reason: str) -> None:
         old, self._writer = self._writer, None
         self._adopt(recovery.replace_damaged(self.db_path, reason, old))

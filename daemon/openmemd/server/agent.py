@@ -111,6 +111,10 @@ class AgentRuntime:
         """Periodic liveness check (daemon main loop)."""
         if self.watcher is not None:
             self.watcher.check()
+        # A deleted or replaced index file is rebuilt at once, even if nothing searches.
+        replaced = getattr(self.index, "file_replaced", None)
+        if replaced is not None and self.indexer is not None and replaced():
+            self.indexer.request_reconcile("index file deleted or replaced")
 
     def reload(self, settings: Settings) -> None:
         self.settings = settings
