@@ -284,3 +284,27 @@ def test_deleted_index_is_rebuilt_even_when_nothing_searches(daemon: Daemon) -> 
                     == "index file deleted", 60), daemon.stop_and_logs()
     assert wait_for(index_path(daemon).exists, 30)
     assert wait_for(finds(daemon, "pelican", "MEMORY.md", []), 30)
+
+
+def test_unreachable_provider_never_rebuilds_or_drops_existing_vectors(ollama_daemon) -> None:
+    from test_embed_openai import EmbeddingServer
+
+    d, port = ollama_daemon
+    (d.workspace / "MEMORY.md").write_text(NOTE)
+    server = EmbeddingServer(port=port)
+    try:
+        done = d.cli("index")
+        assert done.returncode == 0 and "1 embedded" in done.stdout, done
+    finally:
+        server.close()
+    # A new process (dims not learnt yet) with the provider down: keyword update only.
+    (d.workspace / "memory" / "b.md").write_text("The heron nests by the lake.\n")
+    done = d.cli("index")
+    assert done.returncode == 0 and "full rebuild" not in done.stdout, done
+    assert "embedding provider unavailable" in done.stderr and "Traceback" not in done.stderr
+    conn, _ = db.connect(index_path(d), readonly=True)
+    try:
+        vectors = dict(conn.execute("SELECT path, embedding != '[]' FROM chunks").fetchall())
+    finally:
+        conn.close()
+    assert vectors == {"MEMORY.md": 1, "memory/b.md": 0}

@@ -224,3 +224,18 @@ def test_one_shot_search_on_a_damaged_index_heals_it_and_answers(built, damage):
     with MemoryIndex.open(workspace, config=settings) as index:
         assert index.search("zebra7")[0].path == "memory/2026-01-007.md"
         assert index.search("pelican")[0].path == "MEMORY.md"
+
+
+def test_only_the_newest_corrupt_copies_are_kept(built):
+    from openmemd.store import health
+
+    settings, workspace, path = built
+    for _ in range(3):  # three incidents
+        overwrite_middle(path)
+        with MemoryIndex.open(workspace, config=settings) as index:
+            index.on_damage = lambda reason: None  # as in the daemon: full check at open
+            index.sync()
+            assert index.status()["recovery"]["movedTo"]
+    kept = [p for p in path.parent.glob("main.sqlite.corrupt-*")
+            if not p.name.endswith(("-wal", "-shm", "-journal"))]
+    assert len(kept) == health.KEEP_CORRUPT
