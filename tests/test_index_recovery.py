@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import traceback
 
 import pytest
 
@@ -191,7 +192,7 @@ def test_concurrent_searches_during_a_rebuild_never_fail_internally(built):
     settings, workspace, path = built
     with MemoryIndex.open(workspace, config=settings) as index:
         index.sync()
-        errors: list[BaseException] = []
+        errors: list[str] = []
         stop = threading.Event()
 
         def search() -> None:
@@ -201,7 +202,7 @@ def test_concurrent_searches_during_a_rebuild_never_fail_internally(built):
                 except UnavailableError:
                     pass
                 except BaseException as exc:  # anything else would answer `internal`
-                    errors.append(exc)
+                    errors.append(f"{exc!r}\n{traceback.format_exc()}")
 
         threads = [threading.Thread(target=search) for _ in range(2)]
         for t in threads:
@@ -214,7 +215,7 @@ def test_concurrent_searches_during_a_rebuild_never_fail_internally(built):
             stop.set()
             for t in threads:
                 t.join()
-        assert not errors
+        assert not errors, "\n".join(errors)
 
 
 @pytest.mark.parametrize("damage", [truncate, overwrite_middle], ids=["truncated", "junk"])

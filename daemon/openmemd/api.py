@@ -285,9 +285,8 @@ class MemoryIndex(SelfHealing):
         if self._built:  # an index, once built, stays built: no check on every search
             return
         if self.db_path.exists():
-            conn, _ = self._reader()
-            try:
-                if schema.read_meta(conn) is not None:
+            try:  # the file may go between the check and the open (a rebuild moves it)
+                if schema.read_meta(self._reader()[0]) is not None:
                     self._built = True
                     return
             except db.DatabaseError:
