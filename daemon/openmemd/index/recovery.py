@@ -31,7 +31,7 @@ class Recovery:
     salvaged_embeddings: int
 
     def to_dict(self, *, rebuilding: bool) -> dict[str, Any]:
-        return {"at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.at)),
+        return {"at": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(self.at)),
                 "reason": self.reason, "movedTo": self.moved_to,
                 "salvagedEmbeddings": self.salvaged_embeddings, "rebuilding": rebuilding}
 
