@@ -54,7 +54,7 @@ class EmbeddingServer:
     connection unanswered.
     """
 
-    def __init__(self, api_key: str = "") -> None:
+    def __init__(self, api_key: str = "", port: int = 0) -> None:
         self.api_key = api_key
         self.requests: list[dict[str, Any]] = []
         self.script: list[tuple[Any, ...]] = []
@@ -108,7 +108,7 @@ class EmbeddingServer:
                 self.end_headers()
                 self.wfile.write(raw)
 
-        self.httpd = QuietServer(("127.0.0.1", 0), Handler)
+        self.httpd = QuietServer(("127.0.0.1", port), Handler)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
         self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.05,),
                                        daemon=True)

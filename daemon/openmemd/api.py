@@ -11,18 +11,18 @@ import dataclasses
 import os
 import threading
 import time
-from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from openmemd import paths
 from openmemd.config import DEFAULT_AGENT, SOURCES, Settings, load_settings
+from openmemd.embed.base import EmbeddingError, ProviderDown
+from openmemd.embed.shared import ProviderHealth, QueryVectors, batch_size, pool_for, provider_for
 from openmemd.errors import BadRequestError, IndexLockedError, OpenmemdError, WorkspaceError
 from openmemd.index import identity as ident
-from openmemd.index import reindex
+from openmemd.index import recovery, reindex
+from openmemd.index.healing import SelfHealing
 from openmemd.index.read import read_lines
 from openmemd.index.scan import ScanScope, classify, scan_workspace
 from openmemd.index.sync import FTS_ONLY_MODEL, Indexer, Progress, SyncReport, VectorTarget
@@ -30,7 +30,7 @@ from openmemd.index.transcripts import sessions_location
 from openmemd.log import get_logger
 from openmemd.search import citations
 from openmemd.search.results import SearchHit
-from openmemd.store import db, queries, schema
+from openmemd.store import db, health, queries, schema
 
 log = get_logger(__name__)
 
@@ -42,60 +42,7 @@ MAX_QUERY_CHARS = 4096
 SearchResult = SearchHit
 
 
-# -- process-wide embedding providers: a model is loaded once, whatever the number of indexes ---
-_providers: dict[Any, Any] = {}
-_providers_lock = threading.Lock()
-
-
-def _provider_for(settings: Settings) -> Any:
-    from openmemd.embed.registry import resolve_provider
-
-    key = settings.embedding
-    with _providers_lock:
-        if key not in _providers:
-            _providers[key] = resolve_provider(settings.embedding)
-        return _providers[key]
-
-
-def _batch_size(settings: Settings, provider: Any) -> int:
-    return settings.embedding.batch_size or getattr(provider, "preferred_batch_size", 16)
-
-
-def _pool_for(settings: Settings, provider: Any) -> Any:
-    from openmemd.embed.pool import EmbeddingPool
-
-    key = ("pool", settings.embedding)
-    with _providers_lock:
-        if key not in _providers:
-            _providers[key] = EmbeddingPool(provider, workers=settings.embedding.workers,
-                                            batch_size=_batch_size(settings, provider),
-                                            max_pending=4)
-        return _providers[key]
-
-
-class _QueryVectors:
-    """A small LRU of query embeddings: agents repeat queries, and embedding costs ms."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self._items: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, provider: Any, query: str) -> np.ndarray:
-        key = f"{provider.provider_key}\x00{query}"
-        with self._lock:
-            if key in self._items:
-                self._items.move_to_end(key)
-                return self._items[key]
-        vector = provider.embed_query(query)
-        with self._lock:
-            self._items[key] = vector
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
-        return vector
-
-
-class MemoryIndex:
+class MemoryIndex(SelfHealing):
     """Search and maintain the index of one agent's Markdown memory."""
 
     def __init__(self, settings: Settings, workspace: Path, agent_id: str) -> None:
@@ -106,7 +53,7 @@ class MemoryIndex:
         self.scope = ScanScope(workspace, tuple(settings.sources), tuple(settings.extra_paths),
                                settings.sync.max_file_bytes, sessions_location(settings,
                                                                                agent_id, workspace))
-        self.choice = _provider_for(settings)
+        self.choice = provider_for(settings)
         self.provider = self.choice.provider
         self._write_lock = threading.RLock()
         self._lock_fd: int | None = None
@@ -117,13 +64,20 @@ class MemoryIndex:
         self._generation = 0  # bumped when the database file is swapped; readers reopen
         self._readers: list[db.Connection] = []
         self._readers_lock = threading.Lock()
-        self._query_vectors = _QueryVectors(settings.embedding.query_cache_size)
+        self._query_vectors = QueryVectors(settings.embedding.query_cache_size)
         self._recorder: Any = None
         self.last_sync_at: float | None = None
         self.last_sync_error: str = ""
         self.last_report: SyncReport | None = None
         self._closed = False
         self._built = False  # see _ensure_built
+        self._writer_id: health.FileIdentity | None = None  # the file the writer opened
+        self.recovery: recovery.Recovery | None = None
+        self.rebuilding = False  # a replaced (damaged) index is being refilled
+        self._damage_seen = ""  # a reader's damage error, for the writer to confirm
+        self.on_damage: Callable[[str], None] | None = None  # the daemon asks for a rebuild
+        self.provider_health = ProviderHealth()
+        self.vectors_failed = False  # the last vector fill stopped on a provider error
 
     # -- construction --------------------------------------------------------------------------
     @classmethod
@@ -159,7 +113,13 @@ class MemoryIndex:
         p = self.provider
         if p is None:
             return None
-        return p.dims if probe else getattr(p, "known_dims", p.dims)
+        if not probe:
+            return p.known_dims if hasattr(p, "known_dims") else p.dims
+        try:
+            return p.dims
+        except EmbeddingError as exc:  # unknown dims never mean a rebuild (see differences)
+            self.provider_health.failed(exc)
+            return None
 
     def identity(self, *, probe: bool = True) -> ident.IndexIdentity:
         common = {"sources": tuple(self.settings.sources),
@@ -196,38 +156,14 @@ class MemoryIndex:
         os.ftruncate(fd, 0)
         os.pwrite(fd, str(os.getpid()).encode(), 0)
         self._lock_fd = fd
-
-    def _open_writer(self) -> db.Connection:
-        if self._writer is not None:
-            return self._writer
-        self._acquire_lock_file()
-        try:
-            conn, vec = db.connect(self.db_path, check_same_thread=False)
-            schema.ensure_schema(conn)
-        except db.DatabaseError as exc:
-            # A corrupt index is only a cache of the Markdown: keep it aside and rebuild.
-            aside = self.db_path.with_name(f"{self.db_path.name}.corrupt-{int(time.time())}")
-            log.warning("index unreadable; moving it aside and rebuilding", path=str(self.db_path),
-                        error=str(exc), moved_to=str(aside))
-            for suffix in reindex.SIDECARS:
-                if os.path.exists(f"{self.db_path}{suffix}"):
-                    os.replace(f"{self.db_path}{suffix}", f"{aside}{suffix}")
-            conn, vec = db.connect(self.db_path, check_same_thread=False)
-            schema.ensure_schema(conn)
-            self._generation += 1
-        self._writer, self._vec = conn, vec
-        self._files_mirror = {}  # a new connection (or file) starts from the table itself
-        if not vec.available:
-            log.warning("sqlite-vec unavailable; vectors are searched in process",
-                        reason=vec.reason)
-        return conn
+        health.remove_leftovers(self.db_path)  # we hold the lock: no rebuild is running
 
     def _indexer(self, conn: db.Connection, vec: db.VectorSupport) -> Indexer:
         vectors = None
         if self.provider is not None:
-            vectors = VectorTarget(self.provider, _pool_for(self.settings, self.provider),
+            vectors = VectorTarget(self.provider, pool_for(self.settings, self.provider),
                                    self.settings.cache.enabled,
-                                   _batch_size(self.settings, self.provider))
+                                   batch_size(self.settings, self.provider))
         mirror = self._files_mirror if conn is self._writer else None
         return Indexer(conn, vec, self.scope, chunk_tokens=self.settings.chunking.tokens,
                        chunk_overlap=self.settings.chunking.overlap, vectors=vectors,
@@ -252,21 +188,8 @@ class MemoryIndex:
         started = time.monotonic()
         with self._write_lock:
             try:
-                conn = self._open_writer()
-                diffs = self.needs_reindex()
-                if force or diffs:
-                    if diffs:
-                        log.info("index identity changed; rebuilding", changed=diffs)
-                    report = self._safe_reindex(progress, fill_vectors)
-                else:
-                    if schema.read_meta(conn) is None:
-                        schema.write_meta(conn, self.identity().to_meta())
-                    indexer = self._indexer(conn, self._vec)
-                    report = indexer.sync(progress=progress)
-                    if fill_vectors:
-                        report.merge(indexer.fill_vectors(progress=progress))
-                    else:
-                        report.vectors_pending = indexer.pending_vectors()
+                report = self._guarded(lambda: self._sync(force, progress, fill_vectors),
+                                       progress)
             except OpenmemdError:
                 raise
             except Exception as exc:
@@ -278,25 +201,39 @@ class MemoryIndex:
             self.last_report = report
             return report
 
+    def _sync(self, force: bool, progress: Progress | None, fill_vectors: bool) -> SyncReport:
+        conn = self._open_writer()
+        diffs = self.needs_reindex()
+        if force or diffs:
+            if diffs:
+                log.info("index identity changed; rebuilding", changed=diffs)
+            return self._safe_reindex(progress, fill_vectors)
+        if schema.read_meta(conn) is None:
+            schema.write_meta(conn, self.identity().to_meta())
+        indexer = self._indexer(conn, self._vec)
+        report = indexer.sync(progress=progress)
+        if fill_vectors:
+            report.merge(self._fill(indexer, progress))
+        else:
+            report.vectors_pending = indexer.pending_vectors()
+        return report
+
     def sync_paths(self, rel_paths: Iterable[str], *, fill_vectors: bool = True) -> SyncReport:
         """Re-index exactly these workspace-relative paths (the watcher's entry point)."""
         with self._write_lock:
-            conn = self._open_writer()
-            if self.needs_reindex():
+            if self._guarded(self.needs_reindex):
                 return self.sync()
-            indexer = self._indexer(conn, self._vec)
-            report = indexer.sync_paths(rel_paths)
+            report = self._guarded(lambda: self._indexer(self._open_writer(), self._vec)
+                                   .sync_paths(rel_paths))
             if fill_vectors:
-                report.merge(indexer.fill_vectors())
+                report.merge(self.fill_vectors())
             self.last_sync_at = time.time()
             return report
 
     def fill_vectors(self, should_stop: Any = None, progress: Progress | None = None
                      ) -> SyncReport:
-        with self._write_lock:
-            conn = self._open_writer()
-            return self._indexer(conn, self._vec).fill_vectors(progress=progress,
-                                                               should_stop=should_stop)
+        return self._guarded(lambda: self._fill(self._indexer(self._open_writer(), self._vec),
+                                                progress, should_stop))
 
     def _safe_reindex(self, progress: Progress | None, fill_vectors: bool = True) -> SyncReport:
         result: dict[str, SyncReport] = {}
@@ -305,7 +242,7 @@ class MemoryIndex:
             conn, vec = db.connect(tmp, check_same_thread=False)
             try:
                 schema.ensure_schema(conn)
-                reindex.copy_embedding_cache(conn, self.db_path)
+                recovery.copy_cache_tolerant(conn, self.db_path)
                 schema.write_meta(conn, self.identity().to_meta())
                 indexer = self._indexer(conn, vec)
                 report = indexer.sync(force=True, progress=progress)
@@ -323,7 +260,11 @@ class MemoryIndex:
                 conn.close()
 
         old = self._writer
-        reindex.build_and_swap(self.db_path, build)
+        try:
+            reindex.build_and_swap(self.db_path, build)
+        except EmbeddingError as exc:  # a rebuild needs every vector: keep the old index
+            raise ProviderDown(f"{exc}; the index was not rebuilt (the previous one keeps "
+                               "serving)") from exc
         if old is not None:
             old.close()
         self._writer = None
@@ -337,8 +278,8 @@ class MemoryIndex:
         if getattr(local, "generation", None) != self._generation or local.conn is None:
             if getattr(local, "conn", None) is not None:
                 local.conn.close()
-            conn, vec = db.connect(self.db_path, check_same_thread=False)
-            conn.execute("PRAGMA query_only = 1")
+            # Read-only: a reader never creates a file where the index went missing.
+            conn, vec = db.connect(self.db_path, readonly=True, check_same_thread=False)
             local.conn, local.vec, local.generation = conn, vec, self._generation
             with self._readers_lock:
                 self._readers.append(conn)
@@ -349,9 +290,8 @@ class MemoryIndex:
         if self._built:  # an index, once built, stays built: no check on every search
             return
         if self.db_path.exists():
-            conn, _ = self._reader()
-            try:
-                if schema.read_meta(conn) is not None:
+            try:  # the file may go between the check and the open (a rebuild moves it)
+                if schema.read_meta(self._reader()[0]) is not None:
                     self._built = True
                     return
             except db.DatabaseError:
@@ -381,14 +321,11 @@ class MemoryIndex:
         self._ensure_built()
         from openmemd.search.pipeline import run_search
 
-        conn, vec = self._reader()
-        vector = None
-        if self.provider is not None:
-            vector = self._query_vectors.get(self.provider, query)
-        hits = run_search(conn, query, query_vector=vector, model=self.model, vec=vec,
-                          settings=q, max_results=max_results, min_score=min_score,
-                          sources=sources, workspace=self.workspace, now=time.time(),
-                          explain=explain)
+        vector, self._local.degraded = self._query_vector(query)
+        hits = self._read(lambda conn, vec: run_search(
+            conn, query, query_vector=vector, model=self.model, vec=vec, settings=q,
+            max_results=max_results, min_score=min_score, sources=sources,
+            workspace=self.workspace, now=time.time(), explain=explain))
         if record and hits:
             self._record(query, hits)
         return citations.apply(hits, self.settings.citations)  # after recording: raw snippets
@@ -434,19 +371,22 @@ class MemoryIndex:
             return 0
         from openmemd.embed import cache as embed_cache
 
-        with self._write_lock:
-            conn = self._open_writer()
-            with db.write_transaction(conn):
-                return embed_cache.prune(conn, self.settings.cache.max_entries)
+        def prune() -> int:
+            with db.write_transaction(self._open_writer()):
+                return embed_cache.prune(self._writer, self.settings.cache.max_entries)
+
+        return self._guarded(prune)
 
     def checkpoint(self) -> None:
-        with self._write_lock:
-            self._open_writer().execute("PRAGMA wal_checkpoint(PASSIVE)")
+        self._guarded(lambda: self._open_writer().execute("PRAGMA wal_checkpoint(PASSIVE)"))
 
     def warm(self) -> None:
         """Load the model and run one query embedding, so the first real search is fast."""
         if self.provider is not None:
-            self._query_vectors.get(self.provider, "openmemd warm-up")
+            try:
+                self._query_vectors.get(self.provider, "openmemd warm-up")
+            except EmbeddingError as exc:
+                self.provider_health.failed(exc)
 
     # -- status ----------------------------------------------------------------------------------
     def status(self) -> dict[str, Any]:
@@ -459,9 +399,13 @@ class MemoryIndex:
                 "id": self.provider.id if self.provider else "none",
                 "model": self.model,
                 "dims": self._dims(probe=False),
-                "unavailableReason": self.choice.unavailable_reason or None,
+                "unavailableReason": (self.choice.unavailable_reason
+                                      or self.provider_health.error or None),
             },
-            "searchMode": "hybrid" if self.provider is not None else "fts-only",
+            "searchMode": ("hybrid" if self.provider is not None
+                           and not self.provider_health.problem else "fts-only"),
+            "recovery": (self.recovery.to_dict(rebuilding=self.rebuilding)
+                         if self.recovery else None),
             "files": {"onDisk": len(on_disk), "indexed": 0},
             "chunks": 0, "pendingVectors": 0,
             "vector": {"available": False, "mode": "none", "reason": "", "dims": None},
@@ -480,8 +424,11 @@ class MemoryIndex:
             stored = queries.load_files(conn)
             meta = schema.read_meta(conn)
         except db.DatabaseError as exc:
-            info["indexError"] = f"index unreadable: {exc}"
+            info["indexError"] = f"index unreadable: {self._read_failed(exc)}"
             return info
+        if self.rebuilding and self.recovery:
+            info["indexError"] = (f"index damaged ({self.recovery.reason}); rebuilding from "
+                                  "the Markdown")
         disk = {e.path: e for e in on_disk}
         stale = sum(1 for p, e in disk.items()
                     if p not in stored or stored[p].mtime != e.mtime_ms
@@ -528,6 +475,8 @@ class MemoryIndex:
             if self._writer is not None:
                 try:
                     self._writer.execute("PRAGMA optimize")
+                except db.DatabaseError:
+                    pass  # a damaged or full index still has to close
                 finally:
                     self._writer.close()
                 self._writer = None

@@ -143,10 +143,11 @@ def cmd_search(settings: Settings, args: argparse.Namespace) -> int:
                                 sources=args.sources, explain=explain)
             results = [h.to_dict() for h in hits]
             meta = {"provider": index.provider.id if index.provider else "none",
-                    "model": index.model,
-                    "mode": "hybrid" if index.provider is not None else "fts-only",
+                    "model": index.model, **index.search_mode(),
                     "citations": index.settings.citations}
             index.flush_recalls()
+    if meta.get("degraded") and not args.json:
+        print(f"openmemd: keyword search only: {meta['degraded']}", file=sys.stderr)
     if args.json:
         _print_json({"results": results, **meta})
         return EXIT_OK

@@ -16,9 +16,15 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from openmemd.errors import UnavailableError
+
 
 class EmbeddingError(Exception):
     """Embedding failed. The message says what was tried and why it failed (never a secret)."""
+
+
+class ProviderDown(EmbeddingError, UnavailableError):
+    """A rebuild needed the provider and it did not answer (the old index keeps serving)."""
 
 
 class ProviderUnavailable(EmbeddingError):

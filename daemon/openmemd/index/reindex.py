@@ -12,9 +12,9 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
-from openmemd.store import db
+from openmemd.store import db, health
 
-SIDECARS = ("", "-wal", "-shm")
+SIDECARS = health.SIDECARS  # the database and every file SQLite keeps beside it
 
 
 def temp_path(db_path: Path) -> Path:

@@ -78,6 +78,9 @@ class AgentRuntime:
             return
         self.indexer = Indexer(self.index, name=self.agent_id)
         self.indexer.start()
+        if hasattr(self.index, "on_damage"):  # a reader that meets a damaged index asks here
+            indexer = self.indexer
+            self.index.on_damage = lambda why: indexer.request_reconcile(f"index damaged: {why}")
         # Warm the model first, then bring the index up to date, both on the writer thread so
         # the socket answers at once.
         if hasattr(self.index, "warm"):
@@ -113,6 +116,10 @@ class AgentRuntime:
         for watcher in (self.watcher, self.sessions_watcher):
             if watcher is not None:
                 watcher.check()
+        # A deleted or replaced index file is rebuilt at once, even if nothing searches.
+        replaced = getattr(self.index, "file_replaced", None)
+        if replaced is not None and self.indexer is not None and replaced():
+            self.indexer.request_reconcile("index file deleted or replaced")
 
     def reload(self, settings: Settings) -> None:
         settings = self.settings = settings.for_agent(self.agent_id)

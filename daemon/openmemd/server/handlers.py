@@ -67,7 +67,7 @@ class Dispatcher:
             return {"results": [h.to_dict() for h in hits],
                     "provider": index.provider.id if getattr(index, "provider", None) else "none",
                     "model": getattr(index, "model", ""),
-                    "mode": "hybrid" if getattr(index, "provider", None) else "fts-only",
+                    **index.search_mode(),
                     "citations": getattr(getattr(index, "settings", None), "citations", "auto"),
                     "tookMs": round((time.perf_counter() - started) * 1000, 2)}
         if isinstance(request, GetRequest):

@@ -31,6 +31,10 @@ from openmemd.server.watcher import Change
 log = get_logger(__name__)
 
 PROGRESS_LOG_S = 10.0
+# A failed write (disk full, provider down, damaged index) is retried after 1 s, doubling to
+# 30 s, so the index converges within seconds of the cause going away.
+RETRY_FIRST_SECONDS = 1.0
+RETRY_MAX_SECONDS = 30.0
 
 
 class WritableIndex(Protocol):
@@ -77,6 +81,9 @@ class Indexer:
         self.progress: ProgressSnapshot | None = None  # while long work runs
         self._meter = ProgressMeter()
         self._progress_logged = 0.0
+        self._retry_at: float | None = None  # monotonic time of the next retry reconcile
+        self._retry_delay = 0.0
+        self.retry_reason: str | None = None
 
     # -- lifecycle ------------------------------------------------------------------------
     def start(self) -> None:
@@ -159,11 +166,14 @@ class Indexer:
             return len(self._paths) + len(self._jobs) + (1 if self._reconcile else 0)
 
     def status(self) -> dict[str, Any]:
+        retry_at = self._retry_at
         return {"state": self.state, "queueDepth": self.depth(), "overflows": self.overflows,
                 "reconciles": self.reconciles, "lastReconcile": self.last_reconcile,
                 "lastBatch": self.last_batch, "lastError": self.last_error,
                 "lastErrorAt": iso(self.last_error_at), "alive": self.is_alive(),
-                "progress": self.progress.to_dict() if self.progress is not None else None}
+                "progress": self.progress.to_dict() if self.progress is not None else None,
+                "retry": ({"reason": self.retry_reason, "inSeconds": round(max(
+                    0.0, retry_at - time.monotonic()), 1)} if retry_at else None)}
 
     def _ask_reconcile_locked(self, reason: str, *, force: bool) -> None:
         self._reconcile = True
@@ -175,9 +185,11 @@ class Indexer:
     def _run(self) -> None:
         while True:
             with self._cond:
-                while not (self._stopping or self._jobs or self._reconcile or self._paths):
-                    self.state = "idle"
-                    self._cond.wait()
+                while not self._retry_due() and not (self._stopping or self._jobs
+                                                     or self._reconcile or self._paths):
+                    self.state = "idle" if self._retry_at is None else "waiting to retry"
+                    self._cond.wait(None if self._retry_at is None
+                                    else max(0.01, self._retry_at - time.monotonic()))
                 if self._stopping:
                     self.state = "stopped"
                     return
@@ -206,6 +218,44 @@ class Indexer:
                 log.exception("indexer_action_failed", agent=self._name)
             finally:
                 self.progress, self._meter = None, ProgressMeter()
+
+    def _retry_due(self) -> bool:
+        if self._retry_at is None or time.monotonic() < self._retry_at:
+            return False
+        self._retry_at = None
+        self._ask_reconcile_locked(f"retry: {self.retry_reason}", force=False)
+        return True
+
+    def _retry_later(self, reason: str) -> None:
+        with self._cond:
+            self._retry_delay = min(self._retry_delay * 2 or RETRY_FIRST_SECONDS,
+                                    RETRY_MAX_SECONDS)
+            self._retry_at = time.monotonic() + self._retry_delay
+            self.retry_reason = reason
+            self._cond.notify()
+
+    def _after_write(self) -> None:
+        """Vectors left pending by a provider that did not answer are retried like a failed
+        write; anything else that succeeded resets the backoff."""
+        if getattr(self._index, "vectors_failed", False):
+            self._retry_later("embedding provider unavailable, vectors pending")
+            return
+        with self._cond:
+            self._retry_delay, self._retry_at, self.retry_reason = 0.0, None, None
+
+    def _failed(self, message: str, event: str, *, later: bool = True, **kw: Any) -> None:
+        """Record a failure, log it (the whole story once, repeats at debug level) and
+        schedule a retry."""
+        repeat = message == self.last_error
+        self._error(message)
+        if later:
+            self._retry_later(message)
+        else:  # one full reconcile at once; if it fails too, it retries with backoff
+            self.request_reconcile("retry after failed batch")
+        if repeat:
+            log.debug(event, agent=self._name, error=message, retry_in=self._retry_delay)
+        else:
+            log.exception(event, agent=self._name, **kw)
 
     def _progress(self, phase: str, done: int, total: int) -> None:
         if self._stopping:
@@ -244,12 +294,13 @@ class Indexer:
                     fut.set_exception(UnavailableError("the daemon is stopping"))
             return
         except Exception as exc:
-            self._error(f"reconcile failed: {exc}")
-            log.exception("indexer_reconcile_failed", agent=self._name, reasons=reasons)
+            self._failed(f"reconcile failed: {exc}", "indexer_reconcile_failed",
+                         reasons=reasons)
             for fut in waiters:
                 if not fut.done():
                     fut.set_exception(exc)
             return
+        self._after_write()
         data = _report_dict(report)
         self.reconciles += 1
         self.last_error = None
@@ -287,11 +338,10 @@ class Indexer:
         except IndexerStopping:
             return  # the chunks are written; the vectors are filled by the next start-up
         except Exception as exc:
-            self._error(f"indexing {len(batch)} changed file(s) failed: {exc}")
-            log.exception("indexer_batch_failed", agent=self._name, paths=batch[:10])
-            # One full reconcile retries them; a failing reconcile does not ask again.
-            self.request_reconcile("retry after failed batch")
+            self._failed(f"indexing {len(batch)} changed file(s) failed: {exc}",
+                         "indexer_batch_failed", later=False, paths=batch[:10])
             return
+        self._after_write()
         self.last_error = None
         self.last_batch = {"at": iso(started), "seconds": round(time.time() - started, 3),
                            "paths": len(batch), "report": _report_dict(report)}

@@ -105,6 +105,9 @@ def write_transaction(conn: Connection) -> Iterator[None]:
     try:
         yield
     except BaseException:
-        conn.execute("ROLLBACK")
+        # SQLite has already rolled back after some errors (SQLITE_FULL, IOERR): a second
+        # ROLLBACK would fail and hide the error that matters.
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
