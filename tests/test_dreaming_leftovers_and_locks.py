@@ -60,9 +60,9 @@ def test_lock_of_a_live_process_is_respected(tmp_path: Path) -> None:
     ws = ws_with_note(tmp_path)
     child = hold_lock(ws)
     try:
-        with pytest.raises(LockTimeoutError, match="writing the recall store"):
-            with store_lock(ws, timeout=0.3):
-                pass
+        with pytest.raises(LockTimeoutError, match="writing the recall store"), \
+                store_lock(ws, timeout=0.3):
+            pass
     finally:
         child.kill()
         child.wait(10)
@@ -96,9 +96,8 @@ def test_lock_we_cannot_judge_keeps_the_age_rule(tmp_path: Path, sidecar: str) -
     (ws / LOCK).write_text(token)
     if sidecar == "other-host":
         (ws / (LOCK + ".owner")).write_text(f"{token}another-host some-boot pid:[1]\n")
-    with pytest.raises(LockTimeoutError):
-        with store_lock(ws, timeout=0.3):
-            pass
+    with pytest.raises(LockTimeoutError), store_lock(ws, timeout=0.3):
+        pass
     old = time.time() - 120
     os.utime(ws / LOCK, (old, old))
     with store_lock(ws, timeout=1.0):
