@@ -52,7 +52,7 @@ def test_lock_of_a_killed_sweep_is_taken_over_at_once(tmp_path: Path) -> None:
     # Far below the 60 s age rule: the dead owner is recognised, not waited out.
     with store_lock(ws, timeout=1.0):
         assert (ws / LOCK).read_text().startswith(f"{os.getpid()}:")
-    assert not (ws / LOCK).exists()
+    assert not (ws / LOCK).exists() and not (ws / (LOCK + ".owner")).exists()
     assert run_sweep(ws, DreamingSettings(timezone="UTC"), now=NOW).phases
 
 

@@ -241,3 +241,24 @@ def test_kill_9_mid_commit_leaves_a_whole_file_and_no_temp_file_after_the_next_s
     run_sweep(ws, easy_settings(), phases="deep", now=T0 + timedelta(hours=2))
     assert not [p for p in ws.iterdir() if p.name.endswith(".tmp")]
     assert (ws / "MEMORY.md").read_text("utf-8").startswith(original)
+
+
+def test_promotion_made_meanwhile_by_another_writer_is_not_duplicated() -> None:
+    from openmemd.dreaming.deep import DeepPlan
+    from openmemd.dreaming.memory_md import SectionEntry
+
+    plan = DeepPlan(
+        eligible=(), promoted=(), reconciled=(), skipped=(), memory_before="# M\n",
+        memory_after="(stale)", size_capped=False, left_for_later=0, updates={}, messages=(),
+        sections=(SectionEntry("k1", "fact one", 0.9, 3, 0.7, "memory/a.md:1-1"),
+                  SectionEntry("k2", "fact two", 0.9, 3, 0.7, "memory/a.md:2-2")),
+        day="2026-04-06")
+    # OpenClaw promoted k1 while we were planning (appended, or the file was rewritten).
+    for current in ("# M\n<!-- openclaw-memory-promotion:k1 -->\n- fact one\n",
+                    "# Mine\n<!-- openclaw-memory-promotion:k1 -->\n- fact one\n"):
+        after = plan.apply(current)
+        assert after is not None and after.startswith(current)
+        assert "promotion:k1" not in after[len(current):]
+        assert "<!-- openclaw-memory-promotion:k2 -->\n- fact two [score=" in after
+    # The user typed both facts by hand meanwhile: nothing left to add.
+    assert plan.apply("# M\n- fact one\n- fact two\n") is None

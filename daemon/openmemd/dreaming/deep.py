@@ -62,8 +62,13 @@ class DeepPlan:
         write time (not `memory_before`: it may have been edited since); None if nothing is
         left to add. A section whose key or words reached MEMORY.md meanwhile is left out
         (its store entry is marked promoted all the same: it is in MEMORY.md)."""
-        markers = extract_markers(current)
-        haystack = memory_haystack(current)
+        # The plan already checked `memory_before`; when the file only grew since (the usual
+        # case), only the new text needs checking, which keeps MEMORY.md's lock short.
+        fresh = current
+        if self.memory_before and current.startswith(self.memory_before):
+            fresh = current[len(self.memory_before):]
+        markers = extract_markers(fresh)
+        haystack = memory_haystack(fresh)
         todo = [s for s in self.sections
                 if s.key not in markers and not in_haystack(haystack, s.text)]
         return compose(current, todo, self.day) if todo else None

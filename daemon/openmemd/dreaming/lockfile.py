@@ -115,9 +115,9 @@ def _release_file(path: Path, token: str | None) -> None:
     except OSError:
         return
     if token is not None and current == token:
-        lockowner.remove_sidecar(path)
         with contextlib.suppress(OSError):
             path.unlink()
+        lockowner.remove_sidecar(path, token)
 
 
 def _steal_if_stale(path: Path) -> bool:
@@ -147,9 +147,9 @@ def _steal_if_stale(path: Path) -> bool:
             return True
     except (OSError, UnicodeDecodeError):
         pass
-    lockowner.remove_sidecar(path)
     with contextlib.suppress(OSError):
         path.unlink()
+    lockowner.remove_sidecar(path, content)
     return True
 
 

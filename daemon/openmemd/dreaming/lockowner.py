@@ -48,9 +48,13 @@ def write_sidecar(lock: Path, token: str) -> None:
         os.chmod(sidecar_path(lock), 0o600)
 
 
-def remove_sidecar(lock: Path) -> None:
-    with contextlib.suppress(OSError):
-        sidecar_path(lock).unlink()
+def remove_sidecar(lock: Path, token: str | None) -> None:
+    """Remove the sidecar if it still describes `token` (a new owner may have written its own)."""
+    side = sidecar_path(lock)
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        if token is None or side.read_text(encoding="utf-8").partition("\n")[0].strip() \
+                == token.strip():
+            side.unlink()
 
 
 def is_ours_to_judge(lock: Path, content: str) -> bool:
