@@ -262,3 +262,23 @@ def test_promotion_made_meanwhile_by_another_writer_is_not_duplicated() -> None:
         assert "<!-- openclaw-memory-promotion:k2 -->\n- fact two [score=" in after
     # The user typed both facts by hand meanwhile: nothing left to add.
     assert plan.apply("# M\n- fact one\n- fact two\n") is None
+
+
+def test_memory_md_swapped_for_a_symlink_mid_write_is_refused_clearly(tmp_path: Path) -> None:
+    from openmemd.dreaming.memory_write import MemoryFileUnreadableError
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    outside = tmp_path / "outside.md"
+    outside.write_text("- not ours\n", encoding="utf-8")
+    (ws / "MEMORY.md").write_text("- a\n", encoding="utf-8")
+
+    def build(current: str) -> str:
+        (ws / "MEMORY.md").unlink()
+        (ws / "MEMORY.md").symlink_to(outside)
+        return current + "- promoted\n"
+
+    with pytest.raises(MemoryFileUnreadableError, match="cannot be opened safely"):
+        apply_to_memory(ws, build, backups=1)
+    assert outside.read_text(encoding="utf-8") == "- not ours\n"
+    assert (ws / "MEMORY.md").is_symlink()

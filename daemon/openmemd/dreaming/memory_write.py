@@ -148,6 +148,9 @@ def _read(path: Path) -> _Snapshot:
         fd = os.open(path, flags)
     except FileNotFoundError:
         return _Snapshot(None, None, b"", PUBLIC_MODE)
+    except OSError as exc:  # ELOOP: it became a symlink, which we never write through
+        raise MemoryFileUnreadableError(
+            f"{path} cannot be opened safely ({exc.strerror}); promotion skipped") from None
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode):
         os.close(fd)
