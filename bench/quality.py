@@ -17,6 +17,14 @@ FTS-only index. Prints, for each mode (keyword-only, vector-only, hybrid, and hy
 temporal decay), hit@1/5/10, MRR@10, nDCG@10, the mean lines per returned chunk and the search
 time per query (the first mode on an index includes embedding each query). Decay uses the real
 clock, so dated notes from years ago are down-weighted by their relative age.
+
+`--dream` measures a workspace after dreaming: each workspace is copied into the state dir, its
+questions are asked once as recorded searches (what an agent's use leaves in the recall store),
+a full dreaming sweep (light, REM, deep) runs on the copy, and the copy -- now with its
+`memory/dreaming/` reports and any MEMORY.md promotions -- is indexed and measured, each mode
+twice: as configured (reports left out of results, the default) and as `<mode>+reports` (with
+`query.dreaming_reports = true`). Its indexes start from a copy of the plain run's (same
+`--state-dir`), so embeddings are not paid twice.
 """
 
 from __future__ import annotations
@@ -26,6 +34,7 @@ import dataclasses
 import importlib.util
 import json
 import math
+import shutil
 import sys
 import tarfile
 import tempfile
@@ -138,6 +147,41 @@ def extra_paths(root: Path) -> list[str]:
                   and p.name not in ("memory", "sessions"))
 
 
+def dream_copy(root: Path, state: Path, dataset: str, name: str, model: str,
+               queries: list[dict]) -> Path:
+    """A fresh copy of the workspace after recorded searches and one dreaming sweep."""
+    from openmemd.dreaming import run_sweep
+
+    copy = state / "dreamed" / dataset / name.replace("/", "_")
+    if copy.exists():
+        shutil.rmtree(copy)
+    shutil.copytree(root, copy, symlinks=True)
+    kind = model or "default"
+    settings = settings_for(_index_state(state, dataset, name, kind, dream=True), copy,
+                            "hybrid", model)
+    started = time.monotonic()
+    with MemoryIndex.open(copy, config=settings) as index:
+        index.sync()
+        for q in queries:
+            index.search(q["query"], record=True)
+        index.flush_recalls(timeout=60)
+    result = run_sweep(copy, settings.dreaming)
+    print(f"  dreamed {name} in {time.monotonic() - started:.1f}s: staged {result.light.staged}, "
+          f"promoted {len(result.promoted)}, reports {', '.join(result.report_paths)}",
+          flush=True)
+    return copy
+
+
+def _index_state(state: Path, dataset: str, name: str, kind: str, *, dream: bool) -> Path:
+    plain = state / "state" / dataset / name.replace("/", "_") / kind
+    if not dream:
+        return plain
+    dreamed = plain.with_name(kind + "+dream")
+    if not dreamed.exists() and plain.exists():  # reuse the plain run's embeddings
+        shutil.copytree(plain, dreamed)
+    return dreamed
+
+
 def settings_for(state: Path, root: Path, mode: str, model: str) -> Settings:
     provider = "none" if mode == "keyword" else "local"
     return Settings(
@@ -159,6 +203,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--limit", type=int, default=0, help="first N questions only")
     ap.add_argument("--min-score", type=float, default=0.0,
                     help="min_score for every search (0 measures pure ranking)")
+    ap.add_argument("--dream", action="store_true",
+                    help="measure after recorded searches and a dreaming sweep (see above)")
     ap.add_argument("--runs", type=Path, default=None,
                     help="write one run file per mode here (score.py format)")
     args = ap.parse_args(argv)
@@ -184,18 +230,24 @@ def main(argv: list[str] | None = None) -> int:
         state = args.state_dir.resolve()
     print(f"{dataset.name}: {len(queries)} questions in {len(by_workspace)} workspace(s)")
 
-    totals: dict[str, dict[str, float]] = {m: defaultdict(float) for m in modes}
+    variants = {m: MODES[m] for m in modes}
+    if args.dream:
+        variants.update({f"{m}+reports": dataclasses.replace(MODES[m], dreaming_reports=True)
+                         for m in modes})
+    totals: dict[str, dict[str, float]] = {m: defaultdict(float) for m in variants}
     timing: dict[str, float] = defaultdict(float)
     runs: dict[str, list[str]] = defaultdict(list)
     for name, qs in by_workspace.items():
         root = workspace_root(dataset, name, state)
+        if args.dream:
+            root = dream_copy(root, state, dataset.name, name, args.model, qs)
         # One index per kind: FTS-only for keyword mode, the embedding model for the rest
         # (query settings are not part of the index identity, so modes share it).
         kinds: dict[str, list[str]] = defaultdict(list)
         for mode in modes:
             kinds["fts" if mode == "keyword" else (args.model or "default")].append(mode)
         for kind, kind_modes in kinds.items():
-            mode_state = state / "state" / dataset.name / name.replace("/", "_") / kind
+            mode_state = _index_state(state, dataset.name, name, kind, dream=args.dream)
             settings = settings_for(mode_state, root, kind_modes[0], args.model)
             with MemoryIndex.open(root, config=settings) as index:
                 started = time.monotonic()
@@ -204,8 +256,8 @@ def main(argv: list[str] | None = None) -> int:
                 if sync_s > 1:
                     print(f"  indexed {name} ({kind}) in {sync_s:.1f}s: {report.chunks} "
                           f"chunks, {report.vectors_embedded} embedded", flush=True)
-                for mode in kind_modes:
-                    index.settings = dataclasses.replace(settings, query=MODES[mode])
+                for mode in [v for v in variants if v.split("+reports")[0] in kind_modes]:
+                    index.settings = dataclasses.replace(settings, query=variants[mode])
                     started = time.monotonic()
                     for q in qs:
                         hits = index.search(q["query"], max_results=10,
@@ -221,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
     n = len(queries)
     keys = [f"hit@{k}" for k in KS] + ["mrr@10", "ndcg@10", "lines@10"]
     print(f"\n{'mode':18s}" + "".join(f"{k:>10s}" for k in keys) + f"{'ms/query':>10s}")
-    for mode in modes:
+    for mode in variants:
         row = "".join(f"{totals[mode][k] / n:10.4f}" for k in keys)
         print(f"{mode:18s}{row}{1000 * timing[mode] / n:10.1f}")
     if args.runs:

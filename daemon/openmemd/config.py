@@ -78,6 +78,8 @@ class QuerySettings:
     hybrid: HybridSettings = field(default_factory=HybridSettings)
     mmr: MmrSettings = field(default_factory=MmrSettings)
     temporal_decay: TemporalDecaySettings = field(default_factory=TemporalDecaySettings)
+    dreaming_reports: bool = _opt(False, "include dreaming's phase reports (memory/dreaming/) "
+                                  "in search results; they only repeat notes")
 
 
 @dataclass(frozen=True)

@@ -28,8 +28,9 @@ from .memory_md import (
     SectionEntry,
     clean_text,
     compose,
-    contains_text,
     extract_markers,
+    in_haystack,
+    memory_haystack,
     size_bytes,
     truncate_text,
 )
@@ -53,6 +54,24 @@ class DeepPlan:
     left_for_later: int
     updates: Mapping[str, RecallEntry]  # store entries to replace (promotedAt, live range)
     messages: tuple[str, ...]
+    sections: tuple[SectionEntry, ...] = ()  # what to append to MEMORY.md
+    day: str = ""
+
+    def apply(self, current: str) -> str | None:
+        """MEMORY.md with this plan's section appended to `current`, the file as it is at
+        write time (not `memory_before`: it may have been edited since); None if nothing is
+        left to add. A section whose key or words reached MEMORY.md meanwhile is left out
+        (its store entry is marked promoted all the same: it is in MEMORY.md)."""
+        # The plan already checked `memory_before`; when the file only grew since (the usual
+        # case), only the new text needs checking, which keeps MEMORY.md's lock short.
+        fresh = current
+        if self.memory_before and current.startswith(self.memory_before):
+            fresh = current[len(self.memory_before):]
+        markers = extract_markers(fresh)
+        haystack = memory_haystack(fresh)
+        todo = [s for s in self.sections
+                if s.key not in markers and not in_haystack(haystack, s.text)]
+        return compose(current, todo, self.day) if todo else None
 
     @property
     def memory_bytes(self) -> int:
@@ -70,6 +89,7 @@ def plan(workspace: Path, store: RecallStore, signals: PhaseSignals,
                         ("MEMORY.md is not a readable UTF-8 file; promotion skipped",))
     existing = existing or ""
     markers = extract_markers(existing)
+    haystack = memory_haystack(existing)
     updates: dict[str, RecallEntry] = {}
     reconciled: list[str] = []
     for key, entry in store.entries.items():
@@ -103,7 +123,7 @@ def plan(workspace: Path, store: RecallStore, signals: PhaseSignals,
         text = truncate_text(clean_text(live.snippet), settings.max_promoted_chars)
         promoted_entry = replace(entry, start_line=live.start_line, end_line=live.end_line,
                                  snippet=live.snippet, promoted_at=now_iso)
-        if (contains_text(existing, live.snippet) or contains_text(existing, text)
+        if (in_haystack(haystack, live.snippet) or in_haystack(haystack, text)
                 or any(s.text == text for s, _ in accepted)):
             updates[entry.key] = promoted_entry
             reconciled.append(entry.key)
@@ -129,7 +149,8 @@ def plan(workspace: Path, store: RecallStore, signals: PhaseSignals,
 
     after = compose(existing, [s for s, _ in accepted], day) if accepted else None
     return DeepPlan(tuple(eligible), tuple(p for _, p in accepted), tuple(reconciled),
-                    tuple(skipped), existing, after, capped, left, updates, tuple(messages))
+                    tuple(skipped), existing, after, capped, left, updates, tuple(messages),
+                    tuple(s for s, _ in accepted), day)
 
 
 def _skip(ev: Evaluation, reason: str) -> SkippedCandidate:

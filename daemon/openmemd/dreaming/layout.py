@@ -14,6 +14,7 @@ DREAMS_DIR = "memory/.dreams"
 STORE_PATH = f"{DREAMS_DIR}/short-term-recall.json"
 PHASE_SIGNALS_PATH = f"{DREAMS_DIR}/phase-signals.json"
 LOCK_PATH = f"{DREAMS_DIR}/short-term-promotion.lock"
+MEMORY_LOCK_PATH = f"{DREAMS_DIR}/memory-md.lock"  # flock around MEMORY.md writes (openmemd)
 EVENTS_PATH = f"{DREAMS_DIR}/events.jsonl"
 DAILY_INGESTION_PATH = f"{DREAMS_DIR}/daily-ingestion.json"
 SWEEP_STATE_PATH = f"{DREAMS_DIR}/openmemd-sweep.json"

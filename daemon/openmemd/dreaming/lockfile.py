@@ -3,15 +3,21 @@
 Two layers, like OpenClaw: an in-process lock (so threads of one daemon queue up) and the lock
 file `memory/.dreams/short-term-promotion.lock`, created exclusively with `<pid>:<epochMs>`, so
 OpenClaw and openmemd never interleave read-modify-write cycles on the same store. A lock file
-older than 60 s whose owner is dead (or whose content is unreadable) is stale and taken over;
-otherwise we retry every 40 ms until the timeout. The lock is re-entrant within a thread.
+whose owner we can judge (taken by openmemd on this host, see lockowner.py) and which is dead
+is taken over at once, so a killed sweep does not block the next; any other lock is stale when
+older than 60 s and its owner is not alive (or its content is unreadable), OpenClaw's rule.
+Otherwise we retry every 40 ms until the timeout. The lock is re-entrant within a thread.
+
+`memory_md_lock` is a second, narrower lock: THE lock around every write of MEMORY.md (the deep
+phase's read-check-replace, an agent's appended note). It is held only for the few
+milliseconds of one write, never for a whole sweep, because an agent's append waits on it; and
+it is an flock, so the kernel releases it when its holder dies (no stale state at all).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -19,8 +25,14 @@ from pathlib import Path
 
 from openmemd.errors import UnavailableError
 
-from .layout import LOCK_PATH
+from . import lockowner
+from .layout import LOCK_PATH, MEMORY_LOCK_PATH
 from .markdown_io import workspace_target
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: the in-process lock alone
+    fcntl = None  # type: ignore[assignment]
 
 STALE_SECONDS = 60.0
 DEFAULT_TIMEOUT = 10.0
@@ -92,6 +104,7 @@ def _acquire_file(path: Path, timeout: float) -> str:
             continue
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(token)
+        lockowner.write_sidecar(path, token)
         return token
 
 
@@ -104,44 +117,108 @@ def _release_file(path: Path, token: str | None) -> None:
     if token is not None and current == token:
         with contextlib.suppress(OSError):
             path.unlink()
+        lockowner.remove_sidecar(path, token)
 
 
 def _steal_if_stale(path: Path) -> bool:
     """Remove a stale lock file; True if the caller should retry at once."""
     try:
         age = time.time() - path.stat().st_mtime
+        content = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return True  # released between our open and stat
-    except OSError:
+    except (OSError, UnicodeDecodeError):
+        content = None
+        age = _age(path)
+        if age is None:
+            return False
+    owner = lockowner.parse_token(content) if content is not None else None
+    if owner is not None and lockowner.is_ours_to_judge(path, content or ""):
+        stale = lockowner.owner_gone(*owner)  # dead (or pid reused): take it over now
+    elif age <= STALE_SECONDS:
         return False
-    if age <= STALE_SECONDS:
+    else:
+        stale = owner is None or not lockowner.process_alive(owner[0])
+    if not stale:
         return False
+    # Another waiter may have taken it over since we read it: remove only what we judged.
     try:
-        owner = _parse_owner(path.read_text(encoding="utf-8"))
-    except OSError:
-        owner = None
-    if owner is not None and _process_alive(owner):
-        return False
+        if content is not None and path.read_text(encoding="utf-8") != content:
+            return True
+    except (OSError, UnicodeDecodeError):
+        pass
     with contextlib.suppress(OSError):
         path.unlink()
+    lockowner.remove_sidecar(path, content)
     return True
 
 
-def _parse_owner(content: str) -> int | None:
-    head, sep, _ = content.strip().partition(":")
-    if not sep or not head.isdigit():
-        return None
-    pid = int(head)
-    return pid if pid > 0 else None
-
-
-def _process_alive(pid: int) -> bool:
-    if sys.platform == "win32":  # pragma: no cover - os.kill(pid, 0) would terminate it there
-        return True
+def _age(path: Path) -> float | None:
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
+        return time.time() - path.stat().st_mtime
     except OSError:
-        return True  # EPERM and friends: it exists, it is just not ours
-    return True
+        return None
+
+
+# -- MEMORY.md ------------------------------------------------------------------------------------
+
+class _MemoryHolder:
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self.depth = 0
+        self.fd: int | None = None
+
+
+_memory_holders: dict[str, _MemoryHolder] = {}
+
+
+@contextlib.contextmanager
+def memory_md_lock(workspace: Path, *, timeout: float = DEFAULT_TIMEOUT) -> Iterator[None]:
+    """Hold the lock guarding writes of the workspace's MEMORY.md (re-entrant in a thread).
+
+    Every writer of MEMORY.md takes it around its read-modify-write or append, so a promotion
+    that re-reads under it can never overwrite an append made under it. Raises
+    LockTimeoutError when another writer holds it longer than `timeout`.
+    """
+    path = workspace_target(Path(workspace), MEMORY_LOCK_PATH)
+    key = os.path.realpath(path)
+    with _holders_guard:
+        holder = _memory_holders.setdefault(key, _MemoryHolder())
+    if not holder.lock.acquire(timeout=max(0.0, timeout)):
+        raise LockTimeoutError(f"timed out after {timeout:g}s waiting for the MEMORY.md lock "
+                               f"of {workspace} (held by this process)")
+    try:
+        if holder.depth == 0:
+            holder.fd = _flock(path, timeout)
+        holder.depth += 1
+        try:
+            yield
+        finally:
+            holder.depth -= 1
+            if holder.depth == 0 and holder.fd is not None:
+                os.close(holder.fd)  # closing the descriptor releases the flock
+                holder.fd = None
+    finally:
+        holder.lock.release()
+
+
+def _flock(path: Path, timeout: float) -> int | None:
+    if fcntl is None:  # pragma: no cover
+        return None
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    deadline = time.monotonic() + max(0.0, timeout)
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return fd
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                os.close(fd)
+                raise LockTimeoutError(
+                    f"timed out after {timeout:g}s waiting for {path} (another process is "
+                    "writing MEMORY.md)") from None
+            time.sleep(0.002)
+        except OSError:
+            os.close(fd)
+            raise

@@ -14,13 +14,11 @@ import os
 import stat
 import tempfile
 from collections.abc import Iterable, Mapping
-from datetime import datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from openmemd.errors import ForbiddenError
 
-from .clock import as_utc
 from .layout import is_safe_relative
 
 PRIVATE_MODE = 0o600  # OpenClaw's default for DREAMS.md and the .dreams state
@@ -86,9 +84,17 @@ def atomic_write_text(path: Path, text: str, *, default_mode: int = PUBLIC_MODE)
     _replace_atomically(path, text.encode("utf-8"), mode)
 
 
+TEMP_MARK = ".openmemd-"  # in every temp file name we create, so leftovers are surely ours
+
+
+def temp_prefix(name: str) -> str:
+    """Prefix of our temp files beside `name` (`.<name>.openmemd-<random>.tmp`)."""
+    return f".{name}{TEMP_MARK}"
+
+
 def _replace_atomically(path: Path, data: bytes, mode: int) -> None:
     """Write `data` to a temp file beside `path`, fsync it, rename it over `path`."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=temp_prefix(path.name), suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -100,7 +106,7 @@ def _replace_atomically(path: Path, data: bytes, mode: int) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    _fsync_dir(path.parent)
+    fsync_dir(path.parent)
 
 
 def write_json(path: Path, data: Mapping[str, Any], *, default_mode: int = PRIVATE_MODE) -> None:
@@ -130,32 +136,7 @@ def append_lines(path: Path, lines: Iterable[str], *, rotate_bytes: int) -> None
         handle.write(payload)
 
 
-def backup_file(source: Path, backup_dir: Path, keep: int, *,
-                moment: datetime | None = None) -> Path | None:
-    """Copy `source` to `<backup_dir>/<name>.<UTC timestamp>` and keep the newest `keep`.
-
-    The name deliberately does not end in `.md`, so the indexer never indexes a backup.
-    """
-    if keep <= 0 or not source.is_file():
-        return None
-    backup_dir.mkdir(parents=True, exist_ok=True)
-    stamp = as_utc(moment).strftime("%Y%m%dT%H%M%S.%fZ")
-    target = backup_dir / f"{source.name}.{stamp}"
-    counter = 1
-    while target.exists():
-        target = backup_dir / f"{source.name}.{stamp}-{counter:02d}"
-        counter += 1
-    _replace_atomically(target, source.read_bytes(), PRIVATE_MODE)
-    prefix = f"{source.name}."
-    backups = sorted(p for p in backup_dir.iterdir()
-                     if p.name.startswith(prefix) and not p.name.endswith(".tmp"))
-    for old in backups[:-keep]:
-        with contextlib.suppress(OSError):
-            old.unlink()
-    return target
-
-
-def _fsync_dir(directory: Path) -> None:
+def fsync_dir(directory: Path) -> None:
     # Makes the rename itself durable on POSIX; Windows cannot open directories.
     if os.name != "posix":
         return

@@ -52,11 +52,18 @@ def contains_text(memory_text: str, snippet: str) -> bool:
     Catches the same words promoted under another key (the note was edited and the line range
     moved) and text the user copied into MEMORY.md by hand.
     """
+    return in_haystack(memory_haystack(memory_text), snippet)
+
+
+def memory_haystack(memory_text: str) -> str:
+    """MEMORY.md normalised once for many `in_haystack` checks (a sweep checks each candidate;
+    normalising a 200 KB file per candidate made a sweep take seconds)."""
+    return normalize_snippet(_strip_annotations(memory_text))
+
+
+def in_haystack(haystack: str, snippet: str) -> bool:
     needle = normalize_snippet(snippet)
-    if not needle:
-        return False
-    haystack = normalize_snippet(_strip_annotations(memory_text))
-    return needle in haystack
+    return bool(needle) and needle in haystack
 
 
 def _strip_annotations(text: str) -> str:

@@ -27,8 +27,10 @@ from .clock import as_utc, day_bucket, iso_z, resolve_timezone
 from .events import append_events, dream_completed, promotion_applied, recall_recorded
 from .ingest import collect_daily
 from .layout import BACKUP_DIR, DREAMS_DIR, MEMORY_FILE, PHASES, report_path
+from .leftovers import remove_leftovers
 from .lockfile import store_lock
-from .markdown_io import atomic_write_text, backup_file, workspace_target
+from .markdown_io import atomic_write_text, workspace_target
+from .memory_write import apply_to_memory
 from .recall import apply_recalls, eligible_hits
 from .results import DeepSummary, LightSummary, RemSummary, SweepResult
 from .state import (
@@ -94,6 +96,8 @@ def run_sweep(workspace: Path, settings: DreamingSettings, *,
         workspace_target(ws, BACKUP_DIR)
 
     with store_lock(ws, file_lock=not dry_run):
+        if not dry_run:
+            remove_leftovers(ws)  # temp files of killed runs (ours only)
         loaded = load_store(ws, moment, recover=not dry_run)
         messages.extend(loaded.messages)
         work = _Work(ws, moment, day, loaded.store, load_phase_signals(ws, now_iso),
@@ -211,8 +215,8 @@ def _commit(work: _Work, result: SweepResult, plan: deep.DeepPlan | None,
     """Write everything, MEMORY.md first (see the module docstring for why)."""
     ws = work.ws
     if plan is not None and plan.memory_after is not None:
-        backup = backup_file(ws / MEMORY_FILE, ws / BACKUP_DIR, settings.deep.backups)
-        atomic_write_text(workspace_target(ws, MEMORY_FILE), plan.memory_after)
+        # Applied to MEMORY.md as it is now, under its lock: edits made since the plan stay.
+        backup = apply_to_memory(ws, plan.apply, backups=settings.deep.backups).backup
         if backup is not None:
             result = replace(result, deep=replace(
                 result.deep, backup_path=backup.relative_to(ws).as_posix()))

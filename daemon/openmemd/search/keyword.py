@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from openmemd.search.derived import SQL_NOT_DERIVED
 from openmemd.search.results import LegHit
 from openmemd.search.tokens import QueryTerms, build_match, covered_terms
 from openmemd.store.db import Connection, OperationalError
@@ -40,8 +41,8 @@ def _placeholders(n: int) -> str:
 
 
 def fts_query(conn: Connection, match: str, *, limit: int,
-              sources: Sequence[str] | None = None,
-              model: str | None = None) -> list[tuple[str, str, str, int, int, str, float]]:
+              sources: Sequence[str] | None = None, model: str | None = None,
+              skip_derived: bool = False) -> list[tuple[str, str, str, int, int, str, float]]:
     """Rows (id, path, source, start_line, end_line, text, bm25 rank) best first.
 
     Chunk metadata and original text come from `chunks`; an FTS row without its chunk (an
@@ -55,6 +56,8 @@ def fts_query(conn: Connection, match: str, *, limit: int,
     if model is not None:
         where.append("model = ?")
         params.append(model)
+    if skip_derived:
+        where.append(SQL_NOT_DERIVED)
     params.append(limit)
     sql = (
         "SELECT c.id, c.path, c.source, c.start_line, c.end_line, c.text, f.rank "
@@ -95,8 +98,8 @@ def relative_score(relevance: float, top_relevance: float) -> float:
 
 
 def keyword_search(conn: Connection, terms: QueryTerms, *, limit: int,
-                   sources: Sequence[str] | None = None,
-                   model: str | None = None) -> list[LegHit]:
+                   sources: Sequence[str] | None = None, model: str | None = None,
+                   skip_derived: bool = False) -> list[LegHit]:
     """The best `limit` chunks for the query terms, by coverage-weighted BM25.
 
     `LegHit.raw` is the FTS5 bm25 rank; `LegHit.relevance` the weighted relevance.
@@ -104,7 +107,8 @@ def keyword_search(conn: Connection, terms: QueryTerms, *, limit: int,
     match = build_match(terms, op="OR")
     if match is None or limit <= 0:
         return []
-    rows = fts_query(conn, match, limit=limit, sources=sources, model=model)
+    rows = fts_query(conn, match, limit=limit, sources=sources, model=model,
+                     skip_derived=skip_derived)
     weighed = [(*_weigh(terms, row[5], row[6]), row) for row in rows]
     top = max((w[0] for w in weighed), default=0.0)
     hits = [LegHit(id=cid, path=path, source=source, start_line=int(start), end_line=int(end),

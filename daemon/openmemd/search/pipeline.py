@@ -103,20 +103,23 @@ def run_search(conn: Connection, query: str, *, query_vector: Any, model: str,
     n_candidates = candidate_count(max_results, hybrid.candidate_multiplier)
     terms = query_terms(text)
     src = list(sources) if sources else None
+    skip = not settings.dreaming_reports  # derived files (search/derived.py)
 
     vector_hits: list[LegHit] = []
     if query_vector is not None and model != FTS_ONLY_MODEL:
         vector_hits = vector_search(conn, query_vector, model=model, limit=n_candidates,
-                                    vec=vec, sources=src, cache=matrix_cache)
+                                    vec=vec, sources=src, cache=matrix_cache,
+                                    skip_derived=skip)
     if not vector_hits:
-        keyword_hits = keyword_search(conn, terms, limit=n_candidates, sources=src)
+        keyword_hits = keyword_search(conn, terms, limit=n_candidates, sources=src,
+                                      skip_derived=skip)
         return _keyword_only(keyword_hits, terms, settings, max_results=max_results,
                              min_score=min_score, workspace=workspace, now=now,
                              explain=explain)
 
     calibrate = calibration_for(model)
-    keyword_hits = (keyword_search(conn, terms, limit=n_candidates, sources=src)
-                    if hybrid.enabled else [])
+    keyword_hits = (keyword_search(conn, terms, limit=n_candidates, sources=src,
+                                   skip_derived=skip) if hybrid.enabled else [])
     if not keyword_hits:
         mode = "vector-only"
         candidates = []

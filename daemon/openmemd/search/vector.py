@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from openmemd.search.derived import SQL_NOT_DERIVED, is_derived
 from openmemd.search.results import LegHit
 from openmemd.store.db import Connection, OperationalError, VectorSupport
 
@@ -52,18 +53,20 @@ def vec_table_dims(conn: Connection) -> int | None:
 
 def vector_search(conn: Connection, query_vector: object, *, model: str, limit: int,
                   vec: VectorSupport, sources: Sequence[str] | None = None,
-                  cache: MatrixCache | None = None) -> list[LegHit]:
+                  cache: MatrixCache | None = None, skip_derived: bool = False) -> list[LegHit]:
     """The `limit` chunks of `model` most similar to the query, best first (score = cosine)."""
     q = normalise_query(query_vector)
     if q is None or limit <= 0:
         return []
     if vec.available and vec_table_dims(conn) == q.size:
         try:
-            return _knn_search(conn, q, model=model, limit=limit, sources=sources)
+            return _knn_search(conn, q, model=model, limit=limit, sources=sources,
+                               skip_derived=skip_derived)
         except OperationalError:
             pass  # e.g. a damaged vec0 table: the JSON copy in `chunks` still works
     return numpy_search(conn, q, model=model, limit=limit, sources=sources,
-                        cache=cache if cache is not None else DEFAULT_CACHE)
+                        cache=cache if cache is not None else DEFAULT_CACHE,
+                        skip_derived=skip_derived)
 
 
 def similarities_for(conn: Connection, query_vector: object, ids: Sequence[str], *,
@@ -119,14 +122,15 @@ _KNN_SQL = (
 
 
 def _knn_search(conn: Connection, q: np.ndarray, *, model: str, limit: int,
-                sources: Sequence[str] | None) -> list[LegHit]:
+                sources: Sequence[str] | None, skip_derived: bool = False) -> list[LegHit]:
     wanted = set(sources) if sources else None
-    k = min(KNN_K_MAX, limit * (OVERSAMPLE if wanted else 1))
+    k = min(KNN_K_MAX, limit * (OVERSAMPLE if wanted or skip_derived else 1))
     blob = q.astype(np.float32).tobytes()
     while True:
         rows = conn.execute(_KNN_SQL, (blob, k)).fetchall()
         hits = [_vec_hit(r) for r in rows
-                if r[6] == model and (wanted is None or r[2] in wanted)]
+                if r[6] == model and (wanted is None or r[2] in wanted)
+                and not (skip_derived and r[1] is not None and is_derived(r[1]))]
         # Fewer rows than k: the table is exhausted, nothing more to find.
         if len(hits) >= limit or len(rows) < k:
             return hits[:limit]
@@ -201,9 +205,11 @@ def _change_marker(conn: Connection) -> tuple:
 
 
 def load_matrix(conn: Connection, model: str, sources: Sequence[str] | None,
-                 dims: int) -> tuple[list[str], np.ndarray]:
+                 dims: int, skip_derived: bool = False) -> tuple[list[str], np.ndarray]:
     sql = "SELECT id, embedding FROM chunks WHERE model = ?"
     params: list[object] = [model]
+    if skip_derived:
+        sql += f" AND {SQL_NOT_DERIVED}"
     if sources:
         sql += f" AND source IN ({', '.join('?' * len(sources))})"
         params.extend(sources)
@@ -227,15 +233,15 @@ def load_matrix(conn: Connection, model: str, sources: Sequence[str] | None,
 
 def numpy_search(conn: Connection, q: np.ndarray, *, model: str, limit: int,
                  sources: Sequence[str] | None = None,
-                 cache: MatrixCache | None = None) -> list[LegHit]:
+                 cache: MatrixCache | None = None, skip_derived: bool = False) -> list[LegHit]:
     """Exact cosine search over `chunks.embedding` in process."""
     src = tuple(sorted(set(sources))) if sources else None
     db_file = _db_file(conn)
-    key = (db_file, model, src, q.size)
+    key = (db_file, model, src, q.size, skip_derived)
     marker = _change_marker(conn)
     entry = cache.get(key, marker) if (cache is not None and db_file) else None
     if entry is None:
-        ids, matrix = load_matrix(conn, model, src, q.size)
+        ids, matrix = load_matrix(conn, model, src, q.size, skip_derived)
         entry = _Matrix(marker, ids, matrix)
         if cache is not None and db_file:
             cache.put(key, entry)
