@@ -117,8 +117,8 @@ def test_add_waits_for_the_dreaming_lock_held_by_another_process(workspace: Path
     holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
         import sys
         from pathlib import Path
-        from openmemd.dreaming.lockfile import store_lock
-        with store_lock(Path({str(workspace)!r})):
+        from openmemd.dreaming.lockfile import memory_md_lock
+        with memory_md_lock(Path({str(workspace)!r})):
             print("held", flush=True)
             sys.stdin.readline()
     """)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from openmemd.dreaming.clock import day_bucket, resolve_timezone
-from openmemd.dreaming.lockfile import store_lock
+from openmemd.dreaming.lockfile import memory_md_lock
 from openmemd.dreaming.markdown_io import workspace_target
 from openmemd.dreaming.memory_md import NEW_FILE_HEADER
 from openmemd.errors import BadRequestError, UnavailableError
@@ -48,11 +48,6 @@ class AddedNote:
     def to_dict(self) -> dict[str, Any]:
         return {"path": self.path, "startLine": self.start_line, "endLine": self.end_line,
                 "citation": self.citation}
-
-
-def memory_md_lock(workspace: Path) -> contextlib.AbstractContextManager[None]:
-    """The lock dreaming takes on MEMORY.md (one indirection, so it can be swapped in one place)."""
-    return store_lock(workspace)
 
 
 def check_note(text: Any, target: Any) -> str:
