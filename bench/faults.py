@@ -350,6 +350,9 @@ def damage(args: argparse.Namespace) -> None:
             d = Daemon(root, ws, args.provider)
             d.start()
             try:
+                with d.client() as c:  # damage an index whose vectors are all written
+                    while c.status()["agents"]["main"]["pendingVectors"]:
+                        time.sleep(0.5)
                 db = next((root / "state").rglob("*.sqlite"))
                 size = db.stat().st_size
                 hurt(db)
@@ -366,12 +369,19 @@ def damage(args: argparse.Namespace) -> None:
                         except Exception as exc:
                             last = f"{type(exc).__name__}: {exc}"
                         time.sleep(0.25)
-                    st = c.status()
+                    while time.perf_counter() - t0 < 120:  # and until status is healthy again
+                        st = c.status()
+                        if st["health"] == "healthy":
+                            break
+                        time.sleep(0.25)
+                    healthy = time.perf_counter() - t0
                 agent = st["agents"]["main"]
                 print(f"damage ({name}, {size / 1e6:.1f} MB index): "
                       + (f"searchable again after {healed:.1f} s" if healed is not None
                          else f"NOT searchable after 120 s (last: {last[:120]})")
-                      + f"; health {st['health']}; recovery {agent.get('recovery')}")
+                      + f"; health {st['health']} after {healthy:.1f} s "
+                      f"{st.get('problems') or ''}; "
+                      f"recovery {agent.get('recovery')}")
             finally:
                 d.stop()
 

@@ -146,3 +146,22 @@ def test_client_shared_between_threads(served: tuple[str, Recorder]) -> None:
         for t in threads:
             t.join(20)
     assert not errors
+
+
+def test_malformed_endpoint_is_a_bad_request_not_a_zmq_error() -> None:
+    with Client("bogus://x", timeout=1) as c, pytest.raises(BadRequestError, match="bogus://x"):
+        c.ping()
+
+
+def test_lone_surrogate_in_a_request_reaches_the_daemon_and_is_refused_by_field(
+        sockdir: Path) -> None:
+    rec = Recorder()
+    srv = ZmqServer(f"ipc://{sockdir}/s.sock", rec, workers=1)
+    srv.start()
+    try:
+        with Client(srv.endpoint.url, timeout=5) as c:
+            with pytest.raises(RemoteBadRequest, match="'query'"):
+                c.search("bad \ud800 query")
+            assert c.ping()["kind"] == "PingRequest"  # the client socket is still usable
+    finally:
+        srv.stop(timeout=3)

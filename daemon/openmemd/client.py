@@ -119,7 +119,11 @@ class Client:
             sock.setsockopt(zmq.IMMEDIATE, 1)
             if self.endpoint.startswith("tcp://[") or self.endpoint.startswith("tcp://::"):
                 sock.setsockopt(zmq.IPV6, 1)
-            sock.connect(self.endpoint)
+            try:
+                sock.connect(self.endpoint)
+            except zmq.ZMQError as exc:  # a malformed endpoint: the caller's mistake
+                sock.close(0)
+                raise BadRequestError(f"invalid endpoint {self.endpoint!r}: {exc}") from None
             self._sock = sock
         return self._sock
 
@@ -134,7 +138,10 @@ class Client:
         ipc = _ipc_path(self.endpoint)
         if ipc is not None and not ipc.exists():
             raise DaemonNotRunning(f"openmemd is not running (no socket at {ipc})")
-        body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+        try:
+            body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate: escaped, so the daemon names the field
+            body = json.dumps(payload, ensure_ascii=True).encode("ascii")
         with self._lock:
             sock = self._socket()
             deadline = time.monotonic() + timeout
