@@ -240,3 +240,17 @@ def test_only_the_newest_corrupt_copies_are_kept(built):
     kept = [p for p in path.parent.glob("main.sqlite.corrupt-*")
             if not p.name.endswith(("-wal", "-shm", "-journal"))]
     assert len(kept) == health.KEEP_CORRUPT
+
+
+def test_a_short_read_of_a_truncated_file_is_damage_but_a_full_disk_is_not() -> None:
+    # sqlite-vec's reads past the end of a truncated index report a plain "disk I/O error"
+    # (seen in bench/faults.py with a 2 MB index with vectors): that is damage to rebuild,
+    # where a full disk is retried instead.
+    from openmemd.store import db as store_db
+    from openmemd.store import health as store_health
+
+    error = store_db.DatabaseError[0]  # the driver's own DatabaseError class
+    short_read, full = error("disk I/O error"), error("database or disk is full")
+    assert store_health.is_damage(short_read)
+    assert not store_health.is_damage(full)
+    assert store_health.is_disk_full(full)

@@ -66,12 +66,18 @@ def _no_space(path: Path) -> bool:
 
 
 def is_damage(exc: BaseException) -> bool:
-    """A database error that means the file itself is gone or broken (not busy, not full)."""
+    """A database error that means the file itself is gone or broken (not busy, not full).
+
+    Callers rule out a full disk first (`is_disk_full` with the path): after that, a plain
+    "disk I/O error" is a short read past the end of a truncated file (sqlite-vec's reads of
+    a cut vector table report it so), and rebuilding the derived index is the remedy.
+    """
     if isinstance(exc, IndexDamagedError):
         return True
     if not isinstance(exc, db.DatabaseError) or is_disk_full(exc):
         return False
-    return any(m in str(exc).lower() for m in _DAMAGE_MARKERS)
+    message = str(exc).lower()
+    return any(m in message for m in _DAMAGE_MARKERS) or "disk i/o error" in message
 
 
 def disk_full(path: Path, exc: BaseException) -> DiskFullError:
