@@ -212,9 +212,13 @@ def test_starting_the_server_imports_no_index_model_or_socket_code() -> None:
     assert out.stdout.strip() == "[]"
 
 
-def test_without_the_sdk_the_command_says_what_to_install(setup) -> None:
+@pytest.mark.parametrize("missing", [["mcp"], ["mcp", "mcp_types", "anyio", "pydantic"]],
+                         ids=["sdk", "sdk-and-its-dependencies"])
+def test_without_the_sdk_the_command_says_what_to_install(setup, missing: list[str]) -> None:
+    # A venv without the extra lacks the SDK's dependencies too (anyio is imported first).
     argv = server_args(setup["workspace"], setup["state_dir"], setup["config"])[2:]
-    code = ("import sys; sys.modules['mcp'] = None; from openmemd.cli import main; "
+    block = "; ".join(f"sys.modules[{name!r}] = None" for name in missing)
+    code = (f"import sys; {block}; from openmemd.cli import main; "
             f"sys.exit(main({argv!r}))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=60, input="")

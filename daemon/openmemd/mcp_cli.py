@@ -63,6 +63,9 @@ def cmd_mcp(settings: Settings, args: argparse.Namespace) -> int:
         print(where, file=sys.stderr)  # stdout stays pasteable (or redirectable) as is
         print(snippet)
         return EXIT_OK
+    if not sdk_installed():  # without the extra its dependencies are missing too
+        print(NEEDS_SDK, file=sys.stderr)
+        return EXIT_USAGE
     try:
         from openmemd import mcp_server
     except ImportError as exc:
@@ -73,6 +76,16 @@ def cmd_mcp(settings: Settings, args: argparse.Namespace) -> int:
                   "pip install --force-reinstall 'openmemd[mcp]'", file=sys.stderr)
         return EXIT_USAGE
     return mcp_server.serve(settings, args)
+
+
+def sdk_installed() -> bool:
+    """Whether the `mcp` package is there at all (found, not imported: that costs seconds)."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("mcp") is not None
+    except (ImportError, ValueError):  # ValueError: blocked in sys.modules
+        return False
 
 
 # -- registration snippets ------------------------------------------------------------------------
