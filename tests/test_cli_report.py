@@ -124,3 +124,15 @@ def test_readme_quick_start_note_works_as_written(tmp_path, openclaw):
         assert ws == str(home / ".openclaw" / "workspace")
     notes = list(Path(ws, "memory").glob("*.md"))
     assert len(notes) == 1 and "Lisbon" in notes[0].read_text()
+
+
+def test_status_text_says_when_dreaming_is_left_to_openclaw(capsys) -> None:
+    from openmemd.cli_report import print_status_text
+
+    agent = {"agent": "main", "workspace": "/w", "dreaming": {
+        "leftToOpenClaw": True, "nextRun": None, "lastSweep": None}}
+    print_status_text({"running": True, "health": "healthy", "agents": {"main": agent},
+                       "notes": ["main: dreaming: left to OpenClaw"]})
+    out = capsys.readouterr().out
+    assert "Dreaming: next left to OpenClaw · last never" in out
+    assert "note: main: dreaming: left to OpenClaw" in out

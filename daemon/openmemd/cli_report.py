@@ -159,7 +159,8 @@ def _print_agent(a: dict[str, Any]) -> None:
               + (f" · error: {last['error']}" if last.get("error") else ""))
     dreaming = a.get("dreaming")
     if dreaming:
-        print(f"  Dreaming: next {dreaming.get('nextRun')} · last "
+        nxt = "left to OpenClaw" if dreaming.get("leftToOpenClaw") else dreaming.get("nextRun")
+        print(f"  Dreaming: next {nxt} · last "
               f"{(dreaming.get('lastSweep') or {}).get('finishedAt', 'never')}")
     if a.get("reindexNeeded"):
         print(f"  Rebuild pending: index built with different {', '.join(a['reindexNeeded'])}"
