@@ -310,7 +310,9 @@ def test_lone_surrogates_do_not_silence_the_daemon(running: Daemon) -> None:
         sock.close()
     with running.client() as c:
         assert c.ping()["pong"] is True
-        assert c.status()["health"] == "healthy"
+        # No worker died or hangs (that would keep it degraded for minutes); a sync still
+        # settling on a loaded machine may make it degraded for a moment.
+        assert wait_for(lambda: c.status()["health"] == "healthy", 30), c.status()["problems"]
 
 
 def test_cli_and_daemon_refuse_the_same_parameters(running: Daemon) -> None:
