@@ -19,10 +19,12 @@ the model) nor pyzmq is imported until the first tool call needs it.
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import threading
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, BinaryIO
 
 import anyio
 import mcp_types as types
@@ -242,6 +244,41 @@ class Backend:
             client.close()
 
 
+class DaemonBackend:
+    """A session the daemon hosts (server/mcp_host.py): requests go straight to its own
+    Dispatcher, so they are handled (and searches counted as recalls) as on the socket."""
+
+    def __init__(self, dispatch: Callable[[Any], dict[str, Any]],
+                 status: Callable[[StatusRequest], dict[str, Any]], agent: str) -> None:
+        self._dispatch = dispatch
+        self._status = status
+        self.agent = agent
+
+    def run(self, request: Any) -> dict[str, Any]:
+        if isinstance(request, StatusRequest):
+            reply = self._status(request)
+            st = (reply.get("agents") or {}).get(self.agent) or {}
+            return _status_summary(st, reply.get("health", "unknown"),
+                                   reply.get("problems", []), mode="daemon",
+                                   daemon={"pid": reply.get("pid"),
+                                           "endpoint": reply.get("endpoint")})
+        return dict(self._dispatch(request))
+
+
+def serve_files(backend: Any, rfile: BinaryIO, wfile: BinaryIO) -> None:
+    """One MCP session over a connection's binary files, until its input ends: the SDK's
+    stdio transport on explicit streams (newline-delimited JSON-RPC, as on stdin/stdout)."""
+    server = build_server(backend)
+
+    async def main() -> None:
+        stdin = anyio.wrap_file(io.TextIOWrapper(rfile, encoding="utf-8", errors="replace"))
+        stdout = anyio.wrap_file(io.TextIOWrapper(wfile, encoding="utf-8"))
+        async with stdio_server(stdin, stdout) as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+
+    anyio.run(main)
+
+
 def _local_search(index: Any, request: SearchRequest) -> dict[str, Any]:
     from openmemd.errors import IndexLockedError
 
@@ -286,7 +323,7 @@ def _error_result(message: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(text=message)], is_error=True)
 
 
-def build_server(backend: Backend) -> Server[Any]:
+def build_server(backend: Backend | DaemonBackend) -> Server[Any]:
     tools = [types.Tool(name=name, description=desc, input_schema=schema,
                         annotations=types.ToolAnnotations(read_only_hint=read_only,
                                                           destructive_hint=False,
