@@ -19,12 +19,11 @@ the model) nor pyzmq is imported until the first tool call needs it.
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, BinaryIO
+from typing import Any
 
 import anyio
 import mcp_types as types
@@ -265,16 +264,58 @@ class DaemonBackend:
         return dict(self._dispatch(request))
 
 
-def serve_files(backend: Any, rfile: BinaryIO, wfile: BinaryIO) -> None:
-    """One MCP session over a connection's binary files, until its input ends: the SDK's
-    stdio transport on explicit streams (newline-delimited JSON-RPC, as on stdin/stdout)."""
+MAX_LINE = 4 * 1024 * 1024  # one JSON-RPC message from a hosted session's client
+
+
+class _SocketLines:
+    """A connected socket as the SDK's stdio transport reads and writes its streams (`async
+    for line in stdin`, `await stdout.write(text)`, `await stdout.flush()`), on the event
+    loop itself: no thread hop per message as with `anyio.wrap_file`."""
+
+    def __init__(self, stream: Any) -> None:
+        from anyio.streams.buffered import BufferedByteReceiveStream
+
+        self._stream = stream
+        self._lines = BufferedByteReceiveStream(stream)
+
+    def __aiter__(self) -> _SocketLines:
+        return self
+
+    async def __anext__(self) -> str:
+        try:
+            line = await self._lines.receive_until(b"\n", MAX_LINE)
+        except (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError,
+                anyio.ClosedResourceError):
+            raise StopAsyncIteration from None
+        except anyio.DelimiterNotFound:
+            log.warning("mcp_message_too_long", limit=MAX_LINE)
+            raise StopAsyncIteration from None
+        return line.decode("utf-8", "replace")
+
+    async def write(self, text: str) -> None:
+        try:
+            await self._stream.send(text.encode("utf-8"))
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            pass  # the client is gone: reading ends the session right after
+
+    async def flush(self) -> None:
+        return None
+
+
+def serve_socket(backend: Any, sock: Any) -> None:
+    """One MCP session over a connected socket, until its input ends: the SDK's stdio
+    transport on the socket's streams (newline-delimited JSON-RPC, exactly as on stdio)."""
+    from anyio.abc import UNIXSocketStream
+
     server = build_server(backend)
 
     async def main() -> None:
-        stdin = anyio.wrap_file(io.TextIOWrapper(rfile, encoding="utf-8", errors="replace"))
-        stdout = anyio.wrap_file(io.TextIOWrapper(wfile, encoding="utf-8"))
-        async with stdio_server(stdin, stdout) as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+        stream = await UNIXSocketStream.from_socket(sock)
+        async with stream:
+            lines: Any = _SocketLines(stream)
+            async with stdio_server(lines, lines) as (read_stream, write_stream):
+                await server.run(read_stream, write_stream,
+                                 server.create_initialization_options())
 
     anyio.run(main)
 

@@ -148,15 +148,14 @@ class McpHost:
                 _refuse(conn, f"too many MCP sessions ({MAX_SESSIONS}); close some")
                 return
             conn.settimeout(HANDSHAKE_TIMEOUT)
-            rfile = conn.makefile("rb")
-            agent = self._handshake(conn, rfile.readline(MAX_PREAMBLE))
+            agent = self._handshake(conn, _first_line(conn))
             if agent is None:
                 return
             conn.settimeout(None)
             conn.sendall(b'{"openmemd": "ok"}\n')
             log.info("mcp_session_started", agent=agent)
             backend = mcp_server.DaemonBackend(self._dispatch, self._status, agent)
-            mcp_server.serve_files(backend, rfile, conn.makefile("wb"))
+            mcp_server.serve_socket(backend, conn)
             log.info("mcp_session_ended", agent=agent)
         except OSError as exc:
             log.info("mcp_session_ended", error=str(exc))
@@ -182,6 +181,20 @@ class McpHost:
                           f"{', '.join(self._agents)}")
             return None
         return agent
+
+
+def _first_line(conn: socket.socket) -> bytes:
+    """The first line, consuming nothing after it (what follows is the session's). Byte by
+    byte: it is a few dozen bytes, once per session."""
+    line = bytearray()
+    while len(line) < MAX_PREAMBLE:
+        byte = conn.recv(1)
+        if not byte:
+            break
+        line += byte
+        if byte == b"\n":
+            break
+    return bytes(line)
 
 
 def _refuse(conn: socket.socket, message: str) -> None:
