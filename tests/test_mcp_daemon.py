@@ -191,6 +191,33 @@ def test_two_concurrent_mcp_sessions_share_the_daemon(daemon: Daemon) -> None:
     assert daemon.stop() == 0
 
 
+def test_each_mcp_session_serves_the_agent_it_was_started_for(daemon: Daemon) -> None:
+    work = daemon.root / "work"
+    (work / "memory").mkdir(parents=True)
+    daemon.config.write_text(daemon.config.read_text() + f'[agents.work]\nworkspace = "{work}"\n',
+                             encoding="utf-8")
+    start_hosting(daemon)
+    env = no_sdk_env(daemon)
+
+    async def scenario() -> None:
+        async with session(daemon, env) as main, mcp_session(
+                work, daemon.root / "state", daemon.config, endpoint=daemon.endpoint, env=env,
+                extra=("--agent", "work")) as other:
+            status = await call(other, "memory_status")
+            assert (status["mode"], status["agent"]) == ("daemon", "work")
+            assert status["workspace"] == str(work)
+            added = await call(other, "memory_add", {"text": "The work badge number is 4410"})
+            assert (work / added["path"]).exists()
+            found = await call(other, "memory_search", {"query": "badge number", "minScore": 0})
+            assert [r["path"] for r in found["results"]] == [added["path"]]
+            found = await call(main, "memory_search", {"query": "badge number", "minScore": 0})
+            assert found["results"] == []
+            assert (await call(main, "memory_status"))["agent"] == "main"
+
+    anyio.run(scenario)
+    assert daemon.stop() == 0
+
+
 def test_the_daemon_refuses_an_mcp_session_for_an_unknown_agent(daemon: Daemon) -> None:
     path = start_hosting(daemon)
     for first_line, message in ((b'{"openmemdAgent": "nobody"}\n', "unknown agent 'nobody'"),
