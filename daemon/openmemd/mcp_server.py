@@ -6,14 +6,19 @@ validation as the socket protocol (`server.protocol.parse_fields`), so a bad arg
 same message whichever way it came in; the check failing is a tool error (`isError`) the model
 can read and correct, an unknown tool a protocol error.
 
-One memory, whichever way in: when a daemon serves this agent and workspace, every call is a
-request to it (its searches count as recalls for dreaming, its watcher indexes new notes);
-otherwise calls run in this process exactly like the CLI, one call at a time, the index opened
-per call so a daemon started later can take the writer lock. A daemon that goes away
-mid-session is replaced by in-process work; one that appears is used from the next call on.
+Where it runs: a daemon that has the SDK hosts the sessions itself (server/mcp_host.py and
+server/mcp_session.py: the same tools on the daemon's Dispatcher, the SDK's stdio transport on
+the connection), and `openmemd mcp` is only a byte pipe to it (mcp_pipe.py),
+which starts in a fraction of a second. Otherwise this module serves stdio in the `openmemd
+mcp` process (`serve`), paying the SDK's import (about 2 s of CPU) before `initialize`.
 
-Start-up stays light (an MCP host waits for `initialize`): nothing below `api` (numpy, SQLite,
-the model) nor pyzmq is imported until the first tool call needs it.
+In process, one memory whichever way in: when a daemon serves this agent and workspace, every
+call is a request to its socket (its searches count as recalls for dreaming, its watcher
+indexes new notes); otherwise calls run in this process exactly like the CLI, one call at a
+time, the index opened per call so a daemon started later can take the writer lock. A daemon
+that goes away mid-session is replaced by in-process work; one that appears is used from the
+next call on. Nothing below `api` (numpy, SQLite, the model) nor pyzmq is imported until the
+first tool call needs it.
 """
 
 from __future__ import annotations
@@ -22,7 +27,6 @@ import argparse
 import json
 import threading
 import time
-from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -243,83 +247,6 @@ class Backend:
             client.close()
 
 
-class DaemonBackend:
-    """A session the daemon hosts (server/mcp_host.py): requests go straight to its own
-    Dispatcher, so they are handled (and searches counted as recalls) as on the socket."""
-
-    def __init__(self, dispatch: Callable[[Any], dict[str, Any]],
-                 status: Callable[[StatusRequest], dict[str, Any]], agent: str) -> None:
-        self._dispatch = dispatch
-        self._status = status
-        self.agent = agent
-
-    def run(self, request: Any) -> dict[str, Any]:
-        if isinstance(request, StatusRequest):
-            reply = self._status(request)
-            st = (reply.get("agents") or {}).get(self.agent) or {}
-            return _status_summary(st, reply.get("health", "unknown"),
-                                   reply.get("problems", []), mode="daemon",
-                                   daemon={"pid": reply.get("pid"),
-                                           "endpoint": reply.get("endpoint")})
-        return dict(self._dispatch(request))
-
-
-MAX_LINE = 4 * 1024 * 1024  # one JSON-RPC message from a hosted session's client
-
-
-class _SocketLines:
-    """A connected socket as the SDK's stdio transport reads and writes its streams (`async
-    for line in stdin`, `await stdout.write(text)`, `await stdout.flush()`), on the event
-    loop itself: no thread hop per message as with `anyio.wrap_file`."""
-
-    def __init__(self, stream: Any) -> None:
-        from anyio.streams.buffered import BufferedByteReceiveStream
-
-        self._stream = stream
-        self._lines = BufferedByteReceiveStream(stream)
-
-    def __aiter__(self) -> _SocketLines:
-        return self
-
-    async def __anext__(self) -> str:
-        try:
-            line = await self._lines.receive_until(b"\n", MAX_LINE)
-        except (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError,
-                anyio.ClosedResourceError):
-            raise StopAsyncIteration from None
-        except anyio.DelimiterNotFound:
-            log.warning("mcp_message_too_long", limit=MAX_LINE)
-            raise StopAsyncIteration from None
-        return line.decode("utf-8", "replace")
-
-    async def write(self, text: str) -> None:
-        try:
-            await self._stream.send(text.encode("utf-8"))
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            pass  # the client is gone: reading ends the session right after
-
-    async def flush(self) -> None:
-        return None
-
-
-def serve_socket(backend: Any, sock: Any) -> None:
-    """One MCP session over a connected socket, until its input ends: the SDK's stdio
-    transport on the socket's streams (newline-delimited JSON-RPC, exactly as on stdio)."""
-    from anyio.abc import UNIXSocketStream
-
-    server = build_server(backend)
-
-    async def main() -> None:
-        stream = await UNIXSocketStream.from_socket(sock)
-        async with stream:
-            lines: Any = _SocketLines(stream)
-            async with stdio_server(lines, lines) as (read_stream, write_stream):
-                await server.run(read_stream, write_stream,
-                                 server.create_initialization_options())
-
-    anyio.run(main)
-
-
 def _local_search(index: Any, request: SearchRequest) -> dict[str, Any]:
     from openmemd.errors import IndexLockedError
 
@@ -364,7 +291,9 @@ def _error_result(message: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(text=message)], is_error=True)
 
 
-def build_server(backend: Backend | DaemonBackend) -> Server[Any]:
+def build_server(backend: Any) -> Server[Any]:
+    """The SDK server; `backend` has `.agent` and `.run(request) -> dict` (Backend here, or
+    the daemon's own, server/mcp_session.py)."""
     tools = [types.Tool(name=name, description=desc, input_schema=schema,
                         annotations=types.ToolAnnotations(read_only_hint=read_only,
                                                           destructive_hint=False,

@@ -6,7 +6,7 @@ first searches' socket), then listens on a unix socket beside its ZeroMQ one (06
 0700 directory) and names it in its ping reply (`mcp`; null while loading or without the SDK).
 `openmemd mcp` (mcp_pipe.py) pipes its stdin/stdout to that socket.
 
-One connection is one SDK session (mcp_server.serve_files: the SDK's own stdio transport on the
+One connection is one SDK session (mcp_session.serve_socket: the SDK's own stdio transport on the
 connection's streams, an anyio loop in its own thread). Its first line names the agent
 (`{"openmemdAgent": "main"}`); the answer is `{"openmemd": "ok"}`, or `{"openmemdError":
 "..."}` and the connection is closed. The session's tools call the daemon's Dispatcher, exactly
@@ -91,7 +91,7 @@ class McpHost:
     # -- the listener thread ----------------------------------------------------------------
     def _run(self) -> None:
         try:
-            from openmemd import mcp_server
+            from openmemd.server import mcp_session
         except ImportError as exc:
             log.info("mcp_sessions_unavailable", reason=f"the MCP SDK is not installed ({exc})")
             return
@@ -116,7 +116,7 @@ class McpHost:
                 if not self._stopping.is_set():
                     log.exception("mcp_accept_failed")
                 return
-            threading.Thread(target=self._session, args=(conn, mcp_server),
+            threading.Thread(target=self._session, args=(conn, mcp_session),
                              name="openmemd-mcp-session", daemon=True).start()
 
     def _bind(self) -> socket.socket:
@@ -138,7 +138,7 @@ class McpHost:
         return sock
 
     # -- one session per connection -----------------------------------------------------------
-    def _session(self, conn: socket.socket, mcp_server: Any) -> None:
+    def _session(self, conn: socket.socket, mcp_session: Any) -> None:
         with self._lock:
             full = len(self._conns) >= MAX_SESSIONS
             if not full:
@@ -154,8 +154,8 @@ class McpHost:
             conn.settimeout(None)
             conn.sendall(b'{"openmemd": "ok"}\n')
             log.info("mcp_session_started", agent=agent)
-            backend = mcp_server.DaemonBackend(self._dispatch, self._status, agent)
-            mcp_server.serve_socket(backend, conn)
+            backend = mcp_session.DaemonBackend(self._dispatch, self._status, agent)
+            mcp_session.serve_socket(backend, conn)
             log.info("mcp_session_ended", agent=agent)
         except OSError as exc:
             log.info("mcp_session_ended", error=str(exc))
