@@ -76,14 +76,17 @@ class McpHost:
         listener = self._listener
         if listener is not None:
             with contextlib.suppress(OSError):
+                listener.shutdown(socket.SHUT_RDWR)  # wakes the blocked accept() (Linux)
+            with contextlib.suppress(OSError):
                 listener.close()
         with self._lock:
             conns = list(self._conns)
         for conn in conns:  # their sessions read end of input and finish
             with contextlib.suppress(OSError):
                 conn.shutdown(socket.SHUT_RDWR)
-        if self._thread is not None:
-            self._thread.join(2.0)
+        if (self._thread is not None and self._serving
+                and self._thread is not threading.current_thread()):
+            self._thread.join(2.0)  # (one still importing the SDK is left to the exit)
         if self._serving:
             with contextlib.suppress(OSError):
                 self.path.unlink()
@@ -106,6 +109,9 @@ class McpHost:
             log.error("mcp_socket_bind_failed", path=str(self.path), error=str(exc))
             return
         self._serving = True
+        if self._stopping.is_set():  # stop() came while binding
+            self.stop()
+            return
         log.info("mcp_sessions_ready", path=str(self.path))
         while not self._stopping.is_set():
             try:
