@@ -22,10 +22,11 @@ def server_args(workspace: Path, state_dir: Path, config: Path, *extra: str) -> 
 
 @asynccontextmanager
 async def mcp_session(workspace: Path, state_dir: Path, config: Path, *, endpoint: str,
-                      env: dict[str, str] | None = None) -> AsyncIterator[ClientSession]:
+                      env: dict[str, str] | None = None, extra: tuple[str, ...] = ()
+                      ) -> AsyncIterator[ClientSession]:
     """A ready (initialized) session; the server's stderr is kept in a temp file."""
     params = StdioServerParameters(
-        command=sys.executable, args=server_args(workspace, state_dir, config),
+        command=sys.executable, args=server_args(workspace, state_dir, config, *extra),
         env={"OPENMEMD_ENDPOINT": endpoint, "HF_HUB_OFFLINE": "1", **(env or {})})
     with tempfile.TemporaryFile("w+") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write), \

@@ -30,7 +30,10 @@ ALLOWED = {
             "notes"},
     "client": {"config", "paths", "errors", "log", "server.protocol"},
     "server": {"config", "paths", "errors", "log", "api", "client", "dreaming", "store",
-               "embed", "search", "index", "progress"},
+               "embed", "search", "index", "progress",
+               # the daemon hosts MCP sessions: server.mcp_host imports mcp_server (the SDK)
+               # in a background thread once ready
+               "mcp_server"},
     "cli": {"config", "paths", "errors", "log", "api", "client", "server", "dreaming",
             "discovery", "cli_report", "progress", "mcp_cli"},
     "discovery": {"config", "paths", "errors", "client"},
@@ -38,7 +41,10 @@ ALLOWED = {
                    "progress"},
     # `openmemd add` / `openmemd mcp`: beside cli; only cli imports mcp_cli, only mcp_cli
     # imports mcp_server (the optional SDK).
-    "mcp_cli": {"config", "paths", "errors", "log", "api", "client", "discovery", "mcp_server"},
+    "mcp_cli": {"config", "paths", "errors", "log", "api", "client", "discovery", "mcp_server",
+                "mcp_pipe"},
+    # stdin/stdout <-> the daemon's MCP socket: no SDK, nothing heavy
+    "mcp_pipe": {"config", "errors", "discovery"},
     "mcp_server": {"config", "paths", "errors", "log", "api", "client", "discovery", "server"},
 }
 ALLOWED["cli"].add("config_cmd")

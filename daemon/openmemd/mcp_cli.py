@@ -63,6 +63,11 @@ def cmd_mcp(settings: Settings, args: argparse.Namespace) -> int:
         print(where, file=sys.stderr)  # stdout stays pasteable (or redirectable) as is
         print(snippet)
         return EXIT_OK
+    from openmemd import mcp_pipe
+
+    code = mcp_pipe.serve(settings, args)  # a daemon hosts the session: no SDK import here
+    if code is not None:
+        return code
     if not sdk_installed():  # without the extra its dependencies are missing too
         print(NEEDS_SDK, file=sys.stderr)
         return EXIT_USAGE

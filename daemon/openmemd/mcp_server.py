@@ -6,14 +6,19 @@ validation as the socket protocol (`server.protocol.parse_fields`), so a bad arg
 same message whichever way it came in; the check failing is a tool error (`isError`) the model
 can read and correct, an unknown tool a protocol error.
 
-One memory, whichever way in: when a daemon serves this agent and workspace, every call is a
-request to it (its searches count as recalls for dreaming, its watcher indexes new notes);
-otherwise calls run in this process exactly like the CLI, one call at a time, the index opened
-per call so a daemon started later can take the writer lock. A daemon that goes away
-mid-session is replaced by in-process work; one that appears is used from the next call on.
+Where it runs: a daemon that has the SDK hosts the sessions itself (server/mcp_host.py and
+server/mcp_session.py: the same tools on the daemon's Dispatcher, the SDK's stdio transport on
+the connection), and `openmemd mcp` is only a byte pipe to it (mcp_pipe.py),
+which starts in a fraction of a second. Otherwise this module serves stdio in the `openmemd
+mcp` process (`serve`), paying the SDK's import (about 2 s of CPU) before `initialize`.
 
-Start-up stays light (an MCP host waits for `initialize`): nothing below `api` (numpy, SQLite,
-the model) nor pyzmq is imported until the first tool call needs it.
+In process, one memory whichever way in: when a daemon serves this agent and workspace, every
+call is a request to its socket (its searches count as recalls for dreaming, its watcher
+indexes new notes); otherwise calls run in this process exactly like the CLI, one call at a
+time, the index opened per call so a daemon started later can take the writer lock. A daemon
+that goes away mid-session is replaced by in-process work; one that appears is used from the
+next call on. Nothing below `api` (numpy, SQLite, the model) nor pyzmq is imported until the
+first tool call needs it.
 """
 
 from __future__ import annotations
@@ -286,7 +291,9 @@ def _error_result(message: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(text=message)], is_error=True)
 
 
-def build_server(backend: Backend) -> Server[Any]:
+def build_server(backend: Any) -> Server[Any]:
+    """The SDK server; `backend` has `.agent` and `.run(request) -> dict` (Backend here, or
+    the daemon's own, server/mcp_session.py)."""
     tools = [types.Tool(name=name, description=desc, input_schema=schema,
                         annotations=types.ToolAnnotations(read_only_hint=read_only,
                                                           destructive_hint=False,

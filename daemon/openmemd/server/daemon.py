@@ -43,6 +43,7 @@ from openmemd.server.endpoint import (
 )
 from openmemd.server.handlers import Dispatcher
 from openmemd.server.lock import AlreadyRunning, PidLock
+from openmemd.server.mcp_host import McpHost, socket_path
 from openmemd.server.scheduler import Jobs, MaintenanceScheduler
 from openmemd.server.zmq_server import ServerError, ZmqServer
 
@@ -99,6 +100,7 @@ class Daemon:
         self.agents: dict[str, AgentRuntime] = {}
         self.server: ZmqServer | None = None
         self.scheduler: MaintenanceScheduler | None = None
+        self.mcp: McpHost | None = None
         self._lock: PidLock | None = None
         self._ctx: zmq.Context[Any] | None = None
         self.ready = threading.Event()
@@ -158,7 +160,8 @@ class Daemon:
             self.agents, endpoint=endpoint.url, watch_enabled=lambda: self.settings.sync.watch,
             scheduler_info=self._scheduler_info, server_info=self._server_info,
             config_file=s.config_file,
-            notes=lambda: openclaw_side.notes(self.settings, self.agents))
+            notes=lambda: openclaw_side.notes(self.settings, self.agents),
+            mcp_socket=lambda: self.mcp.advertised() if self.mcp is not None else None)
         self._ctx = zmq.Context()
         self.server = ZmqServer(endpoint, dispatcher, workers=s.server.workers,
                                 max_message_bytes=s.server.max_message_bytes, context=self._ctx)
@@ -172,6 +175,9 @@ class Daemon:
         log.info("openmemd ready", seconds=seconds, agents=list(self.agents),
                  endpoint=endpoint.url)
         self.ready.set()
+        # After READY: the SDK's import (seconds of CPU) runs in the background.
+        self.mcp = McpHost(socket_path(endpoint), dispatcher, dispatcher.status, self.agents)
+        self.mcp.start()
 
     def _install_signals(self) -> None:
         if threading.current_thread() is not threading.main_thread():
@@ -283,6 +289,8 @@ class Daemon:
     def _shutdown(self) -> None:
         sdnotify.notify("STOPPING=1", self._env)
         started = time.monotonic()
+        if self.mcp is not None:
+            self.mcp.stop()
         if self.server is not None:
             self.server.stop(timeout=3.0)
         if self._recorded_endpoint is not None:

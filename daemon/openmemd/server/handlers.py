@@ -34,7 +34,8 @@ class Dispatcher:
                  scheduler_info: Callable[[], dict[str, Any]],
                  server_info: Callable[[], dict[str, Any]] | None = None,
                  config_file: str = "",
-                 notes: Callable[[], list[str]] | None = None) -> None:
+                 notes: Callable[[], list[str]] | None = None,
+                 mcp_socket: Callable[[], str | None] | None = None) -> None:
         self.agents = agents
         self.endpoint = endpoint
         self.started = time.time()
@@ -44,6 +45,7 @@ class Dispatcher:
         self._server_info = server_info or dict
         self._config_file = config_file
         self._notes = notes or list
+        self._mcp_socket = mcp_socket or (lambda: None)
 
     def __call__(self, request: Request) -> dict[str, Any]:
         if isinstance(request, PingRequest):
@@ -53,7 +55,9 @@ class Dispatcher:
                     "agents": {a.agent_id: {"workspace": str(a.workspace) if a.workspace
                                             else None, "ok": a.index is not None,
                                             "dbPath": str(a.settings.index_path(a.agent_id))}
-                               for a in self.agents.values()}}
+                               for a in self.agents.values()},
+                    # where `openmemd mcp` finds the sessions this daemon hosts (mcp_host.py)
+                    "mcp": self._mcp_socket()}
         if isinstance(request, StatusRequest):
             return self.status(request)
         agent = self._agent(request.agent)

@@ -1,0 +1,95 @@
+"""One MCP session the daemon hosts (server/mcp_host.py): mcp_server's tools on the daemon's
+own Dispatcher, over the SDK's stdio transport on the session's socket.
+
+Imports the MCP SDK: only mcp_host's background thread imports this module, once the daemon
+is ready.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+from anyio.abc import UNIXSocketStream
+from anyio.streams.buffered import BufferedByteReceiveStream
+from mcp.server.stdio import stdio_server
+
+from openmemd.log import get_logger
+from openmemd.mcp_server import _status_summary, build_server
+from openmemd.server.protocol import StatusRequest
+
+log = get_logger(__name__)
+
+
+class DaemonBackend:
+    """The tools' backend in a hosted session: requests go straight to the daemon's own
+    Dispatcher, so they are handled (and searches counted as recalls) as on the socket."""
+
+    def __init__(self, dispatch: Callable[[Any], dict[str, Any]],
+                 status: Callable[[StatusRequest], dict[str, Any]], agent: str) -> None:
+        self._dispatch = dispatch
+        self._status = status
+        self.agent = agent
+
+    def run(self, request: Any) -> dict[str, Any]:
+        if isinstance(request, StatusRequest):
+            reply = self._status(request)
+            st = (reply.get("agents") or {}).get(self.agent) or {}
+            return _status_summary(st, reply.get("health", "unknown"),
+                                   reply.get("problems", []), mode="daemon",
+                                   daemon={"pid": reply.get("pid"),
+                                           "endpoint": reply.get("endpoint")})
+        return dict(self._dispatch(request))
+
+
+MAX_LINE = 4 * 1024 * 1024  # one JSON-RPC message from a hosted session's client
+
+
+class _SocketLines:
+    """A connected socket as the SDK's stdio transport reads and writes its streams (`async
+    for line in stdin`, `await stdout.write(text)`, `await stdout.flush()`), on the event
+    loop itself: no thread hop per message as with `anyio.wrap_file`."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+        self._lines = BufferedByteReceiveStream(stream)
+
+    def __aiter__(self) -> _SocketLines:
+        return self
+
+    async def __anext__(self) -> str:
+        try:
+            line = await self._lines.receive_until(b"\n", MAX_LINE)
+        except (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError,
+                anyio.ClosedResourceError):
+            raise StopAsyncIteration from None
+        except anyio.DelimiterNotFound:
+            log.warning("mcp_message_too_long", limit=MAX_LINE)
+            raise StopAsyncIteration from None
+        return line.decode("utf-8", "replace")
+
+    async def write(self, text: str) -> None:
+        try:
+            await self._stream.send(text.encode("utf-8"))
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            pass  # the client is gone: reading ends the session right after
+
+    async def flush(self) -> None:
+        return None
+
+
+def serve_socket(backend: Any, sock: Any) -> None:
+    """One MCP session over a connected socket, until its input ends: the SDK's stdio
+    transport on the socket's streams (newline-delimited JSON-RPC, exactly as on stdio)."""
+    server = build_server(backend)
+
+    async def main() -> None:
+        stream = await UNIXSocketStream.from_socket(sock)
+        async with stream:
+            lines: Any = _SocketLines(stream)
+            async with stdio_server(lines, lines) as (read_stream, write_stream):
+                await server.run(read_stream, write_stream,
+                                 server.create_initialization_options())
+
+    anyio.run(main)
