@@ -9,10 +9,10 @@ from collections.abc import Iterator
 import anyio
 import pytest
 
+from daemon_harness import Daemon, make_daemon
 from helpers import wait_for
 from mcp_session import call, call_error, mcp_session
 from openmemd.client import RemoteBadRequest
-from test_daemon_e2e import Daemon, make_daemon
 
 
 @pytest.fixture

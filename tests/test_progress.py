@@ -21,11 +21,11 @@ import pytest
 import structlog
 
 import openmemd.server.indexer as indexer_mod
+from daemon_harness import Daemon, make_daemon
 from helpers import wait_for
 from openmemd.api import MemoryIndex
 from openmemd.progress import ProgressBar, ProgressMeter
 from openmemd.server.indexer import Indexer
-from test_daemon_e2e import Daemon, make_daemon
 from test_embed_openai import QuietServer, raw_vector
 
 

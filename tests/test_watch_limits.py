@@ -20,11 +20,11 @@ from pathlib import Path
 
 import pytest
 
+from daemon_harness import Daemon, make_daemon
 from helpers import wait_for
 from openmemd.api import MemoryIndex
 from openmemd.server.indexer import Indexer
 from openmemd.server.watcher import Watcher
-from test_daemon_e2e import Daemon, make_daemon
 
 MAX_QUEUED = Path("/proc/sys/fs/inotify/max_queued_events")
 USER_WATCHES = Path("/proc/sys/user/max_inotify_watches")
