@@ -1,5 +1,18 @@
-"""The in-process library API: `MemoryIndex` (used by the CLI, the daemon and tests)."""
+"""The in-process library API: `MemoryIndex` (used by the CLI, the daemon and tests).
 
-from openmemd.api.memory_index import MemoryIndex, SearchResult
+Lazy, so `openmemd.api.dreams` does not pull in SQLite, numpy and the model.
+"""
+
+from __future__ import annotations
+
+from typing import Any
 
 __all__ = ["MemoryIndex", "SearchResult"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        from openmemd.api import memory_index
+
+        return getattr(memory_index, name)
+    raise AttributeError(name)

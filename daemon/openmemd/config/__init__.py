@@ -1,12 +1,14 @@
 """Typed settings: defaults < TOML file < environment < command-line flags.
 
-`settings.py` holds the records (frozen dataclasses with their bounds); everything is imported
-from here.
+`settings.py` holds the records (frozen dataclasses with their bounds), `loading.py` builds
+and validates them; callers import everything from here.
 """
 
+from openmemd.config.loading import ENV_VARS, default_settings, describe, load_settings
 from openmemd.config.settings import (
     DEFAULT_AGENT,
-    ENV_VARS,
+    PHASE_CHOICES,
+    PHASES,
     SOURCES,
     AgentSettings,
     CacheSettings,
@@ -25,15 +27,12 @@ from openmemd.config.settings import (
     Settings,
     SyncSettings,
     TemporalDecaySettings,
-    default_settings,
-    describe,
-    load_settings,
 )
 
 __all__ = [
-    "DEFAULT_AGENT", "ENV_VARS", "SOURCES", "AgentSettings", "CacheSettings", "ChunkingSettings",
-    "ConfigError", "DeepPhaseSettings", "DreamingSettings", "EmbeddingSettings",
-    "HybridSettings", "LightPhaseSettings", "LogSettings", "MmrSettings", "QuerySettings",
-    "RemPhaseSettings", "ServerSettings", "Settings", "SyncSettings", "TemporalDecaySettings",
-    "default_settings", "describe", "load_settings",
+    "DEFAULT_AGENT", "ENV_VARS", "PHASES", "PHASE_CHOICES", "SOURCES", "AgentSettings",
+    "CacheSettings", "ChunkingSettings", "ConfigError", "DeepPhaseSettings", "DreamingSettings",
+    "EmbeddingSettings", "HybridSettings", "LightPhaseSettings", "LogSettings", "MmrSettings",
+    "QuerySettings", "RemPhaseSettings", "ServerSettings", "Settings", "SyncSettings",
+    "TemporalDecaySettings", "default_settings", "describe", "load_settings",
 ]

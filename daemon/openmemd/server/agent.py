@@ -37,12 +37,10 @@ def open_memory_index(settings: Settings, agent_id: str) -> Any:
 def run_dreaming(workspace: Path, settings: Settings, phase: str, dry_run: bool) -> dict:
     """The dreaming sweep for one workspace (the hook the `dream` op and the cron job call)."""
     try:
-        from openmemd.dreaming.sweep import run_sweep
+        from openmemd.api.dreams import dream
     except ImportError as exc:
         raise UnavailableError(f"dreaming is not available in this build ({exc})") from None
-    phases = ("light", "rem", "deep") if phase == "all" else (phase,)
-    result = run_sweep(workspace, settings.dreaming, phases=phases, dry_run=dry_run)
-    return result.to_dict() if hasattr(result, "to_dict") else dict(result)
+    return dream(workspace, settings.dreaming, phase, dry_run)
 
 
 class AgentRuntime:
