@@ -23,10 +23,10 @@ import structlog
 import openmemd.server.indexer as indexer_mod
 from daemon_harness import Daemon, make_daemon
 from helpers import wait_for
+from openai_fake import QuietServer, raw_vector
 from openmemd.api import MemoryIndex
 from openmemd.progress import ProgressBar, ProgressMeter
 from openmemd.server.indexer import Indexer
-from test_embed_openai import QuietServer, raw_vector
 
 
 class SlowEmbeddings:
