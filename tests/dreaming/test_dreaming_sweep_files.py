@@ -10,15 +10,6 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
-
-from openmemd.dreaming import (
-    RecallHit,
-    UnsafePathError,
-    explain,
-    record_recalls,
-    run_sweep,
-)
-from openmemd.errors import BadRequestError, WorkspaceError
 from test_dreaming_sweep import (
     GATEWAY,
     NOTE,
@@ -30,6 +21,15 @@ from test_dreaming_sweep import (
     settings,
     snapshot,
 )
+
+from openmemd.dreaming import (
+    RecallHit,
+    UnsafePathError,
+    explain,
+    record_recalls,
+    run_sweep,
+)
+from openmemd.errors import BadRequestError, WorkspaceError
 
 
 def test_symlinked_dreams_md_is_refused(tmp_path: Path) -> None:
