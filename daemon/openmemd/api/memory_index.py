@@ -28,7 +28,7 @@ from openmemd.index import recovery, reindex
 from openmemd.index.healing import SelfHealing
 from openmemd.index.read import read_lines
 from openmemd.index.scan import ScanScope, classify
-from openmemd.index.sync import FTS_ONLY_MODEL, Indexer, Progress, SyncReport, VectorTarget
+from openmemd.index.sync import FTS_ONLY_MODEL, IndexSync, Progress, SyncReport, VectorTarget
 from openmemd.index.transcripts import sessions_location
 from openmemd.log import get_logger
 from openmemd.search import citations
@@ -61,7 +61,7 @@ class MemoryIndex(SelfHealing, DreamingAccess):
         self._write_lock = threading.RLock()
         self._lock_fd: int | None = None
         self._writer: db.Connection | None = None
-        self._files_mirror: dict[str, Any] = {}  # see Indexer.files_mirror; reset with _writer
+        self._files_mirror: dict[str, Any] = {}  # see IndexSync.files_mirror; reset with _writer
         self._vec = db.VectorSupport(False, reason="not opened yet")
         self._local = threading.local()
         self._generation = 0  # bumped when the database file is swapped; readers reopen
@@ -155,14 +155,14 @@ class MemoryIndex(SelfHealing, DreamingAccess):
         self._lock_fd = fd
         health.remove_leftovers(self.db_path)  # we hold the lock: no rebuild is running
 
-    def _indexer(self, conn: db.Connection, vec: db.VectorSupport) -> Indexer:
+    def _indexer(self, conn: db.Connection, vec: db.VectorSupport) -> IndexSync:
         vectors = None
         if self.provider is not None:
             vectors = VectorTarget(self.provider, pool_for(self.settings, self.provider),
                                    self.settings.cache.enabled,
                                    batch_size(self.settings, self.provider))
         mirror = self._files_mirror if conn is self._writer else None
-        return Indexer(conn, vec, self.scope, chunk_tokens=self.settings.chunking.tokens,
+        return IndexSync(conn, vec, self.scope, chunk_tokens=self.settings.chunking.tokens,
                        chunk_overlap=self.settings.chunking.overlap, vectors=vectors,
                        files_mirror=mirror)
 

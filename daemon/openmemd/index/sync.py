@@ -7,7 +7,7 @@ Two phases, so a first index never blocks search:
    written as they complete (index/vector_fill.py). Interrupting phase 2 loses nothing
    already embedded.
 
-The `Indexer` is the only writer of an index; callers serialise access to it.
+The `IndexSync` is the only writer of an index; callers serialise access to it.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterable, Sequence
 
 from openmemd.embed import cache as embed_cache
-from openmemd.index import tokenizer
+from openmemd.index import tiktoken_offline
 from openmemd.index.chunking import Chunk, chunk_ids, chunk_text
 from openmemd.index.report import FTS_ONLY_MODEL, Progress, SyncReport, VectorTarget
 from openmemd.index.scan import (
@@ -33,19 +33,19 @@ from openmemd.index.sessions import render_session
 from openmemd.index.skips import SkipMemo, is_per_file
 from openmemd.index.vector_fill import VectorFill
 from openmemd.log import get_logger
-from openmemd.search.tokens import fts_index_text
 from openmemd.store import file_state, queries
 from openmemd.store.db import Connection, VectorSupport
 from openmemd.store.file_state import FileSignature
 from openmemd.store.queries import EMPTY_EMBEDDING, ChunkRow
+from openmemd.text.tokens import fts_index_text
 
 log = get_logger(__name__)
 
 # Re-exported: callers import what a sync reports from here.
-__all__ = ["FTS_ONLY_MODEL", "Indexer", "Progress", "SyncReport", "VectorTarget"]
+__all__ = ["FTS_ONLY_MODEL", "IndexSync", "Progress", "SyncReport", "VectorTarget"]
 
 
-class Indexer(VectorFill):
+class IndexSync(VectorFill):
     def __init__(self, conn: Connection, vec: VectorSupport, scope: ScanScope, *,
                  chunk_tokens: int, chunk_overlap: int, vectors: VectorTarget | None,
                  files_mirror: dict[str, FileSignature] | None = None) -> None:
@@ -56,7 +56,7 @@ class Indexer(VectorFill):
         self.chunk_overlap = chunk_overlap
         self.vectors = vectors
         self.model = vectors.model if vectors else FTS_ONLY_MODEL
-        self._encoding = tokenizer.get_encoding()
+        self._encoding = tiktoken_offline.get_encoding()
         self._vec_ready = False  # chunks_vec checked/created once per indexer
         # The single writer's copy of the `files` table, kept across syncs by its owner so a
         # no-op sync does not re-read every row; updated only after each commit.

@@ -1,7 +1,7 @@
 """Phase 2 of a sync: embed the chunks still waiting for a vector and write them.
 
 Batches go through the worker pool and are written as they complete, so interrupting the fill
-loses nothing already embedded. A mixin of `Indexer`: it shares the indexer's connection.
+loses nothing already embedded. A mixin of `IndexSync`: it shares the indexer's connection.
 """
 
 from __future__ import annotations

@@ -2,6 +2,6 @@
 per-model score calibration, fusion, temporal decay, MMR, snippets.
 
 Entry point: `openmemd.search.pipeline.run_search`; the indexer uses
-`openmemd.search.tokens.fts_index_text`. Nothing is imported here, so the indexer's import of
+`openmemd.text.tokens.fts_index_text`. Nothing is imported here, so the indexer's import of
 `tokens` stays light.
 """

@@ -17,9 +17,9 @@ from openmemd.config import Settings
 from openmemd.errors import OpenmemdError, UnavailableError
 from openmemd.log import get_logger
 from openmemd.server import openclaw_side
-from openmemd.server.indexer import Indexer
 from openmemd.server.util import iso
 from openmemd.server.watcher import STATE_RUNNING, Watcher
+from openmemd.server.writer import IndexWriter
 
 log = get_logger(__name__)
 
@@ -54,7 +54,7 @@ class AgentRuntime:
         self._dreamer = dreamer
         self._force_polling = force_polling
         self.index: Any = None
-        self.indexer: Indexer | None = None
+        self.indexer: IndexWriter | None = None
         self.watcher: Watcher | None = None
         self.sessions_watcher: Watcher | None = None  # OpenClaw's transcripts folder
         self.error: str | None = None
@@ -74,7 +74,7 @@ class AgentRuntime:
     def start(self) -> None:
         if self.index is None:
             return
-        self.indexer = Indexer(self.index, name=self.agent_id)
+        self.indexer = IndexWriter(self.index, name=self.agent_id)
         self.indexer.start()
         if hasattr(self.index, "on_damage"):  # a reader that meets a damaged index asks here
             indexer = self.indexer
