@@ -6,8 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from openmemd.index.scan import ScanIssue
-
-FTS_ONLY_MODEL = "fts-only"
+from openmemd.store.queries import FTS_ONLY_MODEL  # noqa: F401 - re-exported
 
 # Reports progress: (phase, done, total). Phase is "files" or "vectors".
 Progress = Callable[[str, int, int], None]

@@ -55,9 +55,9 @@ from openmemd.search.scoring import (
 from openmemd.search.snippets import citation, make_snippet
 from openmemd.search.vector import MatrixCache, similarities_for, vector_search
 from openmemd.store.db import Connection, VectorSupport
+from openmemd.store.queries import FTS_ONLY_MODEL
 from openmemd.text.tokens import QueryTerms, query_terms, text_units
 
-FTS_ONLY_MODEL = "fts-only"
 RELAXED_MIN_COVERAGE = 0.5  # share of query terms a keyword hit needs for the relaxed fallback
 
 
