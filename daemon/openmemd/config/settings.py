@@ -12,16 +12,13 @@ from pathlib import Path
 from typing import Any
 
 from openmemd import paths
+from openmemd.errors import ConfigError
 
 DEFAULT_AGENT = "main"
 SOURCES = ("memory", "sessions")
 # Dreaming's phases in run order (one [dreaming.<phase>] table each); "all" runs them all.
 PHASES = ("light", "rem", "deep")
 PHASE_CHOICES = (*PHASES, "all")
-
-
-class ConfigError(ValueError):
-    """A setting is unknown, of the wrong type or out of range. The message names key and file."""
 
 
 def _opt(default: Any, help: str, *, min: float | None = None, max: float | None = None,
