@@ -57,8 +57,6 @@ ALLOWED = {
 EXCEPTIONS = {
     ("cli", "server"): "`openmemd run` and `openmemd service` start and install the daemon, "
                        "and the CLI checks parameters with the protocol's own checks",
-    ("cli_report", "server.agent"): "`status --deep` in-process probes an index the way the "
-                                    "daemon does",
     ("mcp_server", "server"): "the MCP server answers with the protocol's validation and "
                               "the daemon's health check",
     ("server.session_watch", "index.safeopen"): "the session watcher reads transcripts with "

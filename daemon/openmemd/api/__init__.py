@@ -9,6 +9,10 @@ from typing import Any
 
 __all__ = ["MemoryIndex", "SearchResult"]
 
+# The search `status --deep` runs to prove an index answers (the daemon's probe and the
+# in-process one); never recorded as a recall.
+PROBE_QUERY = "openmemd health probe"
+
 
 def __getattr__(name: str) -> Any:
     if name in __all__:

@@ -13,6 +13,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 from typing import Any
 
+from openmemd.api import PROBE_QUERY
 from openmemd.config import Settings
 from openmemd.errors import OpenmemdError, UnavailableError
 from openmemd.log import get_logger
@@ -23,7 +24,6 @@ from openmemd.server.writer import IndexWriter
 
 log = get_logger(__name__)
 
-PROBE_QUERY = "openmemd health probe"
 IndexOpener = Callable[[Settings, str], Any]
 
 
