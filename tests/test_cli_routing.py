@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from daemon_harness import Daemon, make_daemon
 from helpers import wait_for
 from openmemd.client import Client
-from test_daemon_e2e import Daemon, make_daemon
 
 
 @pytest.fixture(scope="module")

@@ -15,10 +15,10 @@ from pathlib import Path
 import anyio
 import pytest
 
+from daemon_harness import Daemon, make_daemon
 from helpers import wait_for
 from mcp_session import call, call_error, mcp_session, server_args
 from openmemd.client import RemoteBadRequest
-from test_daemon_e2e import Daemon, make_daemon
 
 
 @pytest.fixture

@@ -20,13 +20,13 @@ from typing import Any
 import pytest
 import structlog
 
-import openmemd.server.indexer as indexer_mod
+import openmemd.server.writer as indexer_mod
+from daemon_harness import Daemon, make_daemon
 from helpers import wait_for
+from openai_fake import QuietServer, raw_vector
 from openmemd.api import MemoryIndex
 from openmemd.progress import ProgressBar, ProgressMeter
-from openmemd.server.indexer import Indexer
-from test_daemon_e2e import Daemon, make_daemon
-from test_embed_openai import QuietServer, raw_vector
+from openmemd.server.writer import IndexWriter
 
 
 class SlowEmbeddings:
@@ -128,7 +128,7 @@ def test_daemon_indexer_logs_and_shows_progress(make_settings, workspace, slow,
     monkeypatch.setattr(indexer_mod, "PROGRESS_LOG_S", 0.2)  # ~10 s in the daemon
     with MemoryIndex.open(workspace, config=make_settings(slow.config(batch_size=1))) as index, \
             structlog.testing.capture_logs() as logs:
-        ix = Indexer(index, name="p")
+        ix = IndexWriter(index, name="p")
         ix.start()
         try:
             ix.request_reconcile("test")

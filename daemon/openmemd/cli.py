@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from openmemd import __version__, config_cmd, mcp_cli
-from openmemd.config import DEFAULT_AGENT, ConfigError, Settings, load_settings
+from openmemd.config import DEFAULT_AGENT, PHASE_CHOICES, ConfigError, Settings, load_settings
 from openmemd.errors import OpenmemdError
 from openmemd.progress import ProgressBar
 
@@ -82,7 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("action", nargs="?", choices=("run", "explain"), default="run",
                    help="run a sweep (default) or explain a candidate")
     p.add_argument("selector", nargs="?", help="for explain: a key, a path or a text fragment")
-    p.add_argument("--phase", choices=("light", "rem", "deep", "all"), default="all")
+    p.add_argument("--phase", choices=PHASE_CHOICES, default="all")
     p.add_argument("--dry-run", action="store_true", help="compute everything, write nothing")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     _common(p)
@@ -241,26 +241,24 @@ def cmd_dream(settings: Settings, args: argparse.Namespace) -> int:
     if args.action == "explain":
         if not args.selector:
             raise OpenmemdError("dream explain needs a key, a path or a text fragment")
-        from openmemd.dreaming.explain import explain
+        from openmemd.api.dreams import explain_dream
 
-        found = explain(_workspace(settings, args), args.selector, settings.dreaming)
+        found = explain_dream(_workspace(settings, args), args.selector, settings.dreaming)
         if args.json:
             _print_json([c.to_dict() for c in found])
         else:
             print("\n\n".join(c.format_text() for c in found) if found
                   else "No recall entry matches that key, path or text.")
         return EXIT_OK
-    phases = ("light", "rem", "deep") if args.phase == "all" else (args.phase,)
     client = _daemon(settings, args)
     if client is not None:
         with client:
             reply = client.dream(phase=args.phase, dry_run=args.dry_run, agent=args.agent)
         result = reply.get("result", reply)
     else:
-        from openmemd.dreaming.sweep import run_sweep
+        from openmemd.api.dreams import dream
 
-        result = run_sweep(_workspace(settings, args), settings.dreaming, phases=phases,
-                           dry_run=args.dry_run).to_dict()
+        result = dream(_workspace(settings, args), settings.dreaming, args.phase, args.dry_run)
     if args.json:
         _print_json(result)
     else:

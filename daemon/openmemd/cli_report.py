@@ -81,7 +81,7 @@ def _status_offline(settings: Settings, args: argparse.Namespace, scope: list[st
 
 
 def _probe(index: Any) -> dict[str, Any]:
-    from openmemd.server.agent import PROBE_QUERY
+    from openmemd.api import PROBE_QUERY
 
     started = time.perf_counter()
     try:

@@ -35,3 +35,10 @@ class WorkspaceError(OpenmemdError):
 
 class IndexLockedError(UnavailableError):
     """Another process holds the index's writer lock."""
+
+
+class ConfigError(BadRequestError, ValueError):
+    """A setting is unknown, of the wrong type or out of range. The message names key and file.
+
+    Also a ValueError: the settings layers report a bad value of any layer the same way.
+    """

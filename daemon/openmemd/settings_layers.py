@@ -55,7 +55,7 @@ class Loaded:
                 env_vars: Mapping[str, str], overrides: Mapping[str, Any],
                 build: Callable[[dict, str], Any]) -> Loaded:
         """Merge openclaw.json < the config file < env < flags; `build` validates a raw dict
-        (config._build) and raises ValueError (ConfigError) naming the layer."""
+        (config.loading._build) and raises ValueError (ConfigError) naming the layer."""
         import dataclasses
 
         env_raw: dict = {}

@@ -16,7 +16,9 @@ from .explain import CandidateExplanation, explain
 from .lockfile import LockTimeoutError
 from .markdown_io import UnsafePathError
 from .recall import RecallHit, RecallRecorder, record_recalls
-from .results import (
+from .recall_store import StoreVersionError
+from .sweep import last_sweep, run_sweep
+from .sweep_report import (
     DeepSummary,
     LightSummary,
     PromotedEntry,
@@ -24,8 +26,6 @@ from .results import (
     SkippedCandidate,
     SweepResult,
 )
-from .store import StoreVersionError
-from .sweep import last_sweep, run_sweep
 
 __all__ = [
     "CandidateExplanation",

@@ -34,12 +34,12 @@ from .memory_md import (
     size_bytes,
     truncate_text,
 )
+from .promotion_score import Evaluation, evaluate, rank
+from .recall_store import RecallEntry, RecallStore
 from .rehydrate import rehydrate
-from .results import PromotedEntry, SkippedCandidate
-from .scoring import Evaluation, evaluate, rank
-from .snippets import is_unpromotable
+from .snippet_filter import is_unpromotable
 from .state import PhaseSignals
-from .store import RecallEntry, RecallStore
+from .sweep_report import PromotedEntry, SkippedCandidate
 
 
 @dataclass(frozen=True)

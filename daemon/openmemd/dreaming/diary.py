@@ -27,7 +27,7 @@ from pathlib import Path
 from .clock import format_diary_date
 from .layout import DREAMS_FILES
 from .markdown_io import PRIVATE_MODE, UnsafePathError, atomic_write_text, workspace_target
-from .results import DeepSummary, LightSummary, PromotedEntry, RemSummary
+from .sweep_report import DeepSummary, LightSummary, PromotedEntry, RemSummary
 
 log = logging.getLogger("openmemd.dreaming")
 

@@ -17,10 +17,10 @@ from .clock import as_utc, iso_z
 from .layout import MEMORY_FILE
 from .markdown_io import read_text
 from .memory_md import clean_text, contains_text, extract_markers
+from .promotion_score import WEIGHTS, Gate, evaluate
+from .recall_store import load_store
 from .rehydrate import rehydrate
-from .scoring import WEIGHTS, Gate, evaluate
 from .state import load_phase_signals
-from .store import load_store
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from pathlib import PurePosixPath
 
+from openmemd.config import PHASES  # noqa: F401 - imported from here by the phases
+
 DREAMS_DIR = "memory/.dreams"
 STORE_PATH = f"{DREAMS_DIR}/short-term-recall.json"
 PHASE_SIGNALS_PATH = f"{DREAMS_DIR}/phase-signals.json"
@@ -23,7 +25,6 @@ REPORTS_DIR = "memory/dreaming"
 MEMORY_FILE = "MEMORY.md"
 # OpenClaw uses an existing lower-case dreams.md, else creates DREAMS.md.
 DREAMS_FILES = ("DREAMS.md", "dreams.md")
-PHASES = ("light", "rem", "deep")
 
 # A dated note anywhere under memory/ (subfolders included, OpenClaw's rule); slugged names like
 # 2026-04-12-meeting.md are topic files, not short-term notes, in OpenClaw's baseline.

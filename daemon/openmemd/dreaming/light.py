@@ -17,8 +17,8 @@ from openmemd.config import LightPhaseSettings
 
 from .clock import UTC, day_within_lookback, lookback_cutoff, parse_iso
 from .layout import is_short_term_path
-from .snippets import is_unpromotable, jaccard
-from .store import RecallEntry
+from .recall_store import RecallEntry
+from .snippet_filter import is_unpromotable, jaccard
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 

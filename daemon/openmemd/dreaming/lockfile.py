@@ -23,16 +23,12 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from openmemd import locks
 from openmemd.errors import UnavailableError
 
 from . import lockowner
 from .layout import LOCK_PATH, MEMORY_LOCK_PATH
 from .markdown_io import workspace_target
-
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - Windows: the in-process lock alone
-    fcntl = None  # type: ignore[assignment]
 
 STALE_SECONDS = 60.0
 DEFAULT_TIMEOUT = 10.0
@@ -203,22 +199,18 @@ def memory_md_lock(workspace: Path, *, timeout: float = DEFAULT_TIMEOUT) -> Iter
 
 
 def _flock(path: Path, timeout: float) -> int | None:
-    if fcntl is None:  # pragma: no cover
+    if locks.fcntl is None:  # pragma: no cover
         return None
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
-    deadline = time.monotonic() + max(0.0, timeout)
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return fd
-        except BlockingIOError:
-            if time.monotonic() >= deadline:
-                os.close(fd)
-                raise LockTimeoutError(
-                    f"timed out after {timeout:g}s waiting for {path} (another process is "
-                    "writing MEMORY.md)") from None
-            time.sleep(0.002)
-        except OSError:
-            os.close(fd)
-            raise
+    locks.private_parent(path)
+    fd = locks.open_lock_file(path, nofollow=True)
+    try:
+        taken = locks.lock_within(fd, timeout, poll=0.002)
+    except OSError:
+        os.close(fd)
+        raise
+    if not taken:
+        os.close(fd)
+        raise LockTimeoutError(
+            f"timed out after {timeout:g}s waiting for {path} (another process is "
+            "writing MEMORY.md)")
+    return fd

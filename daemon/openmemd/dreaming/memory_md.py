@@ -18,7 +18,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .snippets import normalize_snippet
+from .snippet_filter import normalize_snippet
 
 MARKER_PREFIX = "openclaw-memory-promotion:"
 NEW_FILE_HEADER = "# Long-Term Memory\n\n"

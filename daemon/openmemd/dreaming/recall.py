@@ -30,8 +30,7 @@ from .concepts import derive_concept_tags
 from .events import append_events, recall_recorded
 from .layout import is_safe_relative, is_short_term_path, normalize_memory_path
 from .lockfile import DEFAULT_TIMEOUT, store_lock
-from .snippets import clean_hit_snippet, is_unpromotable, normalize_snippet, same_text
-from .store import (
+from .recall_store import (
     MAX_QUERY_HASHES,
     MAX_RECALL_DAYS,
     RecallEntry,
@@ -40,6 +39,7 @@ from .store import (
     load_store,
     save_store,
 )
+from .snippet_filter import clean_hit_snippet, is_unpromotable, normalize_snippet, same_text
 
 log = logging.getLogger("openmemd.dreaming")
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from .ingest import build_chunks, strip_managed_blocks
 from .markdown_io import read_text
-from .snippets import is_unpromotable, normalize_snippet, strip_ellipses
+from .snippet_filter import is_unpromotable, normalize_snippet, strip_ellipses
 
 MIN_PARTIAL_COVERAGE = 0.6
 _FENCE_START_RE = re.compile(r"<!--\s*openclaw:dreaming:[a-z][a-z0-9-]*:start\s*-->", re.I)

@@ -17,8 +17,8 @@ from datetime import datetime
 from .clock import lookback_cutoff
 from .layout import is_short_term_path
 from .light import dedupe, within_lookback
-from .snippets import is_unpromotable
-from .store import RecallEntry
+from .recall_store import RecallEntry
+from .snippet_filter import is_unpromotable
 
 TRUTH_DEDUPE_SIMILARITY = 0.88
 TRUTH_MIN_CONFIDENCE = 0.45

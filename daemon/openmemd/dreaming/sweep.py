@@ -32,7 +32,7 @@ from .lockfile import store_lock
 from .markdown_io import atomic_write_text, workspace_target
 from .memory_write import apply_to_memory
 from .recall import apply_recalls, eligible_hits
-from .results import DeepSummary, LightSummary, RemSummary, SweepResult
+from .recall_store import RecallStore, load_store, save_store
 from .state import (
     FileFingerprint,
     PhaseSignals,
@@ -43,7 +43,7 @@ from .state import (
     save_phase_signals,
     save_sweep_state,
 )
-from .store import RecallStore, load_store, save_store
+from .sweep_report import DeepSummary, LightSummary, RemSummary, SweepResult
 
 log = logging.getLogger("openmemd.dreaming")
 

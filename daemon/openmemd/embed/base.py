@@ -19,11 +19,14 @@ import numpy as np
 from openmemd.errors import UnavailableError
 
 
-class EmbeddingError(Exception):
-    """Embedding failed. The message says what was tried and why it failed (never a secret)."""
+class EmbeddingError(UnavailableError):
+    """Embedding failed. The message says what was tried and why it failed (never a secret).
+
+    An outage of the provider, for the protocol: `unavailable`, never `internal`.
+    """
 
 
-class ProviderDown(EmbeddingError, UnavailableError):
+class ProviderDown(EmbeddingError):
     """A rebuild needed the provider and it did not answer (the old index keeps serving)."""
 
 

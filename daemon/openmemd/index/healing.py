@@ -14,7 +14,7 @@ from openmemd.embed.base import EmbeddingError
 from openmemd.errors import IndexLockedError
 from openmemd.index import recovery
 from openmemd.index.scan import ScanIssue
-from openmemd.index.sync import Indexer, Progress, SyncReport
+from openmemd.index.sync import IndexSync, Progress, SyncReport
 from openmemd.log import get_logger
 from openmemd.store import db, health, schema
 
@@ -45,7 +45,7 @@ class SelfHealing:
     def _reader(self) -> tuple[Any, Any]: ...
     def sync(self, force: bool = False, progress: Any = None, *,
              fill_vectors: bool = True) -> Any: ...
-    def _indexer(self, conn: Any, vec: Any) -> Indexer: ...
+    def _indexer(self, conn: Any, vec: Any) -> IndexSync: ...
     def identity(self, *, probe: bool = True) -> Any: ...
 
     def _open_writer(self) -> db.Connection:
@@ -107,7 +107,7 @@ class SelfHealing:
                  files=report.indexed, vectors_from_cache=report.vectors_from_cache)
         return report
 
-    def _fill(self, indexer: Indexer, progress: Progress | None = None,
+    def _fill(self, indexer: IndexSync, progress: Progress | None = None,
               should_stop: Any = None) -> SyncReport:
         """Embed pending chunks; a provider that does not answer leaves them pending (keyword
         search meanwhile) with a warning, never fails the sync."""

@@ -4,24 +4,21 @@ Two phases, so a first index never blocks search:
 1. files → chunks and keyword rows, one `BEGIN IMMEDIATE` transaction per file (vectors found in
    the embedding cache are written in the same transaction);
 2. chunks still waiting for a vector are embedded in batches through the worker pool and
-   written as they complete. Interrupting phase 2 loses nothing already embedded.
+   written as they complete (index/vector_fill.py). Interrupting phase 2 loses nothing
+   already embedded.
 
-The `Indexer` is the only writer of an index; callers serialise access to it.
+The `IndexSync` is the only writer of an index; callers serialise access to it.
 """
 
 from __future__ import annotations
 
 import time
-from collections import deque
-from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import Future
-from dataclasses import dataclass, field
-
-import numpy as np
+from collections.abc import Iterable, Sequence
 
 from openmemd.embed import cache as embed_cache
-from openmemd.index import tokenizer
+from openmemd.index import tiktoken_offline
 from openmemd.index.chunking import Chunk, chunk_ids, chunk_text
+from openmemd.index.report import FTS_ONLY_MODEL, Progress, SyncReport, VectorTarget
 from openmemd.index.scan import (
     FileContent,
     FileEntry,
@@ -34,72 +31,21 @@ from openmemd.index.scan import (
 )
 from openmemd.index.sessions import render_session
 from openmemd.index.skips import SkipMemo, is_per_file
+from openmemd.index.vector_fill import VectorFill
 from openmemd.log import get_logger
-from openmemd.search.tokens import fts_index_text
 from openmemd.store import file_state, queries
-from openmemd.store.db import Connection, VectorSupport, write_transaction
+from openmemd.store.db import Connection, VectorSupport
 from openmemd.store.file_state import FileSignature
 from openmemd.store.queries import EMPTY_EMBEDDING, ChunkRow
-from openmemd.store.schema import ensure_vec_table
+from openmemd.text.tokens import fts_index_text
 
 log = get_logger(__name__)
 
-FTS_ONLY_MODEL = "fts-only"
-
-# Reports progress: (phase, done, total). Phase is "files" or "vectors".
-Progress = Callable[[str, int, int], None]
+# Re-exported: callers import what a sync reports from here.
+__all__ = ["FTS_ONLY_MODEL", "IndexSync", "Progress", "SyncReport", "VectorTarget"]
 
 
-@dataclass
-class SyncReport:
-    scanned: int = 0
-    indexed: int = 0
-    unchanged: int = 0
-    deleted: int = 0
-    chunks: int = 0
-    vectors_embedded: int = 0
-    vectors_from_cache: int = 0
-    vectors_pending: int = 0
-    reindexed: bool = False
-    seconds: float = 0.0
-    skipped: list[ScanIssue] = field(default_factory=list)
-    warnings: list[ScanIssue] = field(default_factory=list)
-
-    def merge(self, other: SyncReport) -> None:
-        for name in ("scanned", "indexed", "unchanged", "deleted", "chunks", "vectors_embedded",
-                     "vectors_from_cache"):
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-        self.vectors_pending = other.vectors_pending
-        self.skipped += other.skipped
-        self.warnings += other.warnings
-
-    def to_dict(self) -> dict:
-        return {
-            "scanned": self.scanned, "indexed": self.indexed, "unchanged": self.unchanged,
-            "deleted": self.deleted, "chunks": self.chunks,
-            "vectorsEmbedded": self.vectors_embedded, "vectorsFromCache": self.vectors_from_cache,
-            "vectorsPending": self.vectors_pending, "reindexed": self.reindexed,
-            "seconds": round(self.seconds, 3),
-            "skipped": [{"path": i.path, "reason": i.reason} for i in self.skipped],
-            "warnings": [{"path": i.path, "reason": i.reason} for i in self.warnings],
-        }
-
-
-@dataclass(frozen=True)
-class VectorTarget:
-    """Where vectors come from and how they are keyed in the cache."""
-
-    provider: object  # EmbeddingProvider
-    pool: object  # EmbeddingPool
-    cache_enabled: bool
-    batch_size: int
-
-    @property
-    def model(self) -> str:
-        return self.provider.model  # type: ignore[attr-defined]
-
-
-class Indexer:
+class IndexSync(VectorFill):
     def __init__(self, conn: Connection, vec: VectorSupport, scope: ScanScope, *,
                  chunk_tokens: int, chunk_overlap: int, vectors: VectorTarget | None,
                  files_mirror: dict[str, FileSignature] | None = None) -> None:
@@ -110,7 +56,7 @@ class Indexer:
         self.chunk_overlap = chunk_overlap
         self.vectors = vectors
         self.model = vectors.model if vectors else FTS_ONLY_MODEL
-        self._encoding = tokenizer.get_encoding()
+        self._encoding = tiktoken_offline.get_encoding()
         self._vec_ready = False  # chunks_vec checked/created once per indexer
         # The single writer's copy of the `files` table, kept across syncs by its owner so a
         # no-op sync does not re-read every row; updated only after each commit.
@@ -292,111 +238,3 @@ class Indexer:
 
         self._write(write)
         self._mirror(path, None)
-
-    def _write(self, fn: Callable[[], None]) -> None:
-        with write_transaction(self.conn):
-            fn()
-
-    # -- phase 2 -------------------------------------------------------------------------------
-    def _cached_vectors(self, hashes: set[str]) -> dict[str, np.ndarray]:
-        v = self.vectors
-        if v is None or not v.cache_enabled or not hashes:
-            return {}
-        p = v.provider
-        return embed_cache.lookup(self.conn, p.id, p.model, p.provider_key,  # type: ignore[attr-defined]
-                                  sorted(hashes))
-
-    def _ensure_vec(self, dims: int) -> None:
-        if not self._vec_ready:
-            ensure_vec_table(self.conn, dims)
-            self._vec_ready = True
-
-    def pending_vectors(self) -> int:
-        if self.vectors is None:
-            return 0
-        return queries.count_pending_vectors(self.conn, self.model)
-
-    def fill_vectors(self, *, progress: Progress | None = None,
-                     should_stop: Callable[[], bool] | None = None,
-                     page_size: int = 256) -> SyncReport:
-        """Embed every chunk that has no vector yet; return what was done and what is left."""
-        report = SyncReport()
-        v = self.vectors
-        if v is None:
-            return report
-        total = queries.count_pending_vectors(self.conn, self.model)
-        done = 0
-        stopped = False
-
-        def advance(count: int) -> None:  # after every batch: a page can take minutes
-            nonlocal done
-            done += count
-            if progress is not None:
-                progress("vectors", done, max(total, done))
-
-        if progress is not None and total:
-            progress("vectors", 0, total)  # starts the clock of the rate
-        while not stopped:
-            # Every chunk of a page gets its vector before the next page is read, so the
-            # next page is simply the next LIMIT of chunks still without one.
-            page = queries.pending_vectors(self.conn, self.model, page_size)
-            if not page:
-                break
-            by_hash: dict[str, list[str]] = {}
-            texts: dict[str, str] = {}
-            for cid, h, text in page:
-                by_hash.setdefault(h, []).append(cid)
-                texts[h] = text
-            cached = self._cached_vectors(set(by_hash))
-            if cached:
-                self._write(lambda c=cached, b=by_hash: self._store_vectors(c, b, cache_it=False))
-                report.vectors_from_cache += sum(len(by_hash[h]) for h in cached)
-                advance(sum(len(by_hash[h]) for h in cached))
-            misses = [h for h in by_hash if h not in cached]
-            # Two batches in flight: the pool embeds one while this thread writes the other.
-            in_flight: deque[tuple[list[str], Future]] = deque()
-            for i in range(0, len(misses), v.batch_size):
-                if should_stop is not None and should_stop():
-                    stopped = True
-                    break
-                batch = misses[i:i + v.batch_size]
-                in_flight.append((batch, v.pool.submit([texts[h] for h in batch])))  # type: ignore[attr-defined]
-                if len(in_flight) >= 2:
-                    written = self._write_batch(*in_flight.popleft(), by_hash)
-                    report.vectors_embedded += written
-                    advance(written)
-            while in_flight:
-                batch, future = in_flight.popleft()
-                if stopped and future.cancel():
-                    continue  # not started yet: left pending for the next fill
-                # started (or done): finish and keep it, nothing embedded is thrown away
-                written = self._write_batch(batch, future, by_hash)
-                report.vectors_embedded += written
-                advance(written)
-        report.vectors_pending = queries.count_pending_vectors(self.conn, self.model)
-        return report
-
-    def _write_batch(self, batch: list[str], future: Future, by_hash: dict[str, list[str]]
-                     ) -> int:
-        matrix = future.result()
-        vectors = {h: matrix[j] for j, h in enumerate(batch)}
-        self._write(lambda: self._store_vectors(vectors, by_hash, cache_it=True))
-        return sum(len(by_hash[h]) for h in batch)
-
-    def _store_vectors(self, vectors: dict[str, np.ndarray], by_hash: dict[str, list[str]],
-                       *, cache_it: bool) -> None:
-        v = self.vectors
-        assert v is not None
-        now_ms = int(time.time() * 1000)
-        for h, vector in vectors.items():
-            as_json = embed_cache.vector_to_json(vector)
-            blob = None
-            if self.vec.available:
-                self._ensure_vec(len(vector))
-                blob = embed_cache.vector_to_blob(vector)
-            for cid in by_hash[h]:
-                queries.set_embedding(self.conn, cid, as_json, blob)
-        if cache_it and v.cache_enabled:
-            p = v.provider
-            embed_cache.store(self.conn, p.id, p.model, p.provider_key,  # type: ignore[attr-defined]
-                              list(vectors.items()), now_ms)

@@ -18,8 +18,8 @@ from collections.abc import Sequence
 
 from openmemd.search.derived import SQL_NOT_DERIVED
 from openmemd.search.results import LegHit
-from openmemd.search.tokens import QueryTerms, build_match, covered_terms
 from openmemd.store.db import Connection, OperationalError
+from openmemd.text.tokens import QueryTerms, build_match, covered_terms
 
 MAX_CANDIDATES = 200
 # How strongly coverage scales relevance: relevance × word_coverage ** COVERAGE_EXPONENT

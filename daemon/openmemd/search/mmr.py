@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 
-from openmemd.search.tokens import CJK_RUN, cjk_ngrams
+from openmemd.text.tokens import CJK_RUN, cjk_ngrams
 
 _ASCII_WORD = re.compile(r"[a-z0-9_]+")
 

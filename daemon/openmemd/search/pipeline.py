@@ -53,11 +53,11 @@ from openmemd.search.scoring import (
     weighted_fusion,
 )
 from openmemd.search.snippets import citation, make_snippet
-from openmemd.search.tokens import QueryTerms, query_terms, text_units
 from openmemd.search.vector import MatrixCache, similarities_for, vector_search
 from openmemd.store.db import Connection, VectorSupport
+from openmemd.store.queries import FTS_ONLY_MODEL
+from openmemd.text.tokens import QueryTerms, query_terms, text_units
 
-FTS_ONLY_MODEL = "fts-only"
 RELAXED_MIN_COVERAGE = 0.5  # share of query terms a keyword hit needs for the relaxed fallback
 
 

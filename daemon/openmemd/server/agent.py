@@ -13,17 +13,17 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 from typing import Any
 
+from openmemd.api import PROBE_QUERY
 from openmemd.config import Settings
 from openmemd.errors import OpenmemdError, UnavailableError
 from openmemd.log import get_logger
 from openmemd.server import openclaw_side
-from openmemd.server.indexer import Indexer
 from openmemd.server.util import iso
 from openmemd.server.watcher import STATE_RUNNING, Watcher
+from openmemd.server.writer import IndexWriter
 
 log = get_logger(__name__)
 
-PROBE_QUERY = "openmemd health probe"
 IndexOpener = Callable[[Settings, str], Any]
 
 
@@ -37,12 +37,10 @@ def open_memory_index(settings: Settings, agent_id: str) -> Any:
 def run_dreaming(workspace: Path, settings: Settings, phase: str, dry_run: bool) -> dict:
     """The dreaming sweep for one workspace (the hook the `dream` op and the cron job call)."""
     try:
-        from openmemd.dreaming.sweep import run_sweep
+        from openmemd.api.dreams import dream
     except ImportError as exc:
         raise UnavailableError(f"dreaming is not available in this build ({exc})") from None
-    phases = ("light", "rem", "deep") if phase == "all" else (phase,)
-    result = run_sweep(workspace, settings.dreaming, phases=phases, dry_run=dry_run)
-    return result.to_dict() if hasattr(result, "to_dict") else dict(result)
+    return dream(workspace, settings.dreaming, phase, dry_run)
 
 
 class AgentRuntime:
@@ -56,7 +54,7 @@ class AgentRuntime:
         self._dreamer = dreamer
         self._force_polling = force_polling
         self.index: Any = None
-        self.indexer: Indexer | None = None
+        self.indexer: IndexWriter | None = None
         self.watcher: Watcher | None = None
         self.sessions_watcher: Watcher | None = None  # OpenClaw's transcripts folder
         self.error: str | None = None
@@ -76,7 +74,7 @@ class AgentRuntime:
     def start(self) -> None:
         if self.index is None:
             return
-        self.indexer = Indexer(self.index, name=self.agent_id)
+        self.indexer = IndexWriter(self.index, name=self.agent_id)
         self.indexer.start()
         if hasattr(self.index, "on_damage"):  # a reader that meets a damaged index asks here
             indexer = self.indexer

@@ -1,8 +1,8 @@
 """One daemon per endpoint: an flock(2)-held lock file that records the owner's PID.
 
 The kernel releases an flock when its process dies, however it dies, so a lock file left by a
-crash is never "held": the next daemon takes it and overwrites the stale PID. The PID in the
-file only serves the error message of a second instance.
+crash is never "held": the next daemon takes it and overwrites the stale PID (openmemd.locks).
+The PID in the file only serves the error message of a second instance.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import fcntl
 import os
 from pathlib import Path
 
+from openmemd import locks
 from openmemd.errors import OpenmemdError
 
 
@@ -30,23 +31,20 @@ class PidLock:
 
     def acquire(self, what: str = "") -> None:
         """Take the lock or raise AlreadyRunning naming the holder's PID."""
-        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        locks.private_parent(self.path)
+        fd = locks.open_lock_file(self.path, cloexec=True)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+            taken = locks.try_lock(fd)
+        except OSError:
+            os.close(fd)
+            raise
+        if not taken:
             pid = _read_pid(fd)
             os.close(fd)
             who = f"pid {pid}" if pid else "another process"
             raise AlreadyRunning(f"openmemd is already running ({who}) {what}; lock file "
-                                 f"{self.path}".replace("  ", " "), pid) from None
-        except OSError:
-            os.close(fd)
-            raise
-        # Ours now; whatever PID was in the file belonged to a process that is gone.
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
-        os.fsync(fd)
+                                 f"{self.path}".replace("  ", " "), pid)
+        locks.record_pid(fd, sync=True)
         self._fd = fd
 
     def release(self) -> None:
@@ -72,11 +70,8 @@ class PidLock:
 
 
 def _read_pid(fd: int) -> int | None:
-    try:
-        data = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
-        return int(data) if data.isdigit() else None
-    except OSError:
-        return None
+    data = locks.recorded_pid(fd, 32)
+    return int(data) if data.isdigit() else None
 
 
 def holder_pid(path: str | os.PathLike[str]) -> int | None:

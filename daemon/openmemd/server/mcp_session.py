@@ -16,7 +16,7 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 from mcp.server.stdio import stdio_server
 
 from openmemd.log import get_logger
-from openmemd.mcp_server import _status_summary, build_server
+from openmemd.server.mcp_tools import build_server, status_summary
 from openmemd.server.protocol import StatusRequest
 
 log = get_logger(__name__)
@@ -36,7 +36,7 @@ class DaemonBackend:
         if isinstance(request, StatusRequest):
             reply = self._status(request)
             st = (reply.get("agents") or {}).get(self.agent) or {}
-            return _status_summary(st, reply.get("health", "unknown"),
+            return status_summary(st, reply.get("health", "unknown"),
                                    reply.get("problems", []), mode="daemon",
                                    daemon={"pid": reply.get("pid"),
                                            "endpoint": reply.get("endpoint")})

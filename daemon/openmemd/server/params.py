@@ -13,14 +13,13 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from openmemd.config import SOURCES
+from openmemd.config import PHASE_CHOICES, SOURCES
 from openmemd.errors import BadRequestError
 
 MAX_QUERY_BYTES = 4096
 MAX_PATH_BYTES = 4096
 MAX_RESULTS = 200
 MAX_LINE = 2**31 - 1
-PHASES = ("light", "rem", "deep", "all")
 _AGENT_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
@@ -132,9 +131,9 @@ def sources(value: Any) -> tuple[str, ...]:
 
 
 def phase(value: Any) -> str:
-    if not isinstance(value, str) or value not in PHASES:
+    if not isinstance(value, str) or value not in PHASE_CHOICES:
         shown = repr(value[:32]) if isinstance(value, str) else kind(value)
-        raise ParamError("phase", f"must be one of {', '.join(PHASES)}; got {shown}")
+        raise ParamError("phase", f"must be one of {', '.join(PHASE_CHOICES)}; got {shown}")
     return value
 
 

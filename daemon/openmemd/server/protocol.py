@@ -21,16 +21,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from openmemd.config import DEFAULT_AGENT
+from openmemd.errors import OpenmemdError
 from openmemd.server import params
 
 # The limits stay importable from the protocol, where clients look for them.
-from openmemd.server.params import MAX_PATH_BYTES, MAX_QUERY_BYTES, PHASES  # noqa: F401
+from openmemd.server.params import MAX_PATH_BYTES, MAX_QUERY_BYTES  # noqa: F401
 
 OPS = ("ping", "status", "search", "get", "sync", "dream", "add")
 ERROR_CODES = ("bad_request", "not_found", "forbidden", "unavailable", "internal")
 
 
-class ProtocolError(Exception):
+class ProtocolError(OpenmemdError):
+    """A request refused at the edge; `code` is one of ERROR_CODES."""
+
     def __init__(self, code: str, message: str, req_id: str | int | None = None) -> None:
         super().__init__(message)
         self.code = code

@@ -10,6 +10,8 @@ from openmemd.store.db import Connection
 from openmemd.store.schema import has_vec_table
 
 EMPTY_EMBEDDING = "[]"
+# The `model` of chunks indexed without an embedding provider (keyword-only).
+FTS_ONLY_MODEL = "fts-only"
 
 
 class StoredFile(NamedTuple):

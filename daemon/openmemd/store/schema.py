@@ -1,7 +1,7 @@
 """The index schema: OpenClaw's six tables, same names and columns, plus migrations.
 
 `chunks_fts.text` holds the chunk text prepared for keyword search (CJK runs expanded into
-bigrams, see `openmemd.search.tokens`), so Chinese, Japanese and Korean are searchable with the
+bigrams, see `openmemd.text.tokens`), so Chinese, Japanese and Korean are searchable with the
 word tokenizer; `chunks.text` is always the original text.
 """
 

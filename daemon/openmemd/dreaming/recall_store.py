@@ -27,7 +27,7 @@ from .clock import as_utc, iso_z, normalize_day
 from .concepts import MAX_CONCEPT_TAGS, derive_concept_tags
 from .layout import STORE_PATH, normalize_memory_path
 from .markdown_io import workspace_target, write_json
-from .snippets import normalize_snippet
+from .snippet_filter import normalize_snippet
 
 log = logging.getLogger("openmemd.dreaming")
 

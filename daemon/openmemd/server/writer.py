@@ -53,7 +53,7 @@ def _report_dict(report: Any) -> Any:
     return report.to_dict() if hasattr(report, "to_dict") else report
 
 
-class Indexer:
+class IndexWriter:
     def __init__(self, index: WritableIndex, *, name: str = "main", max_paths: int = 10_000,
                  batch_size: int = 64, max_jobs: int = 64) -> None:
         self._index = index

@@ -1,36 +1,24 @@
 """Typed settings: defaults < TOML file < environment < command-line flags.
 
 Every setting is a field of a frozen dataclass with its bounds in the field metadata, so the
-file format, validation and documentation come from one place. Validation happens here, at the
-edge; code below trusts a `Settings` object.
+file format, validation and documentation come from one place. Validation happens at the edge
+(loading.py); code below trusts a `Settings` object.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import os
-import sys
-import types
-import typing
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
-
 from openmemd import paths
-from openmemd.settings_layers import Loaded, toml_hint  # openclaw.json < file < env < flags
+from openmemd.errors import ConfigError
 
 DEFAULT_AGENT = "main"
 SOURCES = ("memory", "sessions")
-
-
-class ConfigError(ValueError):
-    """A setting is unknown, of the wrong type or out of range. The message names key and file."""
+# Dreaming's phases in run order (one [dreaming.<phase>] table each); "all" runs them all.
+PHASES = ("light", "rem", "deep")
+PHASE_CHOICES = (*PHASES, "all")
 
 
 def _opt(default: Any, help: str, *, min: float | None = None, max: float | None = None,
@@ -239,164 +227,3 @@ class Settings:
 
     def index_path(self, agent_id: str = DEFAULT_AGENT) -> Path:
         return self.state_path() / "memory" / f"{agent_id}.sqlite"
-
-
-# -- loading ------------------------------------------------------------------------------------
-
-_TOML_ALIASES = {"lambda": "lambda_"}
-ENV_VARS = {"OPENMEMD_WORKSPACE": "workspace", "OPENMEMD_STATE_DIR": "state_dir",
-            "OPENMEMD_ENDPOINT": "server.endpoint"}
-
-
-def load_settings(config_file: str | os.PathLike[str] | None = None, *,
-                  env: Mapping[str, str] | None = None,
-                  overrides: Mapping[str, Any] | None = None) -> Settings:
-    """Build settings from defaults, a TOML file, the environment and flag overrides.
-
-    `config_file` None means `$OPENMEMD_CONFIG`, else the platform config file if it exists.
-    `overrides` maps dotted keys (``"query.max_results"``) to values; None values are ignored.
-    """
-    env = os.environ if env is None else env
-    explicit = config_file is not None or bool(env.get("OPENMEMD_CONFIG"))
-    path = Path(config_file or env.get("OPENMEMD_CONFIG") or paths.config_file()).expanduser()
-    data: dict[str, Any] = {}
-    if path.is_file():
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"{path}: not valid TOML: {exc}{toml_hint(path)}") from None
-        except OSError as exc:
-            raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
-    elif explicit:
-        raise ConfigError(f"{path}: config file not found")
-    source = str(path) if path.is_file() else "defaults"
-    loaded = Loaded.collect(env, (source, data), ENV_VARS, overrides or {},
-                            lambda raw, src: _build(Settings, raw, "", src))
-    settings = dataclasses.replace(loaded.settings, config_file=str(path) if path.is_file()
-                                   else "", loaded=loaded)
-    _check_cross_fields(settings, source)
-    return settings
-
-
-def default_settings() -> Settings:
-    return Settings()
-
-
-def _set_dotted(data: dict[str, Any], dotted: str, value: Any) -> None:
-    *parents, leaf = dotted.split(".")
-    node = data
-    for part in parents:
-        node = node.setdefault(part, {})
-    node[leaf] = value
-
-
-def _build(cls: type, data: Any, prefix: str, source: str) -> Any:
-    if not isinstance(data, dict):
-        raise ConfigError(f"{source}: [{prefix.rstrip('.')}] must be a table")
-    fields = {f.name: f for f in dataclasses.fields(cls) if not f.metadata.get("internal")}
-    hints = typing.get_type_hints(cls)
-    kwargs: dict[str, Any] = {}
-    for raw_key, value in data.items():
-        key = _TOML_ALIASES.get(raw_key, raw_key)
-        name = f"{prefix}{raw_key}"
-        if key not in fields:
-            raise ConfigError(f"{source}: unknown setting {name!r}")
-        kwargs[key] = _convert(fields[key], hints[key], value, name, source)
-    return cls(**kwargs)
-
-
-def _convert(f: dataclasses.Field, hint: Any, value: Any, name: str, source: str) -> Any:
-    if dataclasses.is_dataclass(hint):
-        return _build(hint, value, f"{name}.", source)
-    if f.name == "agents":
-        if not isinstance(value, dict):
-            raise ConfigError(f"{source}: [agents] must be a table of [agents.<id>] tables")
-        agents = {}
-        for agent_id, agent_data in value.items():
-            if not agent_id or not all(c.isalnum() or c in "-_" for c in agent_id):
-                raise ConfigError(f"{source}: agent id {agent_id!r} must be letters, digits, "
-                                  "- or _")
-            agents[agent_id] = _build(AgentSettings, agent_data, f"agents.{agent_id}.", source)
-        return agents
-    if hint in (list, typing.List) or typing.get_origin(hint) is list:  # noqa: UP006
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise ConfigError(f"{source}: {name!r} must be a list of strings, got {value!r}")
-        if f.name == "sources":
-            bad = [v for v in value if v not in SOURCES]
-            if bad or not value:
-                raise ConfigError(f"{source}: {name!r} must be a non-empty list of "
-                                  f"{', '.join(SOURCES)}; got {value!r}")
-        return list(value)
-    meta = f.metadata
-    if hint is bool:
-        if isinstance(value, str) and value.lower() in ("true", "false", "1", "0", "yes", "no"):
-            value = value.lower() in ("true", "1", "yes")
-        if not isinstance(value, bool):
-            raise ConfigError(f"{source}: {name!r} must be true or false, got {value!r}")
-        return value
-    if hint in (int, float):
-        if isinstance(value, str):
-            try:
-                value = hint(value)
-            except ValueError:
-                raise ConfigError(f"{source}: {name!r} must be a number, got {value!r}") from None
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ConfigError(f"{source}: {name!r} must be a number, got {value!r}")
-        if hint is int and isinstance(value, float):
-            if not value.is_integer():
-                raise ConfigError(f"{source}: {name!r} must be a whole number, got {value!r}")
-            value = int(value)
-        value = hint(value)
-        if value != value:  # NaN
-            raise ConfigError(f"{source}: {name!r} must be a number, got nan")
-        lo, hi = meta.get("min"), meta.get("max")
-        if (lo is not None and value < lo) or (hi is not None and value > hi):
-            raise ConfigError(f"{source}: {name!r} = {value!r} is out of range [{lo}, {hi}]")
-        return value
-    if hint is str or (isinstance(hint, types.UnionType) and str in typing.get_args(hint)):
-        if not isinstance(value, (str, os.PathLike)):
-            raise ConfigError(f"{source}: {name!r} must be a string, got {value!r}")
-        value = os.fspath(value)
-        choices = meta.get("choices")
-        if choices and value not in choices:
-            raise ConfigError(f"{source}: {name!r} must be one of {', '.join(choices)}; "
-                              f"got {value!r}")
-        return value
-    raise ConfigError(f"{source}: {name!r} has an unsupported type")  # pragma: no cover
-
-
-def _check_cross_fields(s: Settings, source: str) -> None:
-    if s.chunking.overlap >= s.chunking.tokens:
-        raise ConfigError(f"{source}: 'chunking.overlap' ({s.chunking.overlap}) must be smaller "
-                          f"than 'chunking.tokens' ({s.chunking.tokens})")
-    if s.dreaming.timezone:
-        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-        try:
-            ZoneInfo(s.dreaming.timezone)
-        except (ZoneInfoNotFoundError, ValueError):
-            raise ConfigError(f"{source}: 'dreaming.timezone' = {s.dreaming.timezone!r} is not "
-                              "a known IANA timezone") from None
-    parts = s.dreaming.frequency.split()
-    if len(parts) != 5:
-        raise ConfigError(f"{source}: 'dreaming.frequency' = {s.dreaming.frequency!r} must be a "
-                          "5-field cron expression, e.g. '0 3 * * *'")
-
-
-def describe() -> list[tuple[str, Any, str]]:
-    """(dotted key, default, help) for every setting: used by the README and `--help`."""
-    rows: list[tuple[str, Any, str]] = []
-
-    def walk(cls: type, prefix: str) -> None:
-        hints = typing.get_type_hints(cls)
-        inst = cls()
-        for f in dataclasses.fields(cls):
-            if f.metadata.get("internal"):
-                continue
-            key = "lambda" if f.name == "lambda_" else f.name
-            if dataclasses.is_dataclass(hints[f.name]):
-                walk(hints[f.name], f"{prefix}{key}.")
-            else:
-                rows.append((f"{prefix}{key}", getattr(inst, f.name), f.metadata.get("help", "")))
-
-    walk(Settings, "")
-    return rows

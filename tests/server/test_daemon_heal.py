@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
+from daemon_harness import Daemon, make_daemon
 from helpers import wait_for
 from openmemd.client import RemoteInternal, RemoteUnavailable
 from openmemd.store import db
-from test_daemon_e2e import Daemon, make_daemon
 
 NOTE = "The launch codeword is pelican.\n"
 

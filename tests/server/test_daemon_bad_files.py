@@ -9,8 +9,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from daemon_harness import DEBOUNCE_MS, Daemon, make_daemon
 from helpers import wait_for
-from test_daemon_e2e import DEBOUNCE_MS, Daemon, make_daemon
 
 CONFIG = (f'sources = ["memory", "sessions"]\n[embedding]\nprovider = "none"\n'
           f'[sync]\nwatch_debounce_ms = {DEBOUNCE_MS}\n')

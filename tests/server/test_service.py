@@ -9,7 +9,7 @@ import pytest
 
 from openmemd.server import service
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_repo_files_match_the_templates() -> None:

@@ -9,105 +9,17 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
-import socket
-import subprocess
-import sys
 import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 import zmq
 
+from daemon_harness import DEBOUNCE_MS, Daemon, make_daemon
 from helpers import wait_for
-from openmemd.client import Client, DaemonNotRunning
-
-DEBOUNCE_MS = 100
-
-
-@dataclass
-class Daemon:
-    root: Path
-    workspace: Path
-    config: Path
-    endpoint: str
-    proc: subprocess.Popen[str] | None = None
-    env: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def socket_path(self) -> Path:
-        return Path(self.endpoint[len("ipc://"):])
-
-    def args(self, *extra: str) -> list[str]:
-        return [sys.executable, "-m", "openmemd", *extra, "--config", str(self.config),
-                "--workspace", str(self.workspace), "--state-dir", str(self.root / "state")]
-
-    def start(self, extra_env: dict[str, str] | None = None, wait: bool = True) -> None:
-        self.proc = subprocess.Popen(self.args("run", "--foreground"), env={
-            **self.env, **(extra_env or {})}, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            text=True)
-        if wait:
-            assert wait_for(self.ready, 60), self.stop_and_logs()
-
-    def ready(self) -> bool:
-        assert self.proc is not None
-        if self.proc.poll() is not None:
-            raise AssertionError(f"daemon exited {self.proc.returncode}: "
-                                 f"{self.proc.stderr.read() if self.proc.stderr else ''}")
-        try:
-            with Client(self.endpoint, timeout=0.5) as c:
-                c.ping()
-            return True
-        except DaemonNotRunning:
-            return False
-
-    def client(self, timeout: float = 10.0) -> Client:
-        return Client(self.endpoint, timeout=timeout)
-
-    def cli(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(self.args(*args), env=self.env, capture_output=True, text=True,
-                              timeout=timeout)
-
-    def stop(self, sig: int = signal.SIGTERM, timeout: float = 15) -> int:
-        assert self.proc is not None
-        if self.proc.poll() is None:
-            self.proc.send_signal(sig)
-        return self.proc.wait(timeout)
-
-    def stop_and_logs(self) -> str:
-        if self.proc is None:
-            return ""
-        if self.proc.poll() is None:
-            self.proc.kill()
-        out, err = self.proc.communicate(timeout=10)
-        return f"stdout:\n{out}\nstderr:\n{err[-4000:]}"
-
-
-
-
-def make_daemon(config: str = "") -> Iterator[Daemon]:
-    root = Path(tempfile.mkdtemp(dir="/tmp", prefix="ome"))
-    ws = root / "ws"
-    (ws / "memory").mkdir(parents=True)
-    cfg = root / "config.toml"
-    cfg.write_text(config or f'[embedding]\nprovider = "none"\n[sync]\n'
-                   f'watch_debounce_ms = {DEBOUNCE_MS}\n', encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENMEMD_", "NOTIFY_",
-                                                                     "WATCHDOG_"))}
-    endpoint = f"ipc://{root}/d.sock"
-    env["OPENMEMD_ENDPOINT"] = endpoint
-    d = Daemon(root, ws, cfg, endpoint, env=env)
-    try:
-        yield d
-    finally:
-        if d.proc is not None and d.proc.poll() is None:
-            d.proc.kill()
-            d.proc.wait(10)
-        shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.fixture
@@ -351,132 +263,6 @@ def test_sixteen_concurrent_clients(running: Daemon) -> None:
     for t in threads:
         t.join(60)
     assert not errors, errors[:3]
-
-
-# -- lifecycle -----------------------------------------------------------------------------------
-
-def test_sigterm_exits_zero_and_removes_the_socket(daemon: Daemon) -> None:
-    daemon.start()
-    assert daemon.socket_path.exists()
-    started = time.monotonic()
-    assert daemon.stop(signal.SIGTERM) == 0
-    assert time.monotonic() - started < 10
-    assert not daemon.socket_path.exists()
-    with pytest.raises(DaemonNotRunning):
-        Client(daemon.endpoint, timeout=0.5).ping()
-
-
-def test_sigint_exits_zero(daemon: Daemon) -> None:
-    daemon.start()
-    assert daemon.stop(signal.SIGINT) == 0
-
-
-def test_second_instance_is_refused(daemon: Daemon) -> None:
-    daemon.start()
-    second = subprocess.run(daemon.args("run", "--foreground"), env=daemon.env,
-                            capture_output=True, text=True, timeout=60)
-    assert second.returncode == 1
-    assert "already running" in second.stderr and str(daemon.proc.pid) in second.stderr
-    with daemon.client() as c:  # the first one is unharmed
-        assert c.ping()["pid"] == daemon.proc.pid
-    assert daemon.stop() == 0
-
-
-def test_stale_socket_is_replaced(daemon: Daemon) -> None:
-    stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    stale.bind(str(daemon.socket_path))
-    stale.close()  # the file a crashed daemon leaves behind
-    with pytest.raises(DaemonNotRunning):
-        Client(daemon.endpoint, timeout=1).ping()
-    (daemon.socket_path.parent / (daemon.socket_path.name + ".lock")).write_text("999999\n")
-    daemon.start()
-    with daemon.client() as c:
-        assert c.ping()["pid"] == daemon.proc.pid
-    assert daemon.stop() == 0
-
-
-def test_crash_then_restart(daemon: Daemon) -> None:
-    daemon.start()
-    assert daemon.stop(signal.SIGKILL) == -signal.SIGKILL
-    daemon.start()  # lock released by the kernel, stale socket replaced
-    assert daemon.stop() == 0
-
-
-def test_status_exit_codes(daemon: Daemon) -> None:
-    not_running = daemon.cli("status")
-    assert not_running.returncode == 2, not_running.stderr
-    daemon.start()
-    assert wait_for(lambda: daemon.cli("status").returncode == 0, 30)
-    st = daemon.cli("status", "--json", "--deep")
-    assert st.returncode == 0, st.stdout + st.stderr
-    data = json.loads(st.stdout)
-    main = data["agents"]["main"]
-    assert data["health"] == "healthy" and data["problems"] == []
-    assert main["watcher"].startswith("running") and main["queueDepth"] == 0
-    assert main["probe"]["ok"] is True
-    assert data["scheduler"]["jobs"]["dreaming"] and main["reconcile"]["next"]
-    assert data["rssBytes"] > 0 and data["pid"] == daemon.proc.pid
-    assert daemon.stop() == 0
-
-
-def test_status_degraded_when_an_agent_is_broken(daemon: Daemon) -> None:
-    daemon.config.write_text(
-        f'[embedding]\nprovider = "none"\n[sync]\nwatch_debounce_ms = {DEBOUNCE_MS}\n'
-        f'[agents.broken]\nworkspace = "{daemon.root}/missing"\n', encoding="utf-8")
-    daemon.start()
-    st = daemon.cli("status", "--json")
-    assert st.returncode == 1, st.stdout + st.stderr
-    data = json.loads(st.stdout)
-    assert data["health"] == "degraded"
-    assert any(p.startswith("broken:") for p in data["problems"])
-    with daemon.client() as c:
-        with pytest.raises(Exception) as info:
-            c.search("x", agent="broken")
-        assert getattr(info.value, "code", "") == "unavailable"
-    assert daemon.stop() == 0
-
-
-def test_sighup_reloads_the_config(daemon: Daemon) -> None:
-    daemon.start()
-    with daemon.client() as c:
-        before = c.status()["agents"]["main"]["watch"]["debounceMs"]
-    assert before == DEBOUNCE_MS
-    daemon.config.write_text('[embedding]\nprovider = "none"\n[sync]\nwatch_debounce_ms = 321\n',
-                             encoding="utf-8")
-    daemon.proc.send_signal(signal.SIGHUP)
-
-    def reloaded() -> bool:
-        with daemon.client() as c:
-            return c.status()["agents"]["main"]["watch"]["debounceMs"] == 321
-    assert wait_for(reloaded)
-    assert daemon.stop() == 0
-
-
-def test_systemd_notify_ready_and_watchdog(daemon: Daemon) -> None:
-    path = daemon.root / "notify"
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-    sock.bind(str(path))
-    sock.settimeout(30)
-    try:
-        daemon.start({"NOTIFY_SOCKET": str(path), "WATCHDOG_USEC": "1000000"}, wait=False)
-        messages: list[str] = []
-        while not any(m == "WATCHDOG=1" for m in messages):
-            messages.append(sock.recv(4096).decode())
-        ready = [m for m in messages if m.startswith("READY=1")]
-        assert ready, messages
-        assert messages.index(ready[0]) < messages.index("WATCHDOG=1")
-        assert daemon.ready()  # READY was sent once it serves
-        assert daemon.stop() == 0
-        rest = []
-        sock.settimeout(2)
-        try:
-            while True:
-                rest.append(sock.recv(4096).decode())
-        except TimeoutError:
-            pass
-        assert "STOPPING=1" in rest
-    finally:
-        sock.close()
 
 
 # -- the real default model ----------------------------------------------------------------------

@@ -15,17 +15,17 @@ from openmemd.dreaming.diary import insert_entry
 from openmemd.dreaming.ingest import build_chunks, strip_managed_blocks
 from openmemd.dreaming.layout import is_short_term_path
 from openmemd.dreaming.memory_md import clean_text, extract_markers, truncate_text
-from openmemd.dreaming.recall import hash_query
-from openmemd.dreaming.rehydrate import relocate
-from openmemd.dreaming.scoring import (
+from openmemd.dreaming.promotion_score import (
     consolidation_component,
     evaluate,
     organic_evidence,
     phase_boost,
 )
-from openmemd.dreaming.snippets import is_unpromotable, looks_like_dreaming_output
+from openmemd.dreaming.recall import hash_query
+from openmemd.dreaming.recall_store import RecallEntry
+from openmemd.dreaming.rehydrate import relocate
+from openmemd.dreaming.snippet_filter import is_unpromotable, looks_like_dreaming_output
 from openmemd.dreaming.state import PhaseSignal
-from openmemd.dreaming.store import RecallEntry
 
 UTC = timezone.utc
 NOW = datetime(2026, 4, 10, 12, tzinfo=UTC)

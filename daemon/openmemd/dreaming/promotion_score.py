@@ -28,9 +28,9 @@ from openmemd.config import DeepPhaseSettings
 from .clock import days_between, parse_day, parse_iso
 from .layout import is_dreaming_output, is_short_term_path
 from .recall import DAILY_QUERY_PREFIX, SESSIONS_QUERY_PREFIX, hash_query
-from .snippets import is_unpromotable
+from .recall_store import RecallEntry, clamp01
+from .snippet_filter import is_unpromotable
 from .state import PhaseSignal
-from .store import RecallEntry, clamp01
 
 LIGHT_BOOST_MAX = 0.06
 REM_BOOST_MAX = 0.09

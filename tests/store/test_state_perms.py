@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from daemon_harness import Daemon, make_daemon
 from helpers import wait_for
-from test_daemon_e2e import Daemon, make_daemon
 
 
 @pytest.fixture

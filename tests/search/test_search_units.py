@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from openmemd.search import decay, mmr, scoring, snippets, tokens
+from openmemd.search import decay, mmr, scoring, snippets
+from openmemd.text import tokens
 
 # -- tokens --------------------------------------------------------------------------------------
 

@@ -9,8 +9,8 @@ import pytest
 
 from helpers import wait_for
 from openmemd.errors import UnavailableError
-from openmemd.server.indexer import Indexer
 from openmemd.server.watcher import Change
+from openmemd.server.writer import IndexWriter
 
 
 class FakeIndex:
@@ -66,7 +66,7 @@ class FakeIndex:
 @pytest.fixture
 def setup() -> Any:
     index = FakeIndex()
-    ix = Indexer(index, batch_size=3, max_paths=10)
+    ix = IndexWriter(index, batch_size=3, max_paths=10)
     ix.start()
     yield index, ix
     index.gate.set()
@@ -143,7 +143,7 @@ def test_jobs_run_on_the_writer_thread(setup: Any) -> None:
 def test_stop_abandons_a_long_reconcile_and_fails_waiters() -> None:
     index = FakeIndex()
     index.gate.clear()
-    ix = Indexer(index)
+    ix = IndexWriter(index)
     ix.start()
     running = ix.sync()
     assert wait_for(lambda: index.concurrent == 1)

@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 
 from openmemd.config import HybridSettings, MmrSettings, QuerySettings, TemporalDecaySettings
-from openmemd.search import keyword, tokens, vector
+from openmemd.search import keyword, vector
 from openmemd.search.pipeline import run_search
 from openmemd.store import db, schema
+from openmemd.text import tokens
 
 MODEL = "multilingual-e5-small"
 

@@ -15,7 +15,10 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from openmemd import paths
+from openmemd import locks, paths
+from openmemd.api.dreams import DreamingAccess
+from openmemd.api.rebuild import build_index
+from openmemd.api.status import index_status
 from openmemd.config import DEFAULT_AGENT, SOURCES, Settings, load_settings
 from openmemd.embed.base import EmbeddingError, ProviderDown
 from openmemd.embed.shared import ProviderHealth, QueryVectors, batch_size, pool_for, provider_for
@@ -24,8 +27,8 @@ from openmemd.index import identity as ident
 from openmemd.index import recovery, reindex
 from openmemd.index.healing import SelfHealing
 from openmemd.index.read import read_lines
-from openmemd.index.scan import ScanScope, classify, scan_workspace
-from openmemd.index.sync import FTS_ONLY_MODEL, Indexer, Progress, SyncReport, VectorTarget
+from openmemd.index.scan import ScanScope, classify
+from openmemd.index.sync import FTS_ONLY_MODEL, IndexSync, Progress, SyncReport, VectorTarget
 from openmemd.index.transcripts import sessions_location
 from openmemd.log import get_logger
 from openmemd.search import citations
@@ -42,7 +45,7 @@ MAX_QUERY_CHARS = 4096
 SearchResult = SearchHit
 
 
-class MemoryIndex(SelfHealing):
+class MemoryIndex(SelfHealing, DreamingAccess):
     """Search and maintain the index of one agent's Markdown memory."""
 
     def __init__(self, settings: Settings, workspace: Path, agent_id: str) -> None:
@@ -58,7 +61,7 @@ class MemoryIndex(SelfHealing):
         self._write_lock = threading.RLock()
         self._lock_fd: int | None = None
         self._writer: db.Connection | None = None
-        self._files_mirror: dict[str, Any] = {}  # see Indexer.files_mirror; reset with _writer
+        self._files_mirror: dict[str, Any] = {}  # see IndexSync.files_mirror; reset with _writer
         self._vec = db.VectorSupport(False, reason="not opened yet")
         self._local = threading.local()
         self._generation = 0  # bumped when the database file is swapped; readers reopen
@@ -140,32 +143,26 @@ class MemoryIndex(SelfHealing):
     def _acquire_lock_file(self) -> None:
         if self._lock_fd is not None:
             return
-        import fcntl
-
-        lock_path = f"{self.db_path}.lock"
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 64, 0).decode(errors="replace").strip()
+        fd = locks.open_lock_file(f"{self.db_path}.lock")
+        if not locks.try_lock(fd):
+            holder = locks.recorded_pid(fd)
             os.close(fd)
             raise IndexLockedError(
                 f"the index {self.db_path} is being written by another openmemd process"
                 f"{f' (pid {holder})' if holder else ''}; use the running daemon "
                 "(it answers these commands) or stop it first") from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        locks.record_pid(fd, newline=False)
         self._lock_fd = fd
         health.remove_leftovers(self.db_path)  # we hold the lock: no rebuild is running
 
-    def _indexer(self, conn: db.Connection, vec: db.VectorSupport) -> Indexer:
+    def _indexer(self, conn: db.Connection, vec: db.VectorSupport) -> IndexSync:
         vectors = None
         if self.provider is not None:
             vectors = VectorTarget(self.provider, pool_for(self.settings, self.provider),
                                    self.settings.cache.enabled,
                                    batch_size(self.settings, self.provider))
         mirror = self._files_mirror if conn is self._writer else None
-        return Indexer(conn, vec, self.scope, chunk_tokens=self.settings.chunking.tokens,
+        return IndexSync(conn, vec, self.scope, chunk_tokens=self.settings.chunking.tokens,
                        chunk_overlap=self.settings.chunking.overlap, vectors=vectors,
                        files_mirror=mirror)
 
@@ -239,25 +236,7 @@ class MemoryIndex(SelfHealing):
         result: dict[str, SyncReport] = {}
 
         def build(tmp: Path) -> None:
-            conn, vec = db.connect(tmp, check_same_thread=False)
-            try:
-                schema.ensure_schema(conn)
-                recovery.copy_cache_tolerant(conn, self.db_path)
-                schema.write_meta(conn, self.identity().to_meta())
-                indexer = self._indexer(conn, vec)
-                report = indexer.sync(force=True, progress=progress)
-                report.merge(indexer.fill_vectors(progress=progress) if fill_vectors
-                             else SyncReport(vectors_pending=indexer.pending_vectors()))
-                if self.settings.cache.enabled and self.settings.cache.max_entries:
-                    from openmemd.embed import cache as embed_cache
-
-                    with db.write_transaction(conn):
-                        embed_cache.prune(conn, self.settings.cache.max_entries)
-                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-                report.reindexed = True
-                result["report"] = report
-            finally:
-                conn.close()
+            result["report"] = build_index(self, tmp, progress, fill_vectors)
 
         old = self._writer
         try:
@@ -330,21 +309,6 @@ class MemoryIndex(SelfHealing):
             self._record(query, hits)
         return citations.apply(hits, self.settings.citations)  # after recording: raw snippets
 
-    def _record(self, query: str, results: list[SearchResult]) -> None:
-        try:
-            from openmemd.dreaming.recall import RecallHit, RecallRecorder
-        except ImportError:  # pragma: no cover - dreaming is part of the package
-            return
-        if self._recorder is None:
-            self._recorder = RecallRecorder(self.settings.dreaming.timezone)
-        self._recorder.submit(self.workspace, query, [
-            RecallHit(r.path, r.start_line, r.end_line, r.score, r.snippet, r.source)
-            for r in results])
-
-    def flush_recalls(self, timeout: float = 5.0) -> None:
-        if self._recorder is not None:
-            self._recorder.flush(timeout)
-
     def get(self, path: str, from_line: int | None = None, lines: int | None = None) -> dict:
         return read_lines(self.scope, path, from_line, lines)
 
@@ -390,69 +354,7 @@ class MemoryIndex(SelfHealing):
 
     # -- status ----------------------------------------------------------------------------------
     def status(self) -> dict[str, Any]:
-        on_disk = scan_workspace(self.scope)
-        info: dict[str, Any] = {
-            "agent": self.agent_id, "workspace": str(self.workspace), "dbPath": str(self.db_path),
-            "sources": list(self.settings.sources), "extraPaths": list(self.settings.extra_paths),
-            "provider": {
-                "requested": self.settings.embedding.provider,
-                "id": self.provider.id if self.provider else "none",
-                "model": self.model,
-                "dims": self._dims(probe=False),
-                "unavailableReason": (self.choice.unavailable_reason
-                                      or self.provider_health.error or None),
-            },
-            "searchMode": ("hybrid" if self.provider is not None
-                           and not self.provider_health.problem else "fts-only"),
-            "recovery": (self.recovery.to_dict(rebuilding=self.rebuilding)
-                         if self.recovery else None),
-            "files": {"onDisk": len(on_disk), "indexed": 0},
-            "chunks": 0, "pendingVectors": 0,
-            "vector": {"available": False, "mode": "none", "reason": "", "dims": None},
-            "fts": {"available": True, "tokenizer": schema.FTS_TOKENIZER_ID},
-            "cache": {"enabled": self.settings.cache.enabled, "entries": 0,
-                      "maxEntries": self.settings.cache.max_entries},
-            "lastSync": {"at": self.last_sync_at, "error": self.last_sync_error or None,
-                         "report": self.last_report.to_dict() if self.last_report else None},
-            "bySource": {}, "indexExists": self.db_path.exists(), "reindexNeeded": [],
-        }
-        if not self.db_path.exists():
-            return info
-        try:
-            conn, vec = self._reader()
-            counts = queries.counts(conn)
-            stored = queries.load_files(conn)
-            meta = schema.read_meta(conn)
-        except db.DatabaseError as exc:
-            info["indexError"] = f"index unreadable: {self._read_failed(exc)}"
-            return info
-        if self.rebuilding and self.recovery:
-            info["indexError"] = (f"index damaged ({self.recovery.reason}); rebuilding from "
-                                  "the Markdown")
-        disk = {e.path: e for e in on_disk}
-        stale = sum(1 for p, e in disk.items()
-                    if p not in stored or stored[p].mtime != e.mtime_ms
-                    or stored[p].size != e.size)
-        info["files"] = {"onDisk": len(on_disk), "indexed": counts["files"], "stale": stale,
-                         "deletedOnDisk": len(stored.keys() - disk.keys())}
-        info["chunks"] = counts["chunks"]
-        info["pendingVectors"] = (queries.count_pending_vectors(conn, self.model)
-                                  if self.provider is not None else 0)
-        info["cache"]["entries"] = counts["cache_entries"]
-        info["bySource"] = queries.counts_by_source(conn)
-        dims = (meta or {}).get("vectorDims")
-        if self.provider is None:
-            info["vector"] = {"available": False, "mode": "disabled",
-                              "reason": "no embedding provider (keyword-only)", "dims": None}
-        elif vec.available:
-            info["vector"] = {"available": True, "mode": "sqlite-vec", "version": vec.version,
-                              "reason": "", "dims": dims, "vectors": counts["vectors"]}
-        else:
-            info["vector"] = {"available": True, "mode": "in-process",
-                              "reason": f"sqlite-vec unavailable: {vec.reason}", "dims": dims}
-        info["reindexNeeded"] = [] if meta is None else ident.differences(
-            meta, self.identity(probe=False).to_meta())
-        return info
+        return index_status(self)
 
     # -- shutdown --------------------------------------------------------------------------------
     def close(self) -> None:

@@ -4,13 +4,13 @@ from itertools import pairwise
 
 import pytest
 
-from openmemd.index import tokenizer
+from openmemd.index import tiktoken_offline
 from openmemd.index.chunking import chunk_id, chunk_text, sha256_hex
 
 
 @pytest.fixture(scope="module")
 def enc():
-    return tokenizer.get_encoding()
+    return tiktoken_offline.get_encoding()
 
 
 def chunks_of(enc, text, tokens=400, overlap=80):
@@ -84,8 +84,8 @@ def test_tiktoken_never_downloads(tmp_path):
         "def refuse(*a, **k): raise OSError('network disabled')\n"
         "socket.socket.connect = refuse\n"
         "socket.create_connection = refuse\n"
-        "from openmemd.index import tokenizer\n"
-        "enc = tokenizer.get_encoding()\n"
+        "from openmemd.index import tiktoken_offline\n"
+        "enc = tiktoken_offline.get_encoding()\n"
         "print(len(enc.encode_ordinary('hello world <|endoftext|>')))\n")
     env = {"TIKTOKEN_CACHE_DIR": str(tmp_path / "tk"), "PATH": "/usr/bin:/bin",
            "HOME": str(tmp_path)}

@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import socket
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import numpy as np
 import pytest
 
+from openai_fake import DIMS, QuietServer, raw_vector
 from openmemd.config import EmbeddingSettings
 from openmemd.embed.base import EmbeddingError
 from openmemd.embed.openai import (
@@ -25,25 +25,11 @@ from openmemd.embed.openai import (
 from openmemd.embed.pool import EmbeddingPool
 
 KEY = "sk-test-0123456789"
-DIMS = 8
-
-
-def raw_vector(text: str) -> list[float]:
-    """What the server answers for `text`: deterministic and deliberately not unit length."""
-    digest = hashlib.sha256(text.encode("utf-8")).digest()
-    return [(b - 127.5) / 10 for b in digest[:DIMS]]
 
 
 def unit(text: str) -> np.ndarray:
     vec = np.asarray(raw_vector(text), dtype=np.float32)
     return vec / np.linalg.norm(vec)
-
-
-class QuietServer(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        pass  # clients that time out close early: expected here, not worth a traceback
 
 
 class EmbeddingServer:

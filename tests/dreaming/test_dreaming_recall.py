@@ -16,7 +16,7 @@ import pytest
 from openmemd.dreaming import LockTimeoutError, RecallHit, RecallRecorder, record_recalls
 from openmemd.dreaming.lockfile import store_lock
 from openmemd.dreaming.recall import hash_query
-from openmemd.dreaming.store import StoreVersionError
+from openmemd.dreaming.recall_store import StoreVersionError
 
 UTC = timezone.utc
 T0 = datetime(2026, 4, 6, 10, 0, tzinfo=UTC)

@@ -1,0 +1,38 @@
+"""Typed settings: defaults < TOML file < environment < command-line flags.
+
+`settings.py` holds the records (frozen dataclasses with their bounds), `loading.py` builds
+and validates them; callers import everything from here.
+"""
+
+from openmemd.config.loading import ENV_VARS, default_settings, describe, load_settings
+from openmemd.config.settings import (
+    DEFAULT_AGENT,
+    PHASE_CHOICES,
+    PHASES,
+    SOURCES,
+    AgentSettings,
+    CacheSettings,
+    ChunkingSettings,
+    ConfigError,
+    DeepPhaseSettings,
+    DreamingSettings,
+    EmbeddingSettings,
+    HybridSettings,
+    LightPhaseSettings,
+    LogSettings,
+    MmrSettings,
+    QuerySettings,
+    RemPhaseSettings,
+    ServerSettings,
+    Settings,
+    SyncSettings,
+    TemporalDecaySettings,
+)
+
+__all__ = [
+    "DEFAULT_AGENT", "ENV_VARS", "PHASES", "PHASE_CHOICES", "SOURCES", "AgentSettings",
+    "CacheSettings", "ChunkingSettings", "ConfigError", "DeepPhaseSettings", "DreamingSettings",
+    "EmbeddingSettings", "HybridSettings", "LightPhaseSettings", "LogSettings", "MmrSettings",
+    "QuerySettings", "RemPhaseSettings", "ServerSettings", "Settings", "SyncSettings",
+    "TemporalDecaySettings", "default_settings", "describe", "load_settings",
+]

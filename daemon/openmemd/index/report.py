@@ -1,0 +1,61 @@
+"""What a sync reports, and where its vectors come from."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from openmemd.index.scan import ScanIssue
+from openmemd.store.queries import FTS_ONLY_MODEL  # noqa: F401 - re-exported
+
+# Reports progress: (phase, done, total). Phase is "files" or "vectors".
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass
+class SyncReport:
+    scanned: int = 0
+    indexed: int = 0
+    unchanged: int = 0
+    deleted: int = 0
+    chunks: int = 0
+    vectors_embedded: int = 0
+    vectors_from_cache: int = 0
+    vectors_pending: int = 0
+    reindexed: bool = False
+    seconds: float = 0.0
+    skipped: list[ScanIssue] = field(default_factory=list)
+    warnings: list[ScanIssue] = field(default_factory=list)
+
+    def merge(self, other: SyncReport) -> None:
+        for name in ("scanned", "indexed", "unchanged", "deleted", "chunks", "vectors_embedded",
+                     "vectors_from_cache"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.vectors_pending = other.vectors_pending
+        self.skipped += other.skipped
+        self.warnings += other.warnings
+
+    def to_dict(self) -> dict:
+        return {
+            "scanned": self.scanned, "indexed": self.indexed, "unchanged": self.unchanged,
+            "deleted": self.deleted, "chunks": self.chunks,
+            "vectorsEmbedded": self.vectors_embedded, "vectorsFromCache": self.vectors_from_cache,
+            "vectorsPending": self.vectors_pending, "reindexed": self.reindexed,
+            "seconds": round(self.seconds, 3),
+            "skipped": [{"path": i.path, "reason": i.reason} for i in self.skipped],
+            "warnings": [{"path": i.path, "reason": i.reason} for i in self.warnings],
+        }
+
+
+@dataclass(frozen=True)
+class VectorTarget:
+    """Where vectors come from and how they are keyed in the cache."""
+
+    provider: object  # EmbeddingProvider
+    pool: object  # EmbeddingPool
+    cache_enabled: bool
+    batch_size: int
+
+    @property
+    def model(self) -> str:
+        return self.provider.model  # type: ignore[attr-defined]

@@ -1,0 +1,136 @@
+"""Phase 2 of a sync: embed the chunks still waiting for a vector and write them.
+
+Batches go through the worker pool and are written as they complete, so interrupting the fill
+loses nothing already embedded. A mixin of `IndexSync`: it shares the indexer's connection.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import Future
+
+import numpy as np
+
+from openmemd.embed import cache as embed_cache
+from openmemd.index.report import Progress, SyncReport, VectorTarget
+from openmemd.store import queries
+from openmemd.store.db import Connection, VectorSupport, write_transaction
+from openmemd.store.schema import ensure_vec_table
+
+
+class VectorFill:
+    conn: Connection
+    vec: VectorSupport
+    vectors: VectorTarget | None
+    model: str
+    _vec_ready: bool
+
+    def _write(self, fn: Callable[[], None]) -> None:
+        with write_transaction(self.conn):
+            fn()
+
+    # -- phase 2 -------------------------------------------------------------------------------
+    def _cached_vectors(self, hashes: set[str]) -> dict[str, np.ndarray]:
+        v = self.vectors
+        if v is None or not v.cache_enabled or not hashes:
+            return {}
+        p = v.provider
+        return embed_cache.lookup(self.conn, p.id, p.model, p.provider_key,  # type: ignore[attr-defined]
+                                  sorted(hashes))
+
+    def _ensure_vec(self, dims: int) -> None:
+        if not self._vec_ready:
+            ensure_vec_table(self.conn, dims)
+            self._vec_ready = True
+
+    def pending_vectors(self) -> int:
+        if self.vectors is None:
+            return 0
+        return queries.count_pending_vectors(self.conn, self.model)
+
+    def fill_vectors(self, *, progress: Progress | None = None,
+                     should_stop: Callable[[], bool] | None = None,
+                     page_size: int = 256) -> SyncReport:
+        """Embed every chunk that has no vector yet; return what was done and what is left."""
+        report = SyncReport()
+        v = self.vectors
+        if v is None:
+            return report
+        total = queries.count_pending_vectors(self.conn, self.model)
+        done = 0
+        stopped = False
+
+        def advance(count: int) -> None:  # after every batch: a page can take minutes
+            nonlocal done
+            done += count
+            if progress is not None:
+                progress("vectors", done, max(total, done))
+
+        if progress is not None and total:
+            progress("vectors", 0, total)  # starts the clock of the rate
+        while not stopped:
+            # Every chunk of a page gets its vector before the next page is read, so the
+            # next page is simply the next LIMIT of chunks still without one.
+            page = queries.pending_vectors(self.conn, self.model, page_size)
+            if not page:
+                break
+            by_hash: dict[str, list[str]] = {}
+            texts: dict[str, str] = {}
+            for cid, h, text in page:
+                by_hash.setdefault(h, []).append(cid)
+                texts[h] = text
+            cached = self._cached_vectors(set(by_hash))
+            if cached:
+                self._write(lambda c=cached, b=by_hash: self._store_vectors(c, b, cache_it=False))
+                report.vectors_from_cache += sum(len(by_hash[h]) for h in cached)
+                advance(sum(len(by_hash[h]) for h in cached))
+            misses = [h for h in by_hash if h not in cached]
+            # Two batches in flight: the pool embeds one while this thread writes the other.
+            in_flight: deque[tuple[list[str], Future]] = deque()
+            for i in range(0, len(misses), v.batch_size):
+                if should_stop is not None and should_stop():
+                    stopped = True
+                    break
+                batch = misses[i:i + v.batch_size]
+                in_flight.append((batch, v.pool.submit([texts[h] for h in batch])))  # type: ignore[attr-defined]
+                if len(in_flight) >= 2:
+                    written = self._write_batch(*in_flight.popleft(), by_hash)
+                    report.vectors_embedded += written
+                    advance(written)
+            while in_flight:
+                batch, future = in_flight.popleft()
+                if stopped and future.cancel():
+                    continue  # not started yet: left pending for the next fill
+                # started (or done): finish and keep it, nothing embedded is thrown away
+                written = self._write_batch(batch, future, by_hash)
+                report.vectors_embedded += written
+                advance(written)
+        report.vectors_pending = queries.count_pending_vectors(self.conn, self.model)
+        return report
+
+    def _write_batch(self, batch: list[str], future: Future, by_hash: dict[str, list[str]]
+                     ) -> int:
+        matrix = future.result()
+        vectors = {h: matrix[j] for j, h in enumerate(batch)}
+        self._write(lambda: self._store_vectors(vectors, by_hash, cache_it=True))
+        return sum(len(by_hash[h]) for h in batch)
+
+    def _store_vectors(self, vectors: dict[str, np.ndarray], by_hash: dict[str, list[str]],
+                       *, cache_it: bool) -> None:
+        v = self.vectors
+        assert v is not None
+        now_ms = int(time.time() * 1000)
+        for h, vector in vectors.items():
+            as_json = embed_cache.vector_to_json(vector)
+            blob = None
+            if self.vec.available:
+                self._ensure_vec(len(vector))
+                blob = embed_cache.vector_to_blob(vector)
+            for cid in by_hash[h]:
+                queries.set_embedding(self.conn, cid, as_json, blob)
+        if cache_it and v.cache_enabled:
+            p = v.provider
+            embed_cache.store(self.conn, p.id, p.model, p.provider_key,  # type: ignore[attr-defined]
+                              list(vectors.items()), now_ms)

@@ -1,0 +1,176 @@
+"""The memory's MCP tools on the official SDK's low-level Server, wherever a session runs.
+
+Tools (names and result shapes are OpenClaw's, so prompts written for it work unchanged):
+memory_search, memory_get, memory_status, memory_add. Arguments are checked by the same
+validation as the socket protocol (`parse_fields`), so a bad argument gets the same message
+whichever way it came in; the check failing is a tool error (`isError`) the model can read and
+correct, an unknown tool a protocol error. Sessions run in the daemon (server/mcp_session.py)
+or in the `openmemd mcp` process (mcp_server.py); each hands `build_server` its backend.
+Importing this module imports the SDK (about 2 s of CPU): only those two do, when needed.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import MCPError
+
+from openmemd import __version__
+from openmemd.errors import OpenmemdError
+from openmemd.log import get_logger
+from openmemd.server.protocol import ProtocolError, parse_fields
+
+log = get_logger(__name__)
+
+INSTRUCTIONS = (
+    "This server is the user's long-term memory (Markdown notes indexed for search). Before "
+    "answering anything about prior work, decisions, dates, people, preferences or todos, run "
+    "memory_search, then memory_get for the lines you need; if confidence stays low, say you "
+    "checked. Cite what you use as 'Source: <citation>'. Use memory_add to remember durable "
+    "facts the user wants kept.")
+
+_SEARCH_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "query": {"type": "string", "minLength": 1, "maxLength": 4096,
+                  "description": "What to look for, in natural language or keywords "
+                                 "(at most 4096 bytes)."},
+        "maxResults": {"type": "integer", "minimum": 1, "maximum": 200,
+                       "description": "Results to return (default 6)."},
+        "minScore": {"type": "number", "minimum": 0, "maximum": 1,
+                     "description": "Drop results scoring below this, 0..1 (default 0.35)."},
+        "sources": {"type": "array", "minItems": 1, "uniqueItems": True,
+                    "items": {"type": "string", "enum": ["memory", "sessions"]},
+                    "description": "Restrict to notes ('memory') or session transcripts "
+                                   "('sessions')."},
+    },
+    "required": ["query"],
+    "additionalProperties": False,
+}
+_GET_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "path": {"type": "string", "minLength": 1, "maxLength": 4096,
+                 "description": "Workspace-relative path from a search result, e.g. "
+                                "memory/2026-01-02.md or MEMORY.md."},
+        "from": {"type": "integer", "minimum": 1, "description": "First line (1-based)."},
+        "lines": {"type": "integer", "minimum": 1, "description": "Number of lines."},
+    },
+    "required": ["path"],
+    "additionalProperties": False,
+}
+_ADD_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "text": {"type": "string", "minLength": 1, "maxLength": 4096,
+                 "description": "The note, one fact or decision (at most 4096 bytes); "
+                                "newlines stay inside one bullet."},
+        "target": {"type": "string", "enum": ["daily", "long-term"], "default": "daily",
+                   "description": "'daily': today's memory/YYYY-MM-DD.md (default); "
+                                  "'long-term': MEMORY.md, for lasting facts and preferences."},
+    },
+    "required": ["text"],
+    "additionalProperties": False,
+}
+
+# name -> (protocol op, description, input schema, read-only)
+TOOLS: dict[str, tuple[str, str, dict[str, Any], bool]] = {
+    "memory_search": ("search", (
+        "Search the user's memory (MEMORY.md, dated notes memory/*.md and indexed session "
+        "transcripts) by meaning and keywords. Use it before answering anything about prior "
+        "work, decisions, dates, people, preferences or todos. Returns results[] (path, "
+        "startLine, endLine, score, snippet, source, citation 'path#Lx-Ly') plus provider, "
+        "model and mode ('hybrid' or 'fts-only'); read more with memory_get."), _SEARCH_SCHEMA,
+        True),
+    "memory_get": ("get", (
+        "Read lines of a memory file (MEMORY.md, DREAMS.md, memory/**/*.md), usually a "
+        "memory_search result: pass its path, and from/lines to read only the part you need. "
+        "Returns {path, text, from, lines, totalLines}."), _GET_SCHEMA, True),
+    "memory_status": ("status", (
+        "Health of the memory: healthy or degraded (with the problems), files indexed and on "
+        "disk, chunks, chunks still waiting for a vector, the embedding provider and model, "
+        "the workspace, and whether a daemon serves it. Use it when search results look "
+        "wrong or empty."), {"type": "object", "properties": {}, "additionalProperties": False},
+        True),
+    "memory_add": ("add", (
+        "Remember something: appends one bullet to today's note memory/YYYY-MM-DD.md, or to "
+        "MEMORY.md with target 'long-term'. Use it for durable facts the user wants "
+        "remembered (decisions, preferences, people, dates, todos), one fact per call; never "
+        "for secrets. It only appends, and a memory_search right after finds it. Returns "
+        "{path, startLine, endLine, citation}."), _ADD_SCHEMA, False),
+}
+
+
+def tool_request(name: str, arguments: dict[str, Any] | None, agent: str) -> Any:
+    """Tool arguments -> the protocol's typed request; ProtocolError says what is wrong."""
+    op, _, schema, _ = TOOLS[name]
+    arguments = arguments or {}
+    unknown = sorted(set(arguments) - set(schema["properties"]))
+    if unknown:
+        known = ", ".join(schema["properties"]) or "none"
+        raise ProtocolError("bad_request", f"unknown argument(s) {', '.join(unknown)[:200]} for "
+                                           f"{name}; it takes: {known}")
+    return parse_fields({**arguments, "op": op, "agent": agent})
+
+
+def status_summary(st: dict[str, Any], health: str, problems: list[str], *, mode: str,
+                    daemon: dict[str, Any] | None = None) -> dict[str, Any]:
+    provider = st.get("provider") or {}
+    files = st.get("files") or {}
+    return {"health": health, "problems": problems, "mode": mode, "daemon": daemon,
+            "agent": st.get("agent"), "workspace": st.get("workspace"),
+            "provider": provider.get("id"), "model": provider.get("model"),
+            "providerUnavailable": provider.get("unavailableReason"),
+            "searchMode": st.get("searchMode"),
+            "files": {"indexed": files.get("indexed", 0), "onDisk": files.get("onDisk", 0),
+                      "stale": files.get("stale", 0)},
+            "chunks": st.get("chunks", 0), "pendingVectors": st.get("pendingVectors", 0),
+            "error": st.get("error") or st.get("indexError")}
+
+
+def _text_result(payload: dict[str, Any], *, error: bool = False) -> types.CallToolResult:
+    text = json.dumps(payload, ensure_ascii=False)
+    return types.CallToolResult(content=[types.TextContent(text=text)],
+                                structured_content=None if error else payload, is_error=error)
+
+
+def _error_result(message: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(text=message)], is_error=True)
+
+
+def build_server(backend: Any) -> Server[Any]:
+    """The SDK server; `backend` has `.agent` and `.run(request) -> dict` (Backend here, or
+    the daemon's own, server/mcp_session.py)."""
+    tools = [types.Tool(name=name, description=desc, input_schema=schema,
+                        annotations=types.ToolAnnotations(read_only_hint=read_only,
+                                                          destructive_hint=False,
+                                                          open_world_hint=False))
+             for name, (_, desc, schema, read_only) in TOOLS.items()]
+
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=tools)
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        if params.name not in TOOLS:
+            raise MCPError(code=types.INVALID_PARAMS,
+                           message=f"Unknown tool {params.name[:64]!r}: this server has "
+                                   f"{', '.join(TOOLS)}")
+        try:
+            request = tool_request(params.name, params.arguments, backend.agent)
+            payload = await anyio.to_thread.run_sync(backend.run, request,
+                                                     abandon_on_cancel=True)
+        except ProtocolError as exc:
+            return _error_result(exc.message)
+        except OpenmemdError as exc:
+            return _error_result(str(exc))
+        except Exception as exc:  # a bug: say so in one line, the traceback goes to stderr
+            log.exception("mcp_tool_failed", tool=params.name)
+            return _error_result(f"internal error in {params.name}: {type(exc).__name__}: {exc}")
+        return _text_result(payload)
+
+    return Server("openmemd", version=__version__, title="openmemd memory",
+                  instructions=INSTRUCTIONS, on_list_tools=list_tools, on_call_tool=call_tool)

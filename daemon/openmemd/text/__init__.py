@@ -1,0 +1,2 @@
+"""Text handling shared by the indexer and the search legs (keyword tokens, CJK expansion):
+what the indexer writes for the keyword leg must be tokenised exactly as the leg reads it."""

@@ -1,0 +1,100 @@
+"""The real daemon in a subprocess for end-to-end tests: its own workspace, state dir, config
+and ipc endpoint under a short /tmp path (a unix socket path has a length limit)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from helpers import wait_for
+from openmemd.client import Client, DaemonNotRunning
+
+DEBOUNCE_MS = 100
+
+
+@dataclass
+class Daemon:
+    root: Path
+    workspace: Path
+    config: Path
+    endpoint: str
+    proc: subprocess.Popen[str] | None = None
+    env: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def socket_path(self) -> Path:
+        return Path(self.endpoint[len("ipc://"):])
+
+    def args(self, *extra: str) -> list[str]:
+        return [sys.executable, "-m", "openmemd", *extra, "--config", str(self.config),
+                "--workspace", str(self.workspace), "--state-dir", str(self.root / "state")]
+
+    def start(self, extra_env: dict[str, str] | None = None, wait: bool = True) -> None:
+        self.proc = subprocess.Popen(self.args("run", "--foreground"), env={
+            **self.env, **(extra_env or {})}, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True)
+        if wait:
+            assert wait_for(self.ready, 60), self.stop_and_logs()
+
+    def ready(self) -> bool:
+        assert self.proc is not None
+        if self.proc.poll() is not None:
+            raise AssertionError(f"daemon exited {self.proc.returncode}: "
+                                 f"{self.proc.stderr.read() if self.proc.stderr else ''}")
+        try:
+            with Client(self.endpoint, timeout=0.5) as c:
+                c.ping()
+            return True
+        except DaemonNotRunning:
+            return False
+
+    def client(self, timeout: float = 10.0) -> Client:
+        return Client(self.endpoint, timeout=timeout)
+
+    def cli(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(self.args(*args), env=self.env, capture_output=True, text=True,
+                              timeout=timeout)
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 15) -> int:
+        assert self.proc is not None
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        return self.proc.wait(timeout)
+
+    def stop_and_logs(self) -> str:
+        if self.proc is None:
+            return ""
+        if self.proc.poll() is None:
+            self.proc.kill()
+        out, err = self.proc.communicate(timeout=10)
+        return f"stdout:\n{out}\nstderr:\n{err[-4000:]}"
+
+
+
+
+def make_daemon(config: str = "") -> Iterator[Daemon]:
+    root = Path(tempfile.mkdtemp(dir="/tmp", prefix="ome"))
+    ws = root / "ws"
+    (ws / "memory").mkdir(parents=True)
+    cfg = root / "config.toml"
+    cfg.write_text(config or f'[embedding]\nprovider = "none"\n[sync]\n'
+                   f'watch_debounce_ms = {DEBOUNCE_MS}\n', encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENMEMD_", "NOTIFY_",
+                                                                     "WATCHDOG_"))}
+    endpoint = f"ipc://{root}/d.sock"
+    env["OPENMEMD_ENDPOINT"] = endpoint
+    d = Daemon(root, ws, cfg, endpoint, env=env)
+    try:
+        yield d
+    finally:
+        if d.proc is not None and d.proc.poll() is None:
+            d.proc.kill()
+            d.proc.wait(10)
+        shutil.rmtree(root, ignore_errors=True)
