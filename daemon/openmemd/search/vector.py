@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from openmemd.search import resident
 from openmemd.search.derived import SQL_NOT_DERIVED, is_derived
 from openmemd.search.results import LegHit
 from openmemd.store.db import Connection, OperationalError, VectorSupport
@@ -59,11 +60,21 @@ def vector_search(conn: Connection, query_vector: object, *, model: str, limit: 
     if q is None or limit <= 0:
         return []
     if vec.available and vec_table_dims(conn) == q.size:
+        if resident.enabled():
+            hits = _resident_search(conn, q, from_vec_table=True, model=model, limit=limit,
+                                    sources=sources, skip_derived=skip_derived)
+            if hits is not None:
+                return hits
         try:
             return _knn_search(conn, q, model=model, limit=limit, sources=sources,
                                skip_derived=skip_derived)
         except OperationalError:
             pass  # e.g. a damaged vec0 table: the JSON copy in `chunks` still works
+    # In process: the resident matrix read from the JSON copy once, then kept by deltas.
+    hits = _resident_search(conn, q, from_vec_table=False, model=model, limit=limit,
+                            sources=sources, skip_derived=skip_derived)
+    if hits is not None:
+        return hits
     return numpy_search(conn, q, model=model, limit=limit, sources=sources,
                         cache=cache if cache is not None else DEFAULT_CACHE,
                         skip_derived=skip_derived)
@@ -109,6 +120,42 @@ def similarities_for(conn: Connection, query_vector: object, ids: Sequence[str],
 def _cosine(v: np.ndarray, q: np.ndarray) -> float:
     norm = float(np.linalg.norm(v))
     return float(v @ q) / norm if norm > 0 else 0.0
+
+
+def _resident_search(conn: Connection, q: np.ndarray, *, from_vec_table: bool, model: str,
+                     limit: int, sources: Sequence[str] | None, skip_derived: bool
+                     ) -> list[LegHit] | None:
+    hits: list[LegHit] = []
+    for _attempt in range(3):
+        # A few spare rows: a chunk deleted since the matrix was refreshed is skipped below;
+        # when more than that went, the next attempt refreshes (and sees the delete).
+        want = limit + 8
+        found = resident.nearest(conn, _db_file(conn), q, from_vec_table=from_vec_table,
+                                 model=model, limit=want, sources=sources,
+                                 skip_derived=skip_derived)
+        if found is None:
+            return None
+        hits = _leg_hits(conn, found)
+        if len(hits) >= limit or len(found) < want:
+            break
+    return hits[:limit]
+
+
+def _leg_hits(conn: Connection, found: list[tuple[str, float]]) -> list[LegHit]:
+    if not found:
+        return []
+    details = {
+        row[0]: row for row in conn.execute(
+            "SELECT id, path, source, start_line, end_line, text FROM chunks "
+            f"WHERE id IN ({', '.join('?' * len(found))})", [cid for cid, _ in found])
+    }
+    hits = []
+    for cid, cosine in found:
+        row = details.get(cid)
+        if row is not None:
+            hits.append(LegHit(id=row[0], path=row[1], source=row[2], start_line=int(row[3]),
+                               end_line=int(row[4]), text=row[5], score=cosine, raw=cosine))
+    return hits
 
 
 # -- sqlite-vec KNN ------------------------------------------------------------------------------
