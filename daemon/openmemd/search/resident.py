@@ -24,8 +24,8 @@ sqlite-vec, from `chunks.embedding` JSON. Memory: 4 B × dims per chunk (154 MB 
 
 from __future__ import annotations
 
-import json
 import os
+import re
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -35,12 +35,14 @@ import numpy as np
 from openmemd.log import get_logger
 from openmemd.search import vec_storage
 from openmemd.search.derived import is_derived
-from openmemd.store import vec_log
+from openmemd.search.rwlock import RWLock
+from openmemd.store import db, vec_log
 from openmemd.store.db import Connection, OperationalError
 
 log = get_logger(__name__)
 
 _enabled = False  # see enable()
+_DIMS = re.compile(r"float\[\s*(\d+)\s*\]")
 
 
 def enable(on: bool = True) -> None:
@@ -52,41 +54,6 @@ def enable(on: bool = True) -> None:
 
 def enabled() -> bool:
     return _enabled
-
-
-class _RWLock:
-    """Many searches, or one writer; a waiting writer holds new searches back."""
-
-    def __init__(self) -> None:
-        self._cond = threading.Condition()
-        self._readers = 0
-        self._writer = False
-        self._waiting = 0
-
-    def acquire_read(self) -> None:
-        with self._cond:
-            while self._writer or self._waiting:
-                self._cond.wait()
-            self._readers += 1
-
-    def release_read(self) -> None:
-        with self._cond:
-            self._readers -= 1
-            if not self._readers:
-                self._cond.notify_all()
-
-    def acquire_write(self) -> None:
-        with self._cond:
-            self._waiting += 1
-            while self._writer or self._readers:
-                self._cond.wait()
-            self._waiting -= 1
-            self._writer = True
-
-    def release_write(self) -> None:
-        with self._cond:
-            self._writer = False
-            self._cond.notify_all()
 
 
 @dataclass(frozen=True)
@@ -133,7 +100,7 @@ class ResidentMatrix:
         self.from_vec_table = from_vec_table
         self.full_loads = 0
         self.deltas = 0
-        self._rw = _RWLock()
+        self._rw = RWLock()
         self._update = threading.Lock()  # one thread refreshes; the others wait for it
         self._epoch: str | None = None
         self._seq = 0
@@ -254,14 +221,14 @@ class ResidentMatrix:
         if not self.from_vec_table:
             for rowid, cid, model, source, path, raw in conn.execute(
                     "SELECT rowid, id, model, source, path, embedding FROM chunks"):
-                v = _from_json(raw, dims)
+                v = vec_storage.from_json(raw, dims)
                 if v is not None:
                     yield _Row(rowid, cid, model, source, path, v)
             return
         by_id = {r[1]: r for r in conn.execute("SELECT rowid, id, model, source, path FROM chunks")}
         stored = vec_storage.read_vectors(conn, dims)
         if stored is None:  # not the storage layout we know: ask the vec0 table, 7× slower
-            stored = ((cid, _from_blob(blob, dims)) for cid, blob in conn.execute(
+            stored = ((cid, vec_storage.from_blob(blob, dims)) for cid, blob in conn.execute(
                 "SELECT id, embedding FROM chunks_vec"))
         for cid, v in stored:
             r = by_id.get(cid)
@@ -279,9 +246,9 @@ class ResidentMatrix:
                 if self.from_vec_table:
                     blob = conn.execute("SELECT embedding FROM chunks_vec WHERE id = ?",
                                         (cid,)).fetchone()
-                    v = _from_blob(blob[0], dims) if blob is not None else None
+                    v = vec_storage.from_blob(blob[0], dims) if blob is not None else None
                 else:
-                    v = _from_json(raw, dims)
+                    v = vec_storage.from_json(raw, dims)
                 out.append(_Row(rowid, cid, model, source, path, v))
         return out
 
@@ -327,28 +294,6 @@ class ResidentMatrix:
         return found[:limit]
 
 
-def _from_blob(blob: object, dims: int) -> np.ndarray | None:
-    if not isinstance(blob, bytes | bytearray | memoryview) or len(blob) != 4 * dims:
-        return None
-    v = np.frombuffer(blob, dtype="<f4")
-    return v if np.all(np.isfinite(v)) else None
-
-
-def _from_json(raw: object, dims: int) -> np.ndarray | None:
-    if not isinstance(raw, str) or len(raw) < 3:
-        return None
-    try:  # numpy's C parser: ~10× faster than json.loads for 384 floats
-        v = np.fromstring(raw.strip()[1:-1], dtype=np.float32, sep=",")
-    except (ValueError, DeprecationWarning):
-        try:
-            v = np.asarray(json.loads(raw), dtype=np.float32)
-        except (TypeError, ValueError):
-            return None
-    if v.ndim != 1 or v.size != dims or not np.all(np.isfinite(v)):
-        return None
-    return v
-
-
 # -- one matrix per index file, per process ---------------------------------------------------
 
 _matrices: dict[tuple[str, bool], ResidentMatrix] = {}
@@ -386,3 +331,30 @@ def nearest(conn: Connection, db_file: str, q: np.ndarray, *, from_vec_table: bo
     except OperationalError:
         return None
     return m.nearest(q, model=model, limit=limit, sources=sources, skip_derived=skip_derived)
+
+
+def warm_in_background(db_files: Iterable[object]) -> None:
+    """Load the matrices of these index files in background threads, so the daemon's first
+    search does not pay the load (about a second per 100k chunks). Only when enabled."""
+    if not _enabled:
+        return
+    for db_file in db_files:
+        threading.Thread(target=_warm, args=(str(db_file),), name="resident-vectors-warm",
+                         daemon=True).start()
+
+
+def _warm(db_file: str) -> None:
+    try:
+        conn, vec = db.connect(db_file, readonly=True)
+    except db.DatabaseError as exc:  # no index yet, or being replaced: the first search loads
+        log.info("resident_vectors_warm_skipped", db=db_file, reason=str(exc))
+        return
+    try:
+        row = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'chunks_vec'").fetchone()
+        m = _DIMS.search(row[0] or "") if row is not None and vec.available else None
+        if m is not None:
+            matrix_for(db_file, True).refresh(conn, int(m.group(1)))
+    except db.DatabaseError as exc:
+        log.info("resident_vectors_warm_skipped", db=db_file, reason=str(exc))
+    finally:
+        conn.close()

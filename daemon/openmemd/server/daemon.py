@@ -30,6 +30,7 @@ from openmemd import __version__
 from openmemd.config import ConfigError, Settings, load_settings
 from openmemd.errors import OpenmemdError, UnavailableError
 from openmemd.log import configure_logging, get_logger
+from openmemd.search import resident
 from openmemd.server import openclaw_side, sdnotify
 from openmemd.server.agent import AgentRuntime
 from openmemd.server.endpoint import (
@@ -64,6 +65,7 @@ def run_daemon(settings: Settings, *, foreground: bool = True, config_path: str 
     """
     del foreground
     configure_logging(settings)
+    resident.enable()  # a long-lived process: the vector leg from resident matrices
     daemon = Daemon(settings, reload=reload or _default_reload(settings, config_path))
     code = daemon.run()
     if not daemon.stopped_cleanly:
@@ -172,6 +174,8 @@ class Daemon:
         log.info("openmemd ready", seconds=seconds, agents=list(self.agents),
                  endpoint=endpoint.url)
         self.ready.set()
+        resident.warm_in_background(a.index.db_path for a in self.agents.values()
+                                    if a.index is not None)
 
     def _install_signals(self) -> None:
         if threading.current_thread() is not threading.main_thread():
