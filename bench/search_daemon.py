@@ -62,6 +62,7 @@ def prepare(src: Path, root: Path) -> tuple[Path, Path]:
             conn.execute("INSERT INTO chunks_vec(id, embedding) "
                          "SELECT id, embedding FROM src.chunks_vec")
         conn.execute("DETACH DATABASE src")
+        conn.execute("ANALYZE")  # statistics of a 100k index, not of the one-note index
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         count = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
     finally:

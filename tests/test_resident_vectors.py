@@ -12,7 +12,7 @@ import pytest
 
 from openmemd.api import MemoryIndex
 from openmemd.search import resident
-from openmemd.search.vector import vector_search
+from openmemd.search.vector import similarities_for, vector_search
 from openmemd.store import db, queries, schema
 from openmemd.store.queries import ChunkRow
 
@@ -99,6 +99,15 @@ def test_resident_matrix_gives_the_sqlite_vec_knn_results_with_source_model_filt
                 knn, mine = both_legs(conn, vec, q, **kw)
                 same(knn, mine)
                 assert mine or kw["model"] == "nope"
+        # The fused candidates' missing vector scores: point lookups in vec0, or the matrix.
+        ids = [f"c{i:05d}" for i in range(0, 400, 7)] + ["missing"]
+        resident.enable(False)
+        by_vec0 = similarities_for(conn, q, ids, model="m1", vec=vec)
+        resident.enable()
+        by_matrix = similarities_for(conn, q, ids, model="m1", vec=vec)
+        assert by_matrix.keys() == by_vec0.keys() and len(by_vec0) > 20
+        for cid, cosine in by_vec0.items():
+            assert by_matrix[cid] == pytest.approx(cosine, abs=1e-5)
         # Without sqlite-vec the same matrix is filled from the JSON copy: same answers.
         q = rng.standard_normal(DIMS).astype(np.float32)
         knn = vector_search(conn, q, vec=vec, model="m1", limit=10, sources=["memory"])

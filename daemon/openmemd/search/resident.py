@@ -106,6 +106,7 @@ class ResidentMatrix:
         self._seq = 0
         self._arrays: _Arrays | None = None
         self._row_of: dict[int, int] = {}  # chunk rowid -> row
+        self._row_by_id: dict[str, int] = {}  # chunk id -> row
         self._free: list[int] = []
         self._codes: dict[tuple[str, str], int] = {}  # ("model"|"source", name) -> code
 
@@ -166,6 +167,7 @@ class ResidentMatrix:
         self._rw.acquire_write()
         try:
             self._arrays, self._codes, self._row_of, self._free = arrays, codes, row_of, []
+            self._row_by_id = {cid: i for i, cid in enumerate(arrays.ids)}
             self._epoch, self._seq = state.epoch, state.last
         finally:
             self._rw.release_write()
@@ -181,6 +183,8 @@ class ResidentMatrix:
             for rowid in rowids:
                 i = self._row_of.pop(rowid, None)
                 if i is not None:
+                    if self._row_by_id.get(a.ids[i]) == i:
+                        del self._row_by_id[a.ids[i]]
                     a.alive[i] = False
                     self._free.append(i)
             for row in rows:
@@ -197,6 +201,7 @@ class ResidentMatrix:
                     a.n += 1
                 self._put(a, i, row, self._codes)
                 self._row_of[row.rowid] = i
+                self._row_by_id[row.id] = i
         finally:
             self._rw.release_write()
 
@@ -254,8 +259,8 @@ class ResidentMatrix:
 
     # -- searching ---------------------------------------------------------------------------
     def nearest(self, q: np.ndarray, *, model: str, limit: int, sources: Sequence[str] | None,
-                skip_derived: bool) -> list[tuple[str, float]]:
-        """(chunk id, cosine) of the `limit` nearest rows that pass the filters, best first;
+                skip_derived: bool) -> list[tuple[str, int, float]]:
+        """(chunk id, rowid, cosine) of the `limit` nearest rows that pass the filters, best first;
         ties by id, like the KNN leg's ORDER BY distance, id."""
         self._rw.acquire_read()
         try:
@@ -273,25 +278,36 @@ class ResidentMatrix:
                 mask &= np.isin(a.source[:n], wanted)
             if skip_derived:
                 mask &= ~a.derived[:n]
-            sims = a.vectors[:n] @ q
-            ids = a.ids
-            candidates = np.flatnonzero(mask)
-            if candidates.size == 0:
+            count = int(np.count_nonzero(mask))
+            if count == 0:
                 return []
-            scores = sims[candidates]
-            k = min(limit, candidates.size)
-            if k < candidates.size:
-                part = np.argpartition(-scores, k - 1)[:k]
-                # Rows tied with the k-th score stay candidates, so ties break by id.
-                kth = scores[part].min()
-                part = np.flatnonzero(scores >= kth)
-            else:
-                part = np.arange(candidates.size)
-            found = [(ids[int(candidates[j])], float(scores[j])) for j in part]
+            sims = a.vectors[:n] @ q
+            if count < n:
+                sims[~mask] = -np.inf
+            k = min(limit, count)
+            part = np.argpartition(-sims, k - 1)[:k] if k < n else np.arange(n)
+            # Rows tied with the k-th score stay candidates, so ties break by id.
+            part = np.flatnonzero(sims >= sims[part].min())
+            ids = a.ids
+            found = [(ids[int(i)], a.rowids[int(i)], float(sims[i])) for i in part]
         finally:
             self._rw.release_read()
-        found.sort(key=lambda t: (-t[1], t[0]))
+        found.sort(key=lambda t: (-t[2], t[0]))
         return found[:limit]
+
+    def cosines(self, q: np.ndarray, ids: Sequence[str], model: str) -> dict[str, float]:
+        """Cosine of the query to these chunks of `model`, those the matrix holds."""
+        self._rw.acquire_read()
+        try:
+            a = self._arrays
+            code = self._codes.get(("model", model))
+            if a is None or code is None:
+                return {}
+            rows = {cid: self._row_by_id.get(cid) for cid in ids}
+            return {cid: float(a.vectors[i] @ q) for cid, i in rows.items()
+                    if i is not None and a.alive[i] and a.model[i] == code}
+        finally:
+            self._rw.release_read()
 
 
 # -- one matrix per index file, per process ---------------------------------------------------
@@ -319,7 +335,7 @@ def forget(db_file: str | None = None) -> None:
 
 def nearest(conn: Connection, db_file: str, q: np.ndarray, *, from_vec_table: bool, model: str,
             limit: int, sources: Sequence[str] | None, skip_derived: bool
-            ) -> list[tuple[str, float]] | None:
+            ) -> list[tuple[str, int, float]] | None:
     """The resident matrix's answer for this index, or None when it cannot give one (no
     change log in this file, an unreadable row set)."""
     if not db_file:
@@ -331,6 +347,20 @@ def nearest(conn: Connection, db_file: str, q: np.ndarray, *, from_vec_table: bo
     except OperationalError:
         return None
     return m.nearest(q, model=model, limit=limit, sources=sources, skip_derived=skip_derived)
+
+
+def cosines(conn: Connection, db_file: str, q: np.ndarray, ids: Sequence[str], *,
+            model: str, from_vec_table: bool) -> dict[str, float] | None:
+    """The resident matrix's cosines for these chunks, or None when it cannot give them."""
+    if not db_file:
+        return None
+    m = matrix_for(db_file, from_vec_table)
+    try:
+        if not m.refresh(conn, q.size):
+            return None
+    except OperationalError:
+        return None
+    return m.cosines(q, ids, model)
 
 
 def warm_in_background(db_files: Iterable[object]) -> None:

@@ -92,6 +92,10 @@ def similarities_for(conn: Connection, query_vector: object, ids: Sequence[str],
     q = normalise_query(query_vector)
     if q is None or not ids:
         return {}
+    if vec.available and resident.enabled() and vec_table_dims(conn) == q.size:
+        found = resident.cosines(conn, _db_file(conn), q, ids, model=model, from_vec_table=True)
+        if found is not None:
+            return found
     out: dict[str, float] = {}
     wanted = {r[0] for r in conn.execute(
         f"SELECT id FROM chunks WHERE model = ? AND id IN ({', '.join('?' * len(ids))})",
@@ -144,20 +148,24 @@ def _resident_search(conn: Connection, q: np.ndarray, *, from_vec_table: bool, m
     return hits[:limit]
 
 
-def _leg_hits(conn: Connection, found: list[tuple[str, float]]) -> list[LegHit]:
+def _leg_hits(conn: Connection, found: list[tuple[str, int, float]]) -> list[LegHit]:
     if not found:
         return []
-    details = {
-        row[0]: row for row in conn.execute(
-            "SELECT id, path, source, start_line, end_line, text FROM chunks "
-            f"WHERE id IN ({', '.join('?' * len(found))})", [cid for cid, _ in found])
-    }
-    hits = []
-    for cid, cosine in found:
-        row = details.get(cid)
+    # One point lookup per row: with statistics from when the index was small, SQLite plans
+    # `rowid IN (...)` (or a join on rowid) over 100k chunks as a full scan; `rowid = ?` is
+    # always a b-tree search.
+    details = {}
+    for _cid, rowid, _cosine in found:
+        row = conn.execute("SELECT rowid, id, path, source, start_line, end_line, text "
+                           "FROM chunks WHERE rowid = ?", (rowid,)).fetchone()
         if row is not None:
-            hits.append(LegHit(id=row[0], path=row[1], source=row[2], start_line=int(row[3]),
-                               end_line=int(row[4]), text=row[5], score=cosine, raw=cosine))
+            details[rowid] = row
+    hits = []
+    for cid, rowid, cosine in found:
+        row = details.get(rowid)
+        if row is not None and row[1] == cid:  # else deleted since the matrix was refreshed
+            hits.append(LegHit(id=cid, path=row[2], source=row[3], start_line=int(row[4]),
+                               end_line=int(row[5]), text=row[6], score=cosine, raw=cosine))
     return hits
 
 
