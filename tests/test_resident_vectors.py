@@ -288,3 +288,19 @@ def test_memory_index_edit_is_found_by_vector_from_the_resident_matrix(
         assert "memory/2026-11-23.md" not in [
             h.path for h in index.search("what does the dog like to play with")]
         assert m.full_loads == 1 and m.deltas >= 2
+
+
+def test_an_index_without_the_change_log_is_searched_with_sqlite_vec(index_db, resident_on):
+    path, writer = index_db
+    rng = np.random.default_rng(17)
+    write_chunks(writer, random_rows(rng, 0, 60))
+    writer.execute("DROP TABLE openmemd_vec_log")  # as an index written by an older openmemd
+    conn, vec = db.connect(path, readonly=True)
+    try:
+        q = rng.standard_normal(DIMS).astype(np.float32)
+        knn, mine = both_legs(conn, vec, q, model="m1", limit=10)
+        same(knn, mine)
+        assert len(mine) == 10
+    finally:
+        conn.close()
+    assert resident.matrix_for(str(path), True).full_loads == 0

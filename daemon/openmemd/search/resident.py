@@ -164,10 +164,11 @@ class ResidentMatrix:
             norms = np.linalg.norm(block, axis=1, keepdims=True)
             norms[norms == 0] = 1.0
             block /= norms
+        row_by_id = {cid: i for i, cid in enumerate(arrays.ids)}
         self._rw.acquire_write()
         try:
             self._arrays, self._codes, self._row_of, self._free = arrays, codes, row_of, []
-            self._row_by_id = {cid: i for i, cid in enumerate(arrays.ids)}
+            self._row_by_id = row_by_id
             self._epoch, self._seq = state.epoch, state.last
         finally:
             self._rw.release_write()

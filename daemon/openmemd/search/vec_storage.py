@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import random
+import warnings
 from collections.abc import Iterator
 
 import numpy as np
@@ -90,11 +91,16 @@ def from_blob(blob: object, dims: int) -> np.ndarray | None:
 
 
 def from_json(raw: object, dims: int) -> np.ndarray | None:
+    """A `chunks.embedding` JSON array as float32, or None (empty, malformed, other size)."""
     if not isinstance(raw, str) or len(raw) < 3:
         return None
-    try:  # numpy's C parser: ~10× faster than json.loads for 384 floats
-        v = np.fromstring(raw.strip()[1:-1], dtype=np.float32, sep=",")
-    except (ValueError, DeprecationWarning):
+    with warnings.catch_warnings():  # numpy's C parser: ~10× faster than json.loads
+        warnings.simplefilter("ignore")
+        try:
+            v = np.fromstring(raw.strip()[1:-1], dtype=np.float32, sep=",")
+        except ValueError:
+            v = np.zeros(0, dtype=np.float32)
+    if v.size != dims:  # stopped early on something it does not read: ask json
         try:
             v = np.asarray(json.loads(raw), dtype=np.float32)
         except (TypeError, ValueError):
