@@ -104,6 +104,7 @@ class ResidentMatrix:
         self._update = threading.Lock()  # one thread refreshes; the others wait for it
         self._epoch: str | None = None
         self._seq = 0
+        self._chunks_max = 0
         self._arrays: _Arrays | None = None
         self._row_of: dict[int, int] = {}  # chunk rowid -> row
         self._row_by_id: dict[str, int] = {}  # chunk id -> row
@@ -123,6 +124,8 @@ class ResidentMatrix:
                 self._load(conn, dims, state)
                 return True
             if state.last <= self._seq:
+                if state.chunks_max != self._chunks_max:  # rows written without the log
+                    self._load(conn, dims, state)
                 return True
             rowids, first = vec_log.changed_since(conn, self._seq, state.last)
             live = a.n - len(self._free)
@@ -130,7 +133,7 @@ class ResidentMatrix:
                 self._load(conn, dims, state)
                 return True
             self._apply(self._read_rows(conn, sorted(rowids), dims), set(rowids))
-            self._seq = state.last
+            self._seq, self._chunks_max = state.last, state.chunks_max
             self.deltas += 1
         return True
 
@@ -169,7 +172,7 @@ class ResidentMatrix:
         try:
             self._arrays, self._codes, self._row_of, self._free = arrays, codes, row_of, []
             self._row_by_id = row_by_id
-            self._epoch, self._seq = state.epoch, state.last
+            self._epoch, self._seq, self._chunks_max = state.epoch, state.last, state.chunks_max
         finally:
             self._rw.release_write()
         self.full_loads += 1

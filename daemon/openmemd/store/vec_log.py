@@ -5,7 +5,9 @@ re-embeds to `openmemd_vec_log`, in its own transaction: whoever writes (the dae
 CLI sync while no daemon runs) is logged, and a reader that has seen the log up to `seq` only
 re-reads the rows logged after it (search/resident.py). The log keeps its last `KEEP` entries;
 a reader that fell further behind reloads whole. `EPOCH_KEY` in `meta` is random per database
-file, so a file swapped under a reader (a rebuild) is told apart from the one it read.
+file, so a file swapped under a reader (a rebuild) is told apart from the one it read. Rows
+inserted by a writer that does not log (an older openmemd, a script) still move
+`max(rowid)` of `chunks`, which a reader compares too.
 
 Appends, not triggers: the schema lives in page 1 of the file, and what fits there is what a
 truncated index still shows to the salvage of its embedding cache (index/recovery.py).
@@ -31,6 +33,7 @@ class LogState(NamedTuple):
     epoch: str
     first: int  # oldest seq still logged (0: empty)
     last: int  # newest seq (0: empty)
+    chunks_max: int  # max(rowid) of chunks: an insert by a writer that does not log moves it
 
 
 def ensure_vec_log(conn: Connection) -> None:
@@ -46,12 +49,13 @@ def log_state(conn: Connection) -> LogState | None:
     try:
         row = conn.execute(
             f"SELECT (SELECT value FROM meta WHERE key = ?), (SELECT min(seq) FROM {LOG_TABLE}),"
-            f" (SELECT max(seq) FROM {LOG_TABLE})", (EPOCH_KEY,)).fetchone()
+            f" (SELECT max(seq) FROM {LOG_TABLE}), (SELECT max(rowid) FROM chunks)",
+            (EPOCH_KEY,)).fetchone()
     except OperationalError:
         return None
     if row is None or row[0] is None:
         return None
-    return LogState(str(row[0]), int(row[1] or 0), int(row[2] or 0))
+    return LogState(str(row[0]), int(row[1] or 0), int(row[2] or 0), int(row[3] or 0))
 
 
 def changed_since(conn: Connection, seq: int, upto: int) -> tuple[set[int], int]:
