@@ -114,17 +114,18 @@ class ResidentMatrix:
     # -- keeping current ---------------------------------------------------------------------
     def refresh(self, conn: Connection, dims: int) -> bool:
         """Apply what the index logged since the last refresh; False: no log, use another leg."""
-        state = vec_log.log_state(conn)
-        if state is None:
-            return False
-        with self._update:
+        with self._update:  # the state read under it too: no thread acts on an older one
+            state = vec_log.log_state(conn)
+            if state is None:
+                return False
             a = self._arrays
             if (state.epoch != self._epoch or a is None or a.dims != dims
                     or (state.first > self._seq + 1 and state.last > self._seq)):
                 self._load(conn, dims, state)
                 return True
             if state.last <= self._seq:
-                if state.chunks_max != self._chunks_max:  # rows written without the log
+                if state.last == self._seq and state.chunks_max != self._chunks_max:
+                    # rows inserted by a writer that does not log
                     self._load(conn, dims, state)
                 return True
             rowids, first = vec_log.changed_since(conn, self._seq, state.last)
