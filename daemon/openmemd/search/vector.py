@@ -4,10 +4,13 @@ With sqlite-vec, `chunks_vec` is queried with `embedding MATCH ? AND k = ?` (KNN
 uses the cosine metric, so similarity = 1 − distance). It is never scanned with
 `vec_distance_cosine` (~190× slower on large indexes, OpenClaw #69666). Rows of other models
 or of unwanted sources are filtered after the KNN step, so k is oversampled when filtering
-and widened until enough rows survive. When sqlite-vec is unavailable, `chunks_vec` is
-missing, or its dimension does not match the query, vectors are read from `chunks.embedding`
-(JSON) and searched with numpy; the parsed matrix is cached per database, model and sources
-until the index changes.
+and widened until enough rows survive. In a long-lived process (the daemon, see
+`resident.enable`) the same leg is answered from a resident numpy matrix of the same vectors,
+kept current by the index's change log (search/resident.py): same rows, same order, ~7× faster.
+When sqlite-vec is unavailable, `chunks_vec` is missing, or its dimension does not match the
+query, the resident matrix is filled from `chunks.embedding` (JSON) instead; a database without
+the change log falls back to numpy over a matrix cached per database, model and sources until
+the index changes.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from openmemd.search import resident
 from openmemd.search.derived import SQL_NOT_DERIVED, is_derived
 from openmemd.search.results import LegHit
 from openmemd.store.db import Connection, OperationalError, VectorSupport
@@ -59,11 +63,21 @@ def vector_search(conn: Connection, query_vector: object, *, model: str, limit: 
     if q is None or limit <= 0:
         return []
     if vec.available and vec_table_dims(conn) == q.size:
+        if resident.enabled():
+            hits = _resident_search(conn, q, from_vec_table=True, model=model, limit=limit,
+                                    sources=sources, skip_derived=skip_derived)
+            if hits is not None:
+                return hits
         try:
             return _knn_search(conn, q, model=model, limit=limit, sources=sources,
                                skip_derived=skip_derived)
         except OperationalError:
             pass  # e.g. a damaged vec0 table: the JSON copy in `chunks` still works
+    # In process: the resident matrix read from the JSON copy once, then kept by deltas.
+    hits = _resident_search(conn, q, from_vec_table=False, model=model, limit=limit,
+                            sources=sources, skip_derived=skip_derived)
+    if hits is not None:
+        return hits
     return numpy_search(conn, q, model=model, limit=limit, sources=sources,
                         cache=cache if cache is not None else DEFAULT_CACHE,
                         skip_derived=skip_derived)
@@ -78,6 +92,10 @@ def similarities_for(conn: Connection, query_vector: object, ids: Sequence[str],
     q = normalise_query(query_vector)
     if q is None or not ids:
         return {}
+    if vec.available and resident.enabled() and vec_table_dims(conn) == q.size:
+        found = resident.cosines(conn, _db_file(conn), q, ids, model=model, from_vec_table=True)
+        if found is not None:
+            return found
     out: dict[str, float] = {}
     wanted = {r[0] for r in conn.execute(
         f"SELECT id FROM chunks WHERE model = ? AND id IN ({', '.join('?' * len(ids))})",
@@ -109,6 +127,46 @@ def similarities_for(conn: Connection, query_vector: object, ids: Sequence[str],
 def _cosine(v: np.ndarray, q: np.ndarray) -> float:
     norm = float(np.linalg.norm(v))
     return float(v @ q) / norm if norm > 0 else 0.0
+
+
+def _resident_search(conn: Connection, q: np.ndarray, *, from_vec_table: bool, model: str,
+                     limit: int, sources: Sequence[str] | None, skip_derived: bool
+                     ) -> list[LegHit] | None:
+    hits: list[LegHit] = []
+    for _attempt in range(3):
+        # A few spare rows: a chunk deleted since the matrix was refreshed is skipped below;
+        # when more than that went, the next attempt refreshes (and sees the delete).
+        want = limit + 8
+        found = resident.nearest(conn, _db_file(conn), q, from_vec_table=from_vec_table,
+                                 model=model, limit=want, sources=sources,
+                                 skip_derived=skip_derived)
+        if found is None:
+            return None
+        hits = _leg_hits(conn, found)
+        if len(hits) >= limit or len(found) < want:
+            break
+    return hits[:limit]
+
+
+def _leg_hits(conn: Connection, found: list[tuple[str, int, float]]) -> list[LegHit]:
+    if not found:
+        return []
+    # One point lookup per row: with statistics from when the index was small, SQLite plans
+    # `rowid IN (...)` (or a join on rowid) over 100k chunks as a full scan; `rowid = ?` is
+    # always a b-tree search.
+    details = {}
+    for _cid, rowid, _cosine in found:
+        row = conn.execute("SELECT rowid, id, path, source, start_line, end_line, text "
+                           "FROM chunks WHERE rowid = ?", (rowid,)).fetchone()
+        if row is not None:
+            details[rowid] = row
+    hits = []
+    for cid, rowid, cosine in found:
+        row = details.get(rowid)
+        if row is not None and row[1] == cid:  # else deleted since the matrix was refreshed
+            hits.append(LegHit(id=cid, path=row[2], source=row[3], start_line=int(row[4]),
+                               end_line=int(row[5]), text=row[6], score=cosine, raw=cosine))
+    return hits
 
 
 # -- sqlite-vec KNN ------------------------------------------------------------------------------

@@ -27,6 +27,7 @@ from typing import Any
 import zmq
 
 from openmemd import __version__
+from openmemd.api import long_lived
 from openmemd.config import ConfigError, Settings, load_settings
 from openmemd.errors import OpenmemdError, UnavailableError
 from openmemd.log import configure_logging, get_logger
@@ -65,6 +66,7 @@ def run_daemon(settings: Settings, *, foreground: bool = True, config_path: str 
     """
     del foreground
     configure_logging(settings)
+    long_lived.enable_resident_vectors()  # a long-lived process: vectors from memory
     daemon = Daemon(settings, reload=reload or _default_reload(settings, config_path))
     code = daemon.run()
     if not daemon.stopped_cleanly:
@@ -175,6 +177,8 @@ class Daemon:
         log.info("openmemd ready", seconds=seconds, agents=list(self.agents),
                  endpoint=endpoint.url)
         self.ready.set()
+        long_lived.warm_in_background(a.index.db_path for a in self.agents.values()
+                                    if a.index is not None)
         # After READY: the SDK's import (seconds of CPU) runs in the background.
         self.mcp = McpHost(socket_path(endpoint), dispatcher, dispatcher.status, self.agents)
         self.mcp.start()

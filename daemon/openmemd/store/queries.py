@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from openmemd.store import vec_log
 from openmemd.store.db import Connection
 from openmemd.store.schema import has_vec_table
 
@@ -71,6 +72,7 @@ def delete_chunks(conn: Connection, path: str, *, vec: bool) -> None:
                      (path,))
     conn.execute("DELETE FROM chunks_fts WHERE rowid IN (SELECT rowid FROM chunks WHERE path = ?)",
                  (path,))
+    vec_log.note_where(conn, "path = ?", path)
     conn.execute("DELETE FROM chunks WHERE path = ?", (path,))
 
 
@@ -88,6 +90,7 @@ def insert_chunks(conn: Connection, rows: Iterable[ChunkRow]) -> None:
     conn.executemany(
         "INSERT INTO chunks_fts(rowid, text, id, path, source, model, start_line, end_line)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?)", fts)
+    vec_log.note_rowids(conn, [f[0] for f in fts])
 
 
 def upsert_file(conn: Connection, path: str, source: str, file_hash: str, mtime: int,
@@ -106,6 +109,7 @@ def touch_file(conn: Connection, path: str, mtime: int, size: int) -> None:
 def set_embedding(conn: Connection, chunk_id: str, embedding_json: str, blob: bytes | None
                   ) -> None:
     conn.execute("UPDATE chunks SET embedding = ? WHERE id = ?", (embedding_json, chunk_id))
+    vec_log.note_where(conn, "id = ?", chunk_id)
     if blob is not None:
         conn.execute("DELETE FROM chunks_vec WHERE id = ?", (chunk_id,))
         conn.execute("INSERT INTO chunks_vec(id, embedding) VALUES (?, ?)", (chunk_id, blob))

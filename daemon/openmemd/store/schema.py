@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from openmemd.store import vec_log
 from openmemd.store.db import Connection
 
 SCHEMA_VERSION = 1
@@ -74,6 +75,7 @@ def ensure_schema(conn: Connection) -> None:
     """Create missing tables and run migrations. Idempotent."""
     conn.executescript(_DDL)
     _migrate(conn)
+    vec_log.ensure_vec_log(conn)
     conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
                  (SCHEMA_VERSION_KEY, str(SCHEMA_VERSION)))
 

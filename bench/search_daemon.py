@@ -1,0 +1,123 @@
+"""The real daemon on a large synthetic index: RSS after searches, edit -> searchable.
+
+Used by bench/search.py (its last step). openmemd creates the index for a one-note workspace
+(its meta: model, chunking), then the synthetic chunks of a bench database are copied in
+(chunks, keyword rows, vectors; their files are not in the workspace nor in `files`, so syncs
+leave them alone), and the daemon is started on it with the local model.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from openmemd.api import MemoryIndex
+from openmemd.client import Client, DaemonNotRunning
+from openmemd.config import load_settings
+from openmemd.store import db
+
+DEBOUNCE_MS = 300
+
+
+def proc_rss(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def prepare(src: Path, root: Path) -> tuple[Path, Path]:
+    ws = root / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "MEMORY.md").write_text("# Memory\n\nThe bench workspace starts here.\n")
+    cfg = root / "config.toml"
+    cfg.write_text(f'[embedding]\nprovider = "local"\n'
+                   f"[sync]\nwatch_debounce_ms = {DEBOUNCE_MS}\n")
+    settings = load_settings(str(cfg), overrides={"workspace": str(ws),
+                                                  "state_dir": str(root / "state")})
+    with MemoryIndex.open(ws, config=settings) as index:
+        index.sync()
+        path = index.db_path
+    started = time.monotonic()
+    conn, _ = db.connect(path)
+    try:
+        conn.execute("ATTACH DATABASE ? AS src", (f"file:{src}?mode=ro",))
+        offset = 1_000_000  # chunk rowids clear of the workspace's own; FTS rowid = chunk rowid
+        with db.write_transaction(conn):
+            conn.execute(
+                "INSERT INTO chunks(rowid, id, path, source, start_line, end_line, hash, model,"
+                " text, embedding, updated_at) SELECT rowid + ?, id, path, source, start_line,"
+                " end_line, hash, model, text, embedding, updated_at FROM src.chunks", (offset,))
+            conn.execute(
+                "INSERT INTO chunks_fts(rowid, text, id, path, source, model, start_line,"
+                " end_line) SELECT rowid + ?, text, id, path, source, model, start_line,"
+                " end_line FROM src.chunks_fts", (offset,))
+            conn.execute("INSERT INTO chunks_vec(id, embedding) "
+                         "SELECT id, embedding FROM src.chunks_vec")
+        conn.execute("DETACH DATABASE src")
+        conn.execute("ANALYZE")  # statistics of a 100k index, not of the one-note index
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        count = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    finally:
+        conn.close()
+    print(f"  daemon index: {count} chunks copied in {time.monotonic() - started:.0f}s",
+          flush=True)
+    return ws, cfg
+
+
+def run(src: Path, work: Path, queries: list[str]) -> None:
+    root = Path(tempfile.mkdtemp(dir=work, prefix="daemon-"))
+    proc = None
+    try:
+        ws, cfg = prepare(src, root)
+        endpoint = f"ipc://{root}/d.sock"
+        env = {**os.environ, "OPENMEMD_ENDPOINT": endpoint}
+        cmd = [sys.executable, "-m", "openmemd", "run", "--foreground", "--config", str(cfg),
+               "--workspace", str(ws), "--state-dir", str(root / "state")]
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        while True:
+            try:
+                with Client(endpoint, timeout=0.5) as c:
+                    c.ping()
+                break
+            except DaemonNotRunning:
+                time.sleep(0.05)
+        with Client(endpoint, timeout=120) as c:
+            c.sync()
+            times = []
+            for q in queries:
+                t = time.perf_counter()
+                c.search(q)
+                times.append((time.perf_counter() - t) * 1000)
+            rss = proc_rss(proc.pid)
+            print(f"daemon on {src.name}: search over the socket (first includes any wait for "
+                  f"the matrix) first {times[0]:.0f} ms, then p50 "
+                  f"{statistics.median(times[1:]):.1f} ms; RSS {rss / 1048576:.0f} MiB "
+                  f"(goal ≤ 400 MB)")
+            latencies = []
+            for i in range(5):
+                token = f"zq{i}x{random.randrange(10**6)}"
+                note = ws / "memory" / "2026-12-31-bench.md"
+                t0 = time.perf_counter()
+                note.write_text(f"# bench\n\nThe secret token is {token}.\n")
+                while not any(token in r["snippet"]
+                              for r in c.search(token, min_score=0.0)["results"]):
+                    time.sleep(0.01)
+                latencies.append(time.perf_counter() - t0)
+            print(f"  edit -> searchable: median {statistics.median(latencies):.2f} s, max "
+                  f"{max(latencies):.2f} s (debounce {DEBOUNCE_MS / 1000:.1f} s); RSS after "
+                  f"{proc_rss(proc.pid) / 1048576:.0f} MiB")
+        proc.terminate()
+        proc.wait(30)
+    finally:
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+        shutil.rmtree(root, ignore_errors=True)
