@@ -343,13 +343,8 @@ def nearest(conn: Connection, db_file: str, q: np.ndarray, *, from_vec_table: bo
             ) -> list[tuple[str, int, float]] | None:
     """The resident matrix's answer for this index, or None when it cannot give one (no
     change log in this file, an unreadable row set)."""
-    if not db_file:
-        return None
-    m = matrix_for(db_file, from_vec_table)
-    try:
-        if not m.refresh(conn, q.size):
-            return None
-    except OperationalError:
+    m = _current(conn, db_file, q, from_vec_table)
+    if m is None:
         return None
     return m.nearest(q, model=model, limit=limit, sources=sources, skip_derived=skip_derived)
 
@@ -357,15 +352,20 @@ def nearest(conn: Connection, db_file: str, q: np.ndarray, *, from_vec_table: bo
 def cosines(conn: Connection, db_file: str, q: np.ndarray, ids: Sequence[str], *,
             model: str, from_vec_table: bool) -> dict[str, float] | None:
     """The resident matrix's cosines for these chunks, or None when it cannot give them."""
+    m = _current(conn, db_file, q, from_vec_table)
+    return None if m is None else m.cosines(q, ids, model)
+
+
+def _current(conn: Connection, db_file: str, q: np.ndarray, from_vec_table: bool
+             ) -> ResidentMatrix | None:
+    """This index's matrix with every logged change applied, or None when it cannot be."""
     if not db_file:
         return None
     m = matrix_for(db_file, from_vec_table)
     try:
-        if not m.refresh(conn, q.size):
-            return None
+        return m if m.refresh(conn, q.size) else None
     except OperationalError:
         return None
-    return m.cosines(q, ids, model)
 
 
 def warm_in_background(db_files: Iterable[object]) -> None:
