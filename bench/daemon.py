@@ -58,6 +58,23 @@ def proc_rss(pid: int) -> int:
     return 0
 
 
+def edit_to_searchable(client: Client, ws: Path, runs: int = 5) -> list[float]:
+    """Seconds from saving a note with a fresh token to a search whose snippet holds it."""
+    latencies = []
+    for i in range(runs):
+        token = f"zq{i}x{random.randrange(10**6)}"
+        note = ws / "memory" / "2026-12-31-bench.md"
+        t0 = time.perf_counter()
+        note.write_text(f"# bench\n\nThe secret token is {token}.\n")
+        # The snippet must hold the new token: with vectors, the old version of the note is a
+        # (weak) hit for any query.
+        while not any(token in r["snippet"]
+                      for r in client.search(token, min_score=0.0)["results"]):
+            time.sleep(0.01)
+        latencies.append(time.perf_counter() - t0)
+    return latencies
+
+
 def pct(values: list[float], q: float) -> float:
     values = sorted(values)
     return values[min(len(values) - 1, round(q * (len(values) - 1)))]
@@ -113,19 +130,8 @@ def main() -> int:
         print(f"provider: {provider['id']} · model {provider['model']} · notes {args.notes + 1}")
 
         # -- watch -> searchable -------------------------------------------------------------
-        latencies = []
         with Client(endpoint, timeout=10) as c:
-            for i in range(5):
-                token = f"zq{i}x{random.randrange(10**6)}"
-                note = ws / "memory" / "2026-12-31-bench.md"
-                t0 = time.perf_counter()
-                note.write_text(f"# bench\n\nThe secret token is {token}.\n")
-                # The snippet must hold the new token: with vectors, the old version of the
-                # note is a (weak) hit for any query.
-                while not any(token in r["snippet"]
-                              for r in c.search(token, min_score=0.0)["results"]):
-                    time.sleep(0.01)
-                latencies.append(time.perf_counter() - t0)
+            latencies = edit_to_searchable(c, ws)
         print(f"edit -> searchable: median {statistics.median(latencies):.2f} s, max "
               f"{max(latencies):.2f} s (debounce {args.debounce_ms / 1000:.1f} s; goal ≤ "
               f"{args.debounce_ms / 1000 + 0.3:.1f} s)")

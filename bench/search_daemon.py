@@ -9,7 +9,6 @@ leave them alone), and the daemon is started on it with the local model.
 from __future__ import annotations
 
 import os
-import random
 import shutil
 import statistics
 import subprocess
@@ -18,19 +17,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from daemon import edit_to_searchable, proc_rss
 from openmemd.api import MemoryIndex
 from openmemd.client import Client, DaemonNotRunning
 from openmemd.config import load_settings
 from openmemd.store import db
 
 DEBOUNCE_MS = 300
-
-
-def proc_rss(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) * 1024
-    return 0
 
 
 def prepare(src: Path, root: Path) -> tuple[Path, Path]:
@@ -102,16 +95,7 @@ def run(src: Path, work: Path, queries: list[str]) -> None:
                   f"the matrix) first {times[0]:.0f} ms, then p50 "
                   f"{statistics.median(times[1:]):.1f} ms; RSS {rss / 1048576:.0f} MiB "
                   f"(goal ≤ 400 MB)")
-            latencies = []
-            for i in range(5):
-                token = f"zq{i}x{random.randrange(10**6)}"
-                note = ws / "memory" / "2026-12-31-bench.md"
-                t0 = time.perf_counter()
-                note.write_text(f"# bench\n\nThe secret token is {token}.\n")
-                while not any(token in r["snippet"]
-                              for r in c.search(token, min_score=0.0)["results"]):
-                    time.sleep(0.01)
-                latencies.append(time.perf_counter() - t0)
+            latencies = edit_to_searchable(c, ws)
             print(f"  edit -> searchable: median {statistics.median(latencies):.2f} s, max "
                   f"{max(latencies):.2f} s (debounce {DEBOUNCE_MS / 1000:.1f} s); RSS after "
                   f"{proc_rss(proc.pid) / 1048576:.0f} MiB")
