@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import io
 import itertools
-import json
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
@@ -23,7 +21,7 @@ import structlog
 import openmemd.server.writer as indexer_mod
 from daemon_harness import Daemon, make_daemon
 from helpers import wait_for
-from openai_fake import QuietServer, raw_vector
+from openai_fake import JsonHandler, QuietServer, embeddings_payload
 from openmemd.api import MemoryIndex
 from openmemd.progress import ProgressBar, ProgressMeter
 from openmemd.server.writer import IndexWriter
@@ -37,24 +35,12 @@ class SlowEmbeddings:
         self.requests = 0
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
+        class Handler(JsonHandler):
             def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                body = self.read_json()
                 server.requests += 1
                 time.sleep(server.delay)
-                data = [{"object": "embedding", "index": i, "embedding": raw_vector(t)}
-                        for i, t in enumerate(body["input"])]
-                raw = json.dumps({"object": "list", "data": data, "model": body["model"]})
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(raw)))
-                self.end_headers()
-                self.wfile.write(raw.encode())
+                self.reply(200, embeddings_payload(body))
 
         self.httpd = QuietServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"

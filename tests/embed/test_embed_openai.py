@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import json
 import socket
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import numpy as np
 import pytest
 
-from openai_fake import DIMS, QuietServer, raw_vector
+from openai_fake import DIMS, JsonHandler, QuietServer, embeddings_payload, raw_vector
 from openmemd.config import EmbeddingSettings
 from openmemd.embed.base import EmbeddingError
 from openmemd.embed.openai import (
@@ -49,14 +47,9 @@ class EmbeddingServer:
         self.lock = threading.Lock()
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
+        class Handler(JsonHandler):
             def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                body = self.read_json()
                 with server.lock:
                     server.requests.append({"path": self.path, "body": body,
                                             "auth": self.headers.get("Authorization")})
@@ -79,20 +72,9 @@ class EmbeddingServer:
                     sent = (self.headers.get("Authorization") or "").removeprefix("Bearer ")
                     return self.reply(401, {"error": {
                         "message": f"Incorrect API key provided: {sent}"}})
-                data = [{"object": "embedding", "index": i, "embedding": raw_vector(t)}
-                        for i, t in enumerate(body["input"])]
-                self.reply(200, {"object": "list", "data": data[::-1],  # any order is valid
-                                 "model": body["model"]})
-
-            def reply(self, code: int, payload: Any, headers: dict[str, str] | None = None) -> None:
-                raw = (payload if isinstance(payload, str) else json.dumps(payload)).encode()
-                self.send_response(code)
-                for name, value in (headers or {}).items():
-                    self.send_header(name, value)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(raw)))
-                self.end_headers()
-                self.wfile.write(raw)
+                payload = embeddings_payload(body)
+                payload["data"].reverse()  # any order is valid
+                self.reply(200, payload)
 
         self.httpd = QuietServer(("127.0.0.1", port), Handler)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
