@@ -212,7 +212,7 @@ def ollama_daemon() -> Iterator[tuple[Daemon, int]]:
 
 
 def test_provider_outage_degrades_to_keywords_and_vectors_fill_in_later(ollama_daemon) -> None:
-    from test_embed_openai import EmbeddingServer
+    from openai_fake import EmbeddingServer
 
     d, port = ollama_daemon
     (d.workspace / "MEMORY.md").write_text(NOTE)
@@ -287,7 +287,7 @@ def test_deleted_index_is_rebuilt_even_when_nothing_searches(daemon: Daemon) -> 
 
 
 def test_unreachable_provider_never_rebuilds_or_drops_existing_vectors(ollama_daemon) -> None:
-    from test_embed_openai import EmbeddingServer
+    from openai_fake import EmbeddingServer
 
     d, port = ollama_daemon
     (d.workspace / "MEMORY.md").write_text(NOTE)
