@@ -142,9 +142,7 @@ def cmd_search(settings: Settings, args: argparse.Namespace) -> int:
             hits = index.search(query, max_results=args.max_results, min_score=args.min_score,
                                 sources=args.sources, explain=explain)
             results = [h.to_dict() for h in hits]
-            meta = {"provider": index.provider.id if index.provider else "none",
-                    "model": index.model, **index.search_mode(),
-                    "citations": index.settings.citations}
+            meta = index.search_meta()
             index.flush_recalls()
     if meta.get("degraded") and not args.json:
         print(f"openmemd: keyword search only: {meta['degraded']}", file=sys.stderr)

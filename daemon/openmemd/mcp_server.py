@@ -153,9 +153,7 @@ def _local_search(index: Any, request: SearchRequest) -> dict[str, Any]:
                         min_score=request.min_score,
                         sources=list(request.sources) if request.sources else None)
     index.flush_recalls()
-    return {"results": [h.to_dict() for h in hits],
-            "provider": index.provider.id if index.provider else "none", "model": index.model,
-            "mode": "hybrid" if index.provider is not None else "fts-only",
+    return {"results": [h.to_dict() for h in hits], **index.search_meta(),
             "tookMs": round((time.perf_counter() - started) * 1000, 2)}
 
 

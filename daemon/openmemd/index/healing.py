@@ -146,6 +146,13 @@ class SelfHealing:
             return {"mode": "fts-only"}
         return {"mode": "fts-only", "degraded": degraded} if degraded else {"mode": "hybrid"}
 
+    def search_meta(self) -> dict[str, str]:
+        """What a search reply says besides its results, the same on every way in (CLI,
+        socket, MCP): provider, model, mode (and why it degraded) and the citations mode."""
+        return {"provider": self.provider.id if self.provider is not None else "none",
+                "model": self.model, **self.search_mode(),
+                "citations": self.settings.citations}
+
     def _read(self, fn: Callable[[Any, Any], Any]) -> Any:
         """Run `fn(conn, vec)` on this thread's reader. On a damaged index a one-shot caller
         rebuilds it now and retries once; the daemon's readers answer `unavailable` and leave

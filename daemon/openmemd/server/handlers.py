@@ -68,11 +68,7 @@ class Dispatcher:
                                 min_score=request.min_score,
                                 sources=list(request.sources) if request.sources else None,
                                 explain=request.explain)
-            return {"results": [h.to_dict() for h in hits],
-                    "provider": index.provider.id if getattr(index, "provider", None) else "none",
-                    "model": getattr(index, "model", ""),
-                    **index.search_mode(),
-                    "citations": getattr(getattr(index, "settings", None), "citations", "auto"),
+            return {"results": [h.to_dict() for h in hits], **index.search_meta(),
                     "tookMs": round((time.perf_counter() - started) * 1000, 2)}
         if isinstance(request, GetRequest):
             return dict(agent.require_index().get(request.path, request.from_line, request.lines))
