@@ -141,3 +141,18 @@ def test_watch_limit_falls_back_to_polling_and_says_so(limited: Daemon) -> None:
     assert "Watcher: degraded (polling memory/a, memory/b, memory/later)" in out.stdout, out
     assert "3 unwatchable directories, polled" in out.stdout
     assert d.stop() == 0
+
+
+def test_a_directory_is_polled_only_when_two_looks_apart_both_miss_its_watch() -> None:
+    # watchdog adds a new directory's watch from its own thread: a look right after the
+    # directory appears may miss it. Polling it for good made a healthy daemon 'degraded
+    # (polling memory/dreaming/rem)' (seen in CI).
+    from openmemd.server.watch_limits import UnwatchedConfirmer
+
+    looks = UnwatchedConfirmer(grace=1.0)
+    assert looks.confirm(["memory/new"], whole_tree=False, now=100.0) == []
+    assert looks.confirm([], whole_tree=True, now=100.5) == []  # watched after all: forgotten
+    assert looks.confirm(["memory/new"], whole_tree=True, now=101.6) == []  # a fresh miss
+    assert looks.confirm(["memory/new"], whole_tree=True, now=102.7) == ["memory/new"]
+    assert looks.confirm(["memory/new", "memory/b"], whole_tree=False, now=102.8) == [
+        "memory/new"]

@@ -18,6 +18,7 @@ import logging
 import os
 import re
 import threading
+import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -143,6 +144,27 @@ def unwatched_dirs(root: str, start: str, may_contain: Callable[[str], bool],
                 missing.append(rel)  # its whole subtree is polled: no need to look inside
         dirnames[:] = keep
     return missing
+
+
+class UnwatchedConfirmer:
+    """A directory counts as unwatched only when two looks at least `grace` seconds apart
+    both miss it: watchdog adds the watch of a new directory from its own thread, so a look
+    right after the directory appears can run before that and would poll it for good."""
+
+    def __init__(self, grace: float = 1.0) -> None:
+        self._grace = grace
+        self._first_seen: dict[str, float] = {}
+
+    def look(self, root: str, start: str, may_contain: Callable[[str], bool],
+             relative: Callable[[str], str | None]) -> list[str]:
+        """`unwatched_dirs`, less the directories not yet missed for `grace` seconds."""
+        return self.confirm(unwatched_dirs(root, start, may_contain, relative) or [],
+                            whole_tree=start == root, now=time.monotonic())
+
+    def confirm(self, missing: list[str], *, whole_tree: bool, now: float) -> list[str]:
+        if whole_tree:  # a full look: what it did not miss is watched after all
+            self._first_seen = {r: t for r, t in self._first_seen.items() if r in missing}
+        return [r for r in missing if now - self._first_seen.setdefault(r, now) >= self._grace]
 
 
 class SubtreePoller:

@@ -45,9 +45,9 @@ from openmemd.server.util import iso
 from openmemd.server.watch_limits import (
     OverflowTap,
     SubtreePoller,
+    UnwatchedConfirmer,
     polled_state,
     stop_observer,
-    unwatched_dirs,
 )
 
 log = get_logger(__name__)
@@ -115,7 +115,7 @@ class Watcher:
         self._last_overflow: float | None = None
         self._watch_failures = 0  # directories inotify could not watch
         self._subtrees = SubtreePoller(name, polling_interval)
-        self._cover_lock = threading.Lock()
+        self._cover_lock, self._unwatched = threading.Lock(), UnwatchedConfirmer()
         self._debouncer = Debouncer(debounce_ms / 1000, self._flush, max_pending=max_pending,
                                     on_overflow=self._on_debounce_overflow, name=f"watch-{name}")
 
@@ -217,8 +217,9 @@ class Watcher:
                 or not self._may_contain(rel):
             return
         with self._cover_lock:
-            missing = unwatched_dirs(str(self.root), abs_dir, self._may_contain, self._relative)
-            added = [r for r in missing or []
+            missing = self._unwatched.look(str(self.root), abs_dir, self._may_contain,
+                                           self._relative)
+            added = [r for r in missing
                      if self._subtrees.add(r, str(self.root / r), _Handler(self), EVENT_FILTER)]
         if not added:
             return
