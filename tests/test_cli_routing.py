@@ -124,6 +124,8 @@ def test_daemon_found_without_the_services_runtime_dir(tmp_path):
         d.endpoint = f"ipc://{runtime}/openmemd/openmemd.sock"
         d.start(extra_env={"XDG_RUNTIME_DIR": str(runtime)})
         record = d.root / "state" / "openmemd.endpoint"
+        # written just after the socket is bound, before READY: a ping can come first
+        assert wait_for(record.exists, 10)
         assert record.read_text().strip() == d.endpoint
         assert stat.S_IMODE(record.stat().st_mode) == 0o600
         shell = {k: v for k, v in d.env.items() if k != "XDG_RUNTIME_DIR"}
