@@ -148,7 +148,7 @@ def pipeline(corpus: Path, files: int, model: str) -> int:
 
     from openmemd.api import MemoryIndex
     from openmemd.config import load_settings
-    from openmemd.store import db
+    from openmemd.store.sqlite import db
 
     with tempfile.TemporaryDirectory(prefix="openmemd-embed-bench-") as tmp:
         workspace = Path(tmp) / "workspace"

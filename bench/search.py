@@ -46,10 +46,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "daemon"))
 
 from openmemd.config import MmrSettings, QuerySettings, TemporalDecaySettings
-from openmemd.search import resident
 from openmemd.search.pipeline import run_search
 from openmemd.search.vector import MatrixCache, load_matrix, numpy_search, vector_search
-from openmemd.store import db, queries, schema
+from openmemd.store.sqlite import db, queries, resident, schema
 from openmemd.text import tokens
 
 DIMS = 384

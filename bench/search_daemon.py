@@ -21,7 +21,7 @@ from daemon import edit_to_searchable, proc_rss
 from openmemd.api import MemoryIndex
 from openmemd.client import Client, DaemonNotRunning
 from openmemd.config import load_settings
-from openmemd.store import db
+from openmemd.store.sqlite import db
 
 DEBOUNCE_MS = 300
 

@@ -29,7 +29,7 @@ ALLOWED = {
     "log": {"config", "openclaw_config", "settings_layers", "paths", "errors"},
     # shared text handling (keyword tokens, CJK), storage and embeddings
     "text": set(),
-    "store": FOUNDATION,
+    "store": FOUNDATION | {"text"},
     "embed": FOUNDATION,
     # the three below api
     "search": FOUNDATION | {"embed", "store", "text"},

@@ -10,7 +10,7 @@ import pytest
 from openmemd.api import MemoryIndex
 from openmemd.dreaming import run_sweep
 from openmemd.dreaming.layout import REPORTS_DIR
-from openmemd.search.derived import DERIVED_PREFIX
+from openmemd.store.derived import DERIVED_PREFIX
 
 NOTES = {
     "memory/2026-11-28.md": "# 2026-11-28\n\n"

@@ -166,7 +166,7 @@ def test_registry_imports_no_engine_for_none_or_openai() -> None:
     code = textwrap.dedent("""
         import sys
         from openmemd.config import EmbeddingSettings
-        from openmemd.embed import registry, cache, pool
+        from openmemd.embed import registry, pool
         assert registry.create_provider(EmbeddingSettings(provider="none")) is None
         p = registry.create_provider(
             EmbeddingSettings(provider="openai", base_url="http://127.0.0.1:9/v1"))

@@ -10,9 +10,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from openmemd.embed import cache
-from openmemd.store.db import connect
-from openmemd.store.schema import ensure_schema
+from openmemd.store.sqlite import cache
+from openmemd.store.sqlite.db import connect
+from openmemd.store.sqlite.schema import ensure_schema
 
 KEY = ("local", "e5-small-multilingual", "k" * 64)
 

@@ -16,7 +16,7 @@ import pytest
 from helpers import wait_for
 from openmemd.api import MemoryIndex
 from openmemd.errors import IndexLockedError, UnavailableError
-from openmemd.store import db
+from openmemd.store.sqlite import db
 
 NOTES = 30
 CACHE_ROWS = 1500
@@ -228,7 +228,7 @@ def test_one_shot_search_on_a_damaged_index_heals_it_and_answers(built, damage):
 
 
 def test_only_the_newest_corrupt_copies_are_kept(built):
-    from openmemd.store import health
+    from openmemd.store.sqlite import health
 
     settings, workspace, path = built
     for _ in range(3):  # three incidents
@@ -246,8 +246,8 @@ def test_a_short_read_of_a_truncated_file_is_damage_but_a_full_disk_is_not() -> 
     # sqlite-vec's reads past the end of a truncated index report a plain "disk I/O error"
     # (seen in bench/faults.py with a 2 MB index with vectors): that is damage to rebuild,
     # where a full disk is retried instead.
-    from openmemd.store import db as store_db
-    from openmemd.store import health as store_health
+    from openmemd.store.sqlite import db as store_db
+    from openmemd.store.sqlite import health as store_health
 
     error = store_db.DatabaseError[0]  # the driver's own DatabaseError class
     short_read, full = error("disk I/O error"), error("database or disk is full")

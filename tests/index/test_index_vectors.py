@@ -8,7 +8,7 @@ import pytest
 
 from openmemd.api import MemoryIndex
 from openmemd.embed.base import EmbeddingError
-from openmemd.store import db
+from openmemd.store.sqlite import db
 
 NOTES = {
     "MEMORY.md": "# Memory\nThe user's cat is called Miso and hates the vacuum cleaner.\n",

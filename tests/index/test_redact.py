@@ -9,7 +9,7 @@ import pytest
 
 from openmemd.api import MemoryIndex
 from openmemd.index.redact import mask, redact
-from openmemd.store import db
+from openmemd.store.sqlite import db
 
 AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
 JWT = ("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0"

@@ -6,7 +6,7 @@ import time
 import pytest
 
 from openmemd.api import MemoryIndex
-from openmemd.store import db
+from openmemd.store.sqlite import db
 
 
 def open_index(make_settings, workspace, toml=""):

@@ -11,7 +11,7 @@ from structlog.testing import capture_logs
 
 from openmemd.api import MemoryIndex
 from openmemd.index import sync as sync_module
-from openmemd.store import db
+from openmemd.store.sqlite import db
 
 GOOD = {f"memory/good-{i}.md": f"A good note about the heron number {i}.\n" for i in range(4)}
 

@@ -11,10 +11,9 @@ import numpy as np
 import pytest
 
 from openmemd.api import MemoryIndex
-from openmemd.search import resident
 from openmemd.search.vector import similarities_for, vector_search
-from openmemd.store import db, queries, schema
-from openmemd.store.queries import ChunkRow
+from openmemd.store.sqlite import db, queries, resident, schema
+from openmemd.store.sqlite.queries import ChunkRow
 
 DIMS = 8
 
@@ -160,8 +159,8 @@ def test_edit_through_the_writer_is_searchable_without_a_whole_reload(index_db, 
 WRITER_SCRIPT = """
 import sys
 import numpy as np
-from openmemd.store import db, queries
-from openmemd.store.queries import ChunkRow
+from openmemd.store.sqlite import db, queries
+from openmemd.store.sqlite.queries import ChunkRow
 conn, _ = db.connect(sys.argv[1])
 v = np.asarray([float(x) for x in sys.argv[2].split(",")], np.float32)
 row = ChunkRow(id="from-cli", path="memory/cli.md", source="memory", start_line=1, end_line=1,

@@ -13,7 +13,7 @@ import pytest
 from openmemd.config import HybridSettings, MmrSettings, QuerySettings, TemporalDecaySettings
 from openmemd.search import keyword, vector
 from openmemd.search.pipeline import run_search
-from openmemd.store import db, schema
+from openmemd.store.sqlite import db, schema
 from openmemd.text import tokens
 
 MODEL = "multilingual-e5-small"

@@ -19,7 +19,7 @@ import pytest
 from daemon_harness import Daemon, make_daemon
 from helpers import wait_for
 from openmemd.client import RemoteInternal, RemoteUnavailable
-from openmemd.store import db
+from openmemd.store.sqlite import db
 
 NOTE = "The launch codeword is pelican.\n"
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from openmemd.search import resident
+from openmemd.store.sqlite import resident
 
 
 def enable_resident_vectors() -> None:

@@ -24,7 +24,6 @@ from openmemd.embed.base import EmbeddingError, ProviderDown
 from openmemd.embed.shared import ProviderHealth, QueryVectors, batch_size, pool_for, provider_for
 from openmemd.errors import BadRequestError, IndexLockedError, OpenmemdError, WorkspaceError
 from openmemd.index import identity as ident
-from openmemd.index import recovery, reindex
 from openmemd.index.healing import SelfHealing
 from openmemd.index.read import read_lines
 from openmemd.index.scan import ScanScope, classify
@@ -33,7 +32,7 @@ from openmemd.index.transcripts import sessions_location
 from openmemd.log import get_logger
 from openmemd.search import citations
 from openmemd.search.results import SearchHit
-from openmemd.store import db, health, queries, schema
+from openmemd.store.sqlite import db, health, queries, recovery, reindex, schema
 
 log = get_logger(__name__)
 
@@ -333,7 +332,7 @@ class MemoryIndex(SelfHealing, DreamingAccess):
     def prune_cache(self) -> int:
         if not self.settings.cache.max_entries:
             return 0
-        from openmemd.embed import cache as embed_cache
+        from openmemd.store.sqlite import cache as embed_cache
 
         def prune() -> int:
             with db.write_transaction(self._open_writer()):

@@ -6,9 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from openmemd.index import recovery
 from openmemd.index.sync import Progress, SyncReport
-from openmemd.store import db, schema
+from openmemd.store.sqlite import db, recovery, schema
 
 if TYPE_CHECKING:
     from openmemd.api.memory_index import MemoryIndex
@@ -26,7 +25,7 @@ def build_index(index: MemoryIndex, tmp: Path, progress: Progress | None,
         report.merge(indexer.fill_vectors(progress=progress) if fill_vectors
                      else SyncReport(vectors_pending=indexer.pending_vectors()))
         if index.settings.cache.enabled and index.settings.cache.max_entries:
-            from openmemd.embed import cache as embed_cache
+            from openmemd.store.sqlite import cache as embed_cache
 
             with db.write_transaction(conn):
                 embed_cache.prune(conn, index.settings.cache.max_entries)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from openmemd.index import identity as ident
 from openmemd.index.scan import scan_workspace
-from openmemd.store import db, queries, schema
+from openmemd.store.sqlite import db, queries, schema
 
 if TYPE_CHECKING:
     from openmemd.api.memory_index import MemoryIndex

@@ -12,11 +12,10 @@ from typing import Any
 
 from openmemd.embed.base import EmbeddingError
 from openmemd.errors import IndexLockedError
-from openmemd.index import recovery
 from openmemd.index.scan import ScanIssue
 from openmemd.index.sync import IndexSync, Progress, SyncReport
 from openmemd.log import get_logger
-from openmemd.store import db, health, schema
+from openmemd.store.sqlite import db, health, recovery, schema
 
 log = get_logger(__name__)
 

@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from openmemd.store.schema import FTS_TOKENIZER_ID
+from openmemd.store.sqlite.schema import FTS_TOKENIZER_ID
 
 # Keys of the meta JSON that must match for an index to be reused. `vectorDims` is compared
 # only when both sides know it (an OpenAI model's dims are learnt from its first reply).

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from openmemd.index.scan import ScanIssue
-from openmemd.store.queries import FTS_ONLY_MODEL  # noqa: F401 - re-exported
+from openmemd.store.sqlite.queries import FTS_ONLY_MODEL  # noqa: F401 - re-exported
 
 # Reports progress: (phase, done, total). Phase is "files" or "vectors".
 Progress = Callable[[str, int, int], None]

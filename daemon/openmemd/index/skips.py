@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from openmemd.index.scan import FileEntry, ScanIssue, display_path
 from openmemd.log import get_logger
-from openmemd.store import db, file_state
-from openmemd.store.db import Connection
-from openmemd.store.file_state import Skipped
+from openmemd.store.sqlite import db, file_state
+from openmemd.store.sqlite.db import Connection
+from openmemd.store.sqlite.file_state import Skipped
 
 log = get_logger(__name__)
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Sequence
 
-from openmemd.embed import cache as embed_cache
 from openmemd.index import tiktoken_offline
 from openmemd.index.chunking import Chunk, chunk_ids, chunk_text
 from openmemd.index.report import FTS_ONLY_MODEL, Progress, SyncReport, VectorTarget
@@ -33,10 +32,11 @@ from openmemd.index.sessions import render_session
 from openmemd.index.skips import SkipMemo, is_per_file
 from openmemd.index.vector_fill import VectorFill
 from openmemd.log import get_logger
-from openmemd.store import file_state, queries
-from openmemd.store.db import Connection, VectorSupport
-from openmemd.store.file_state import FileSignature
-from openmemd.store.queries import EMPTY_EMBEDDING, ChunkRow
+from openmemd.store.sqlite import cache as embed_cache
+from openmemd.store.sqlite import file_state, queries
+from openmemd.store.sqlite.db import Connection, VectorSupport
+from openmemd.store.sqlite.file_state import FileSignature
+from openmemd.store.sqlite.queries import EMPTY_EMBEDDING, ChunkRow
 from openmemd.text.tokens import fts_index_text
 
 log = get_logger(__name__)

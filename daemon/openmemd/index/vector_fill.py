@@ -13,11 +13,11 @@ from concurrent.futures import Future
 
 import numpy as np
 
-from openmemd.embed import cache as embed_cache
 from openmemd.index.report import Progress, SyncReport, VectorTarget
-from openmemd.store import queries
-from openmemd.store.db import Connection, VectorSupport, write_transaction
-from openmemd.store.schema import ensure_vec_table
+from openmemd.store.sqlite import cache as embed_cache
+from openmemd.store.sqlite import queries
+from openmemd.store.sqlite.db import Connection, VectorSupport, write_transaction
+from openmemd.store.sqlite.schema import ensure_vec_table
 
 
 class VectorFill:

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from openmemd.search.derived import SQL_NOT_DERIVED
 from openmemd.search.results import LegHit
-from openmemd.store.db import Connection, OperationalError
+from openmemd.store.sqlite.db import Connection, OperationalError
+from openmemd.store.sqlite.schema import SQL_NOT_DERIVED
 from openmemd.text.tokens import QueryTerms, build_match, covered_terms
 
 MAX_CANDIDATES = 200

@@ -54,8 +54,8 @@ from openmemd.search.scoring import (
 )
 from openmemd.search.snippets import citation, make_snippet
 from openmemd.search.vector import MatrixCache, similarities_for, vector_search
-from openmemd.store.db import Connection, VectorSupport
-from openmemd.store.queries import FTS_ONLY_MODEL
+from openmemd.store.sqlite.db import Connection, VectorSupport
+from openmemd.store.sqlite.queries import FTS_ONLY_MODEL
 from openmemd.text.tokens import QueryTerms, query_terms, text_units
 
 RELAXED_MIN_COVERAGE = 0.5  # share of query terms a keyword hit needs for the relaxed fallback
@@ -103,7 +103,7 @@ def run_search(conn: Connection, query: str, *, query_vector: Any, model: str,
     n_candidates = candidate_count(max_results, hybrid.candidate_multiplier)
     terms = query_terms(text)
     src = list(sources) if sources else None
-    skip = not settings.dreaming_reports  # derived files (search/derived.py)
+    skip = not settings.dreaming_reports  # derived files (store/derived.py)
 
     vector_hits: list[LegHit] = []
     if query_vector is not None and model != FTS_ONLY_MODEL:

@@ -24,10 +24,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from openmemd.search import resident
-from openmemd.search.derived import SQL_NOT_DERIVED, is_derived
 from openmemd.search.results import LegHit
-from openmemd.store.db import Connection, OperationalError, VectorSupport
+from openmemd.store.derived import is_derived
+from openmemd.store.sqlite import resident
+from openmemd.store.sqlite.db import Connection, OperationalError, VectorSupport
+from openmemd.store.sqlite.schema import SQL_NOT_DERIVED
 
 KNN_K_MAX = 4096  # sqlite-vec's upper bound for k
 OVERSAMPLE = 8  # k = limit × this when rows may be filtered out after the KNN step

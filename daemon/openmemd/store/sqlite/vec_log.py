@@ -18,7 +18,7 @@ from __future__ import annotations
 import secrets
 from typing import NamedTuple
 
-from openmemd.store.db import Connection, OperationalError
+from openmemd.store.sqlite.db import Connection, OperationalError
 
 LOG_TABLE = "openmemd_vec_log"
 EPOCH_KEY = "openmemd_vec_log_epoch"

@@ -16,9 +16,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from openmemd.errors import UnavailableError
 from openmemd.log import get_logger
-from openmemd.store import db
+from openmemd.store.base import DiskFullError, IndexDamagedError
+from openmemd.store.sqlite import db
 
 log = get_logger(__name__)
 
@@ -32,14 +32,6 @@ _DAMAGE_MARKERS = ("malformed", "not a database", "no such table", "file is encr
                    "unable to open database file", "database corrupt",
                    "vtable constructor failed")
 _FULL_MARKERS = ("database or disk is full", "no space left")
-
-
-class IndexDamagedError(UnavailableError):
-    """The index file is missing or damaged; it is being rebuilt from the Markdown."""
-
-
-class DiskFullError(UnavailableError):
-    """A write failed for lack of space; it is retried when space returns."""
 
 
 def is_disk_full(exc: BaseException, path: Path | None = None) -> bool:

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from openmemd.log import get_logger
-from openmemd.store import db, health, schema
-from openmemd.store.health import FileIdentity
+from openmemd.store.sqlite import db, health, schema
+from openmemd.store.sqlite.health import FileIdentity
 
 log = get_logger(__name__)
 
@@ -131,7 +131,7 @@ def salvage_into(conn: db.Connection, old: db.Connection | None, moved: Path | N
 def copy_cache_tolerant(conn: db.Connection, old_db: Path) -> int:
     """The embedding cache of `old_db` into `conn` for a full rebuild: one fast ATTACH copy,
     else (a damaged old file) row by row, whatever can be read."""
-    from openmemd.index import reindex
+    from openmemd.store.sqlite import reindex
 
     try:
         return reindex.copy_embedding_cache(conn, old_db)

@@ -5,7 +5,7 @@ informative line is a copy of a note line that is itself indexed (a staged candi
 "possible lasting truth"), the rest is template text ("confidence:", "evidence:", "Possible
 Lasting Truths", candidate keys). In results they can only duplicate their sources -- often
 outranking them, since one report gathers many related snippets -- or match a query on their
-template words. So a default search skips them, in SQL, before candidates are counted;
+template words. So a default search skips them in the store, before candidates are counted;
 `query.dreaming_reports = true` brings them back (they stay readable with `get` either way).
 The prefix is dreaming.layout.REPORTS_DIR (tests check that they agree).
 """
@@ -13,9 +13,6 @@ The prefix is dreaming.layout.REPORTS_DIR (tests check that they agree).
 from __future__ import annotations
 
 DERIVED_PREFIX = "memory/dreaming/"
-
-# For WHERE clauses on a `path` column; substr avoids LIKE's wildcard and case rules.
-SQL_NOT_DERIVED = f"substr(path, 1, {len(DERIVED_PREFIX)}) != '{DERIVED_PREFIX}'"
 
 
 def is_derived(path: str) -> bool:

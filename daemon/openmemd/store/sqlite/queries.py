@@ -6,9 +6,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from openmemd.store import vec_log
-from openmemd.store.db import Connection
-from openmemd.store.schema import has_vec_table
+from openmemd.store.sqlite import vec_log
+from openmemd.store.sqlite.db import Connection
+from openmemd.store.sqlite.schema import has_vec_table
 
 EMPTY_EMBEDDING = "[]"
 # The `model` of chunks indexed without an embedding provider (keyword-only).

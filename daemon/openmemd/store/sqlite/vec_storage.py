@@ -18,7 +18,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from openmemd.store.db import Connection, OperationalError
+from openmemd.store.sqlite.db import Connection, OperationalError
 
 SAMPLE = 16  # ids compared with vec0's own lookup before the fast read is trusted
 

@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
-from openmemd.store import db, health
+from openmemd.store.sqlite import db, health
 
 SIDECARS = health.SIDECARS  # the database and every file SQLite keeps beside it
 

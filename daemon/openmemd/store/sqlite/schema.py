@@ -10,14 +10,19 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from openmemd.store import vec_log
-from openmemd.store.db import Connection
+from openmemd.store.derived import DERIVED_PREFIX
+from openmemd.store.sqlite import vec_log
+from openmemd.store.sqlite.db import Connection
 
 SCHEMA_VERSION = 1
 META_KEY = "memory_index_meta_v1"
 SCHEMA_VERSION_KEY = "openmemd_schema_version"
 FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
 FTS_TOKENIZER_ID = "porter-unicode61+cjk-bi-uni-v1"
+
+# For WHERE clauses on a `path` column: not a derived file (store/derived.py); substr avoids
+# LIKE's wildcard and case rules.
+SQL_NOT_DERIVED = f"substr(path, 1, {len(DERIVED_PREFIX)}) != '{DERIVED_PREFIX}'"
 
 TABLES = ("meta", "files", "chunks", "embedding_cache", "chunks_fts", "chunks_vec")
 

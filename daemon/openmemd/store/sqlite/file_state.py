@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from openmemd.store.db import Connection
+from openmemd.store.sqlite.db import Connection
 
 _DDL = {
     "openmemd_file_signals": """CREATE TABLE IF NOT EXISTS openmemd_file_signals (

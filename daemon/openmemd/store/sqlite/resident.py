@@ -33,11 +33,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from openmemd.log import get_logger
-from openmemd.search import vec_storage
-from openmemd.search.derived import is_derived
-from openmemd.search.rwlock import RWLock
-from openmemd.store import db, vec_log
-from openmemd.store.db import Connection, OperationalError
+from openmemd.store.derived import is_derived
+from openmemd.store.sqlite import db, vec_log, vec_storage
+from openmemd.store.sqlite.db import Connection, OperationalError
+from openmemd.store.sqlite.rwlock import RWLock
 
 log = get_logger(__name__)
 
