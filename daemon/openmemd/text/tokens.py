@@ -156,6 +156,12 @@ def _is_contraction_tail(word: str) -> bool:
     return word in _CONTRACTION_TAILS
 
 
+def is_term(term: str) -> bool:
+    """Whether `term` is a query term: letters and digits only (a phrase: such words joined by
+    one space). A keyword backend can quote it safely in any query syntax."""
+    return all(_WORD.fullmatch(part) for part in term.split(" "))
+
+
 def _quote(term: str) -> str:
     # Terms are letters/digits only, so this cannot contain a quote; strip anyway, defensively.
     return '"' + term.replace('"', "") + '"'
