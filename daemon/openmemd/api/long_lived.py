@@ -1,10 +1,10 @@
 """What only a long-lived process (the daemon) turns on: stores opened long-lived (the whole
-index checked when the writer opens, the vector leg from resident matrices), warmed once the
-daemon serves.
+index checked when the writer opens, search structures such as the vector matrix kept in
+memory), warmed once the daemon serves.
 
-A one-shot command keeps sqlite-vec's KNN: loading a matrix of every vector costs more than the
-one query it would serve. The daemon calls `enable_resident_vectors()` before it opens any
-index; every `MemoryIndex` created after that opens its store long-lived.
+A one-shot command opens its store plainly: loading everything in memory costs more than the
+one query it serves. The daemon calls `enable_resident_vectors()` before it opens any index;
+every `MemoryIndex` created after that opens its store long-lived.
 """
 
 from __future__ import annotations

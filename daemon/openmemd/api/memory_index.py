@@ -305,7 +305,7 @@ class MemoryIndex(SelfHealing, DreamingAccess):
         return self._guarded(prune)
 
     def checkpoint(self) -> None:
-        """Periodic upkeep of the store (SQLite: WAL checkpoint, statistics)."""
+        """Periodic upkeep of the store (`IndexStore.maintain`)."""
         self._guarded(self.store.maintain)
 
     def warm(self) -> None:
