@@ -183,9 +183,9 @@ class AgentSettings:
 class Settings:
     workspace: str = _opt("", "workspace of the default agent; empty = the platform default")
     state_dir: str = _opt("", "where indexes live; empty = the platform state dir")
-    sources: list = _opt(["memory"], "memory and/or sessions")  # type: ignore[type-arg]
-    extra_paths: list = _opt([], "more Markdown files or folders to index")  # type: ignore[type-arg]
-    agents: dict = _opt({}, "[agents.<id>] workspace = ...")  # type: ignore[type-arg]
+    sources: list[str] = _opt(["memory"], "memory and/or sessions")
+    extra_paths: list[str] = _opt([], "more Markdown files or folders to index")
+    agents: dict[str, AgentSettings] = _opt({}, "[agents.<id>] workspace = ...")
     sessions_dir: str = _opt("", "transcripts; empty = OpenClaw's, else <workspace>/sessions")
     citations: str = _opt("auto", "on: `Source: path#Lx-Ly` in snippets; off: no citation; "
                           "auto: the citation field only", choices=("auto", "on", "off"))
