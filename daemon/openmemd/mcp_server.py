@@ -125,7 +125,7 @@ class Backend:
             if isinstance(request, GetRequest):
                 return dict(index.get(request.path, request.from_line, request.lines))
             if isinstance(request, AddRequest):
-                return index.add(request.text, request.target)
+                return dict(index.add(request.text, request.target))
             assert isinstance(request, StatusRequest)
             st = index.status()
             from openmemd.server.health import agent_problems, overall

@@ -51,7 +51,7 @@ def socket_path(endpoint: Endpoint) -> Path:
 
 class McpHost:
     def __init__(self, path: Path, dispatch: Callable[[Any], dict[str, Any]],
-                 status: Callable[[Any], dict[str, Any]], agents: Mapping[str, Any]) -> None:
+                 status: Callable[[Any], dict[str, Any]], agents: Mapping[str, object]) -> None:
         self.path = path
         self._dispatch = dispatch
         self._status = status
