@@ -13,6 +13,7 @@ from typing import Any
 
 from openmemd import paths
 from openmemd.errors import ConfigError
+from openmemd.settings_layers import Loaded
 
 DEFAULT_AGENT = "main"
 SOURCES = ("memory", "sessions")
@@ -199,10 +200,14 @@ class Settings:
     log: LogSettings = field(default_factory=LogSettings)
     # Where the settings came from, for error messages and `status`.
     config_file: str = field(default="", metadata={"internal": True})
-    loaded: Any = field(default=None, metadata={"internal": True}, compare=False, repr=False)
+    loaded: Loaded | None = field(default=None, metadata={"internal": True}, compare=False,
+                                  repr=False)
 
     def for_agent(self, agent_id: str) -> Settings:  # openclaw.json's per-agent memorySearch
-        return self.loaded.agent_settings.get(agent_id, self) if self.loaded else self
+        if not self.loaded:
+            return self
+        own: Settings = self.loaded.agent_settings.get(agent_id, self)
+        return own
 
     # -- derived locations -------------------------------------------------------------------
     def state_path(self) -> Path:
