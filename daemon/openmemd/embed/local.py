@@ -123,6 +123,11 @@ class E5Provider:
             "provider": self.id, "model": self.model, "weights": info.sha256,
             "max_embed_tokens": max_embed_tokens, "normalize": "l2"})
 
+    @property
+    def known_dims(self) -> int:
+        """The model's vector size, known without embedding anything (see the Protocol)."""
+        return self.dims
+
     def __repr__(self) -> str:
         return f"E5Provider(model={self.model!r}, path={self.model_path!r})"
 
@@ -247,6 +252,11 @@ class MiniLMProvider:
             "provider": self.id, "model": self.model, "weights": info.sha256,
             "tokenizer": MINILM_TOKENIZER_SHA256, "max_input_tokens": self.max_input_tokens,
             "pooling": "mean", "normalize": "l2"})
+
+    @property
+    def known_dims(self) -> int:
+        """The model's vector size, known without embedding anything (see the Protocol)."""
+        return self.dims
 
     def __repr__(self) -> str:
         return f"MiniLMProvider(model={self.model!r}, path={self.model_path!r})"
