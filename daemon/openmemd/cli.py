@@ -12,12 +12,17 @@ import argparse
 import json
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from openmemd import __version__, config_cmd, mcp_cli
 from openmemd.config import DEFAULT_AGENT, PHASE_CHOICES, ConfigError, Settings, load_settings
 from openmemd.errors import OpenmemdError
 from openmemd.progress import ProgressBar
+
+if TYPE_CHECKING:
+    from openmemd.api.memory_index import MemoryIndex
+    from openmemd.client import Client
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 EXIT_DEGRADED, EXIT_NOT_RUNNING = 1, 2
@@ -111,15 +116,15 @@ def _print_json(value: Any) -> None:
 
 
 # -- daemon routing -----------------------------------------------------------------------------
-def _daemon(settings: Settings, args: argparse.Namespace) -> Any:
+def _daemon(settings: Settings, args: argparse.Namespace) -> Client | None:
     """A client for the daemon serving this agent's workspace and state dir, else None."""
     from openmemd.discovery import connect
 
     return connect(settings, args.agent, args.workspace)
 
 
-def _open_index(settings: Settings, args: argparse.Namespace) -> Any:
-    from openmemd.api import MemoryIndex
+def _open_index(settings: Settings, args: argparse.Namespace) -> MemoryIndex:
+    from openmemd.api.memory_index import MemoryIndex
 
     return MemoryIndex.open(args.workspace, agent_id=args.agent, config=settings)
 
@@ -167,7 +172,7 @@ def cmd_search(settings: Settings, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _quiet_sync(index: Any) -> None:
+def _quiet_sync(index: MemoryIndex) -> None:
     """Bring an in-process index up to date before searching, unless another writer has it."""
     from openmemd.errors import IndexLockedError
 
@@ -264,9 +269,7 @@ def cmd_dream(settings: Settings, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _workspace(settings: Settings, args: argparse.Namespace) -> Any:
-    from pathlib import Path
-
+def _workspace(settings: Settings, args: argparse.Namespace) -> Path:
     if args.workspace:
         return Path(args.workspace).expanduser()
     return settings.workspace_for(args.agent)

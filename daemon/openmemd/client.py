@@ -103,7 +103,7 @@ class Client:
     def __init__(self, endpoint: str | None = None, timeout: float = DEFAULT_TIMEOUT) -> None:
         self.endpoint = endpoint or default_client_endpoint()
         self.timeout = timeout
-        self._ctx = zmq.Context.instance()
+        self._ctx: zmq.Context[zmq.Socket[Any]] = zmq.Context.instance()
         self._sock: zmq.Socket[Any] | None = None
         self._lock = threading.Lock()
 
@@ -153,7 +153,7 @@ class Client:
                                     zmq.POLLOUT):
                     if not probed:
                         probed = True
-                        if _ipc_refused(ipc):  # type: ignore[arg-type]
+                        if ipc is not None and _ipc_refused(ipc):
                             raise DaemonNotRunning(f"openmemd is not running (stale socket {ipc})")
                     if time.monotonic() >= deadline:
                         raise self._no_reply(ipc, timeout, sent=False)

@@ -71,7 +71,7 @@ def effective(settings: Settings, agent_id: str) -> dict[str, Any]:
         "agents": agents,
         "openclaw": None if oc is None else {
             "config": oc.path, "stateDir": oc.state_dir or None,
-            "warning": oc.warning or None, "ignored": list(loaded.ignored),
+            "warning": oc.warning or None, "ignored": list(loaded.ignored if loaded else ()),
             "dreamingEnabled": oc.dreaming_enabled and not oc.warning},
     }
 

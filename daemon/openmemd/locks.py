@@ -22,6 +22,9 @@ try:
 except ImportError:  # pragma: no cover - Windows: callers fall back to in-process locks
     fcntl = None  # type: ignore[assignment]
 
+# Whether lock files can take an OS lock here (not on Windows).
+HAS_FLOCK = fcntl is not None
+
 
 def open_lock_file(path: str | os.PathLike[str], *, nofollow: bool = False,
                    cloexec: bool = False) -> int:

@@ -14,6 +14,7 @@ from typing import IO, Any
 import structlog
 
 from openmemd.config import LogSettings, Settings
+from openmemd.settings_layers import Loaded
 
 _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING,
            "error": logging.ERROR}
@@ -69,16 +70,16 @@ def configure_logging(settings: Settings | LogSettings | None = None,
     handler.setFormatter(formatter)
     root.addHandler(handler)
     set_level(log.level)
-    _warn_once(getattr(settings, "loaded", None))
+    _warn_once(settings.loaded if isinstance(settings, Settings) else None)
     return fmt
 
 
 _warned: set[str] = set()
 
 
-def _warn_once(loaded: Any) -> None:
+def _warn_once(loaded: Loaded | None) -> None:
     """A settings layer that was skipped (a broken openclaw.json): one line, once a process."""
-    warning = getattr(loaded, "warning", "")
+    warning = loaded.warning if loaded is not None else ""
     if warning and warning not in _warned:
         _warned.add(warning)
         get_logger("openmemd.config").warning("openclaw_json_ignored", reason=warning)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import argparse
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from mcp.server.stdio import stdio_server
@@ -29,7 +29,17 @@ from openmemd.config import Settings
 from openmemd.errors import UnavailableError
 from openmemd.log import get_logger
 from openmemd.server.mcp_tools import build_server, status_summary
-from openmemd.server.protocol import AddRequest, GetRequest, SearchRequest, StatusRequest
+from openmemd.server.protocol import (
+    AddRequest,
+    GetRequest,
+    Request,
+    SearchRequest,
+    StatusRequest,
+)
+
+if TYPE_CHECKING:  # imported when used: neither belongs in the start-up path
+    from openmemd.api.memory_index import MemoryIndex
+    from openmemd.client import Client
 
 log = get_logger(__name__)
 
@@ -37,7 +47,7 @@ DAEMON_TIMEOUT = 30.0  # per request: a host must never hang on a stuck daemon
 RECHECK_SECONDS = 5.0  # without a daemon, look for one again at most this often
 
 
-def find_daemon(settings: Settings, args: argparse.Namespace) -> Any:
+def find_daemon(settings: Settings, args: argparse.Namespace) -> Client | None:
     """A client of the daemon serving this agent and workspace, or None (the CLI's rule)."""
     from openmemd.discovery import connect
 
@@ -51,12 +61,12 @@ class Backend:
         self.settings = settings
         self.args = args
         self.agent: str = args.agent
-        self._client: Any = None
+        self._client: Client | None = None
         self._checked_at = float("-inf")
         self._state_lock = threading.Lock()
         self._local_lock = threading.Lock()  # in-process calls run one at a time
 
-    def _daemon(self) -> Any:
+    def _daemon(self) -> Client | None:
         with self._state_lock:
             now = time.monotonic()
             if self._client is None and now - self._checked_at >= RECHECK_SECONDS:
@@ -67,14 +77,14 @@ class Backend:
                     log.info("mcp_using_daemon", endpoint=self._client.endpoint)
             return self._client
 
-    def _drop(self, client: Any) -> None:
+    def _drop(self, client: Client) -> None:
         with self._state_lock:
             if self._client is client:
                 self._client = None
                 self._checked_at = time.monotonic()
         client.close()
 
-    def run(self, request: Any) -> dict[str, Any]:
+    def run(self, request: Request) -> dict[str, Any]:
         from openmemd.client import DaemonNotRunning, RequestTimeout
 
         client = self._daemon()
@@ -94,7 +104,7 @@ class Backend:
         return self._local(request)
 
     # -- through the daemon -------------------------------------------------------------------
-    def _remote(self, client: Any, request: Any) -> dict[str, Any]:
+    def _remote(self, client: Client, request: Request) -> dict[str, Any]:
         if isinstance(request, SearchRequest):
             reply = client.search(request.query, max_results=request.max_results,
                                   min_score=request.min_score,
@@ -115,8 +125,8 @@ class Backend:
         return {k: v for k, v in reply.items() if k not in ("ok", "id")}
 
     # -- in this process ----------------------------------------------------------------------
-    def _local(self, request: Any) -> dict[str, Any]:
-        from openmemd.api import MemoryIndex
+    def _local(self, request: Request) -> dict[str, Any]:
+        from openmemd.api.memory_index import MemoryIndex
 
         with self._local_lock, MemoryIndex.open(self.args.workspace, agent_id=self.agent,
                                                 config=self.settings) as index:
@@ -125,7 +135,7 @@ class Backend:
             if isinstance(request, GetRequest):
                 return dict(index.get(request.path, request.from_line, request.lines))
             if isinstance(request, AddRequest):
-                return index.add(request.text, request.target)
+                return dict(index.add(request.text, request.target))
             assert isinstance(request, StatusRequest)
             st = index.status()
             from openmemd.server.health import agent_problems, overall
@@ -140,7 +150,7 @@ class Backend:
             client.close()
 
 
-def _local_search(index: Any, request: SearchRequest) -> dict[str, Any]:
+def _local_search(index: MemoryIndex, request: SearchRequest) -> dict[str, Any]:
     from openmemd.errors import IndexLockedError
 
     started = time.perf_counter()

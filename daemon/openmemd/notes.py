@@ -62,14 +62,14 @@ def check_note(text: Any, target: Any) -> str:
     if size > MAX_NOTE_BYTES:
         raise BadRequestError(f"text is {size} bytes; a note is at most {MAX_NOTE_BYTES} bytes "
                               "(UTF-8)")
-    text = text.replace("\r\n", "\n").replace("\r", "\n").strip()
-    if not text:
+    note: str = text.replace("\r\n", "\n").replace("\r", "\n").strip()
+    if not note:
         raise BadRequestError("text must not be empty")
     try:
-        text.encode("utf-8")
+        note.encode("utf-8")
     except UnicodeEncodeError:
         raise BadRequestError("text is not valid Unicode (lone surrogate)") from None
-    return text
+    return note
 
 
 def bullet_lines(text: str) -> list[str]:

@@ -72,18 +72,19 @@ class OpenClawAgent:
 class OpenClawLayer:
     path: str = ""
     state_dir: str = ""
-    raw: dict = field(default_factory=dict)  # openmemd TOML shape, defaults + default agent
-    base: dict = field(default_factory=dict)  # agents.defaults alone (under every agent)
-    agent_raw: dict = field(default_factory=dict)  # id -> the raw of that agent alone
+    # openmemd TOML shape, defaults + default agent
+    raw: dict[str, Any] = field(default_factory=dict)
+    base: dict[str, Any] = field(default_factory=dict)  # agents.defaults alone (under every agent)
+    agent_raw: dict[str, Any] = field(default_factory=dict)  # id -> the raw of that agent alone
     agents: tuple[OpenClawAgent, ...] = ()
     dreaming_enabled: bool = False
     ignored: tuple[str, ...] = ()
     warning: str = ""
 
-    def agent_layer(self, agent_id: str) -> dict:
+    def agent_layer(self, agent_id: str) -> dict[str, Any]:
         """The raw settings of a non-default agent: the defaults, its own memorySearch, and
         every agent's workspace (so the agent's settings still know them all)."""
-        top = {k: self.raw[k] for k in ("workspace", "agents") if k in self.raw}
+        top: dict[str, Any] = {k: self.raw[k] for k in ("workspace", "agents") if k in self.raw}
         return merge_raw(merge_raw(self.base, self.agent_raw.get(agent_id, {})), top)
 
     def agent(self, agent_id: str) -> OpenClawAgent | None:
@@ -139,7 +140,7 @@ def _expand(value: str, env: Mapping[str, str]) -> str:
     return value
 
 
-def _obj(data: Any, where: str) -> dict:
+def _obj(data: Any, where: str) -> dict[str, Any]:
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -153,7 +154,7 @@ def _str(value: Any, where: str) -> str:
     return value
 
 
-def _leaves(data: dict, prefix: str = "") -> dict[str, Any]:
+def _leaves(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in data.items():
         if isinstance(value, dict) and value and key != "headers":
@@ -163,7 +164,7 @@ def _leaves(data: dict, prefix: str = "") -> dict[str, Any]:
     return out
 
 
-def set_raw(raw: dict, dotted: str, value: Any) -> None:
+def set_raw(raw: dict[str, Any], dotted: str, value: Any) -> None:
     *parents, leaf = dotted.split(".")
     node = raw
     for part in parents:
@@ -171,9 +172,10 @@ def set_raw(raw: dict, dotted: str, value: Any) -> None:
     node[leaf] = value
 
 
-def _memory_search(ms: dict, where: str, ignored: list[str]) -> tuple[dict, list[str] | None]:
+def _memory_search(ms: dict[str, Any], where: str, ignored: list[str]
+                   ) -> tuple[dict[str, Any], list[str] | None]:
     """openmemd raw settings for one memorySearch object, and its extraPaths (None = unset)."""
-    raw: dict = {}
+    raw: dict[str, Any] = {}
     leaves = _leaves(ms)
     for key, value in leaves.items():
         if key in _SIMPLE:
@@ -207,9 +209,9 @@ def _memory_search(ms: dict, where: str, ignored: list[str]) -> tuple[dict, list
             set_raw(raw, "embedding.provider", "openai")
             if base:
                 set_raw(raw, "embedding.base_url", base)
-            key = leaves.get("remote.apiKey")
-            if key:
-                set_raw(raw, "embedding.api_key", _str(key, f"{where}.remote.apiKey"))
+            api_key = leaves.get("remote.apiKey")
+            if api_key:
+                set_raw(raw, "embedding.api_key", _str(api_key, f"{where}.remote.apiKey"))
         elif provider == "local":
             set_raw(raw, "embedding.provider", "local")
         elif provider != "auto":
@@ -219,7 +221,7 @@ def _memory_search(ms: dict, where: str, ignored: list[str]) -> tuple[dict, list
     return raw, extra
 
 
-def merge_raw(base: dict, over: dict) -> dict:
+def merge_raw(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     out = dict(base)
     for key, value in over.items():
         if isinstance(value, dict) and isinstance(out.get(key), dict):
@@ -233,7 +235,7 @@ def _dedupe(items: list[str]) -> list[str]:
     return list(dict.fromkeys(p.strip() for p in items if p.strip()))
 
 
-def _layer(data: dict, path: Path, root: Path, env: Mapping[str, str]) -> OpenClawLayer:
+def _layer(data: dict[str, Any], path: Path, root: Path, env: Mapping[str, str]) -> OpenClawLayer:
     ignored: list[str] = []
     agents_cfg = _obj(data.get("agents"), "agents")
     defaults = _obj(agents_cfg.get("defaults"), "agents.defaults")
@@ -263,8 +265,8 @@ def _layer(data: dict, path: Path, root: Path, env: Mapping[str, str]) -> OpenCl
     if not any(e["id"] == default_id for e in entries):
         entries = [{"id": default_id}, *entries]
     agents: list[OpenClawAgent] = []
-    agent_raw: dict[str, dict] = {}
-    top: dict = {}
+    agent_raw: dict[str, dict[str, Any]] = {}
+    top: dict[str, Any] = {}
     for e in entries:
         oc_id = e["id"]
         where = f"agents.list[{oc_id}].memorySearch"
@@ -306,7 +308,7 @@ def _layer(data: dict, path: Path, root: Path, env: Mapping[str, str]) -> OpenCl
                          _dreaming_enabled(data), tuple(dict.fromkeys(ignored)))
 
 
-def _plugin_dreaming(data: dict) -> dict:
+def _plugin_dreaming(data: dict[str, Any]) -> dict[str, Any]:
     plugins = _obj(data.get("plugins"), "plugins")
     entry = _obj(_obj(plugins.get("entries"), "plugins.entries").get("memory-core"),
                  "plugins.entries.memory-core")
@@ -314,15 +316,15 @@ def _plugin_dreaming(data: dict) -> dict:
     return _obj(config.get("dreaming"), "plugins.entries.memory-core.config.dreaming")
 
 
-def _dreaming_enabled(data: dict) -> bool:
+def _dreaming_enabled(data: dict[str, Any]) -> bool:
     value = _plugin_dreaming(data).get("enabled", False)
     return value is True or (isinstance(value, str) and value.lower() == "true")
 
 
-def _dreaming(data: dict, ignored: list[str]) -> dict:
+def _dreaming(data: dict[str, Any], ignored: list[str]) -> dict[str, Any]:
     """OpenClaw's dreaming gates and schedule (used when openmemd dreams, e.g. `dream`)."""
     cfg = _plugin_dreaming(data)
-    raw: dict = {}
+    raw: dict[str, Any] = {}
     for key in ("frequency", "timezone"):
         if key in cfg:
             raw[key] = _str(cfg[key], f"plugins.entries.memory-core.config.dreaming.{key}")

@@ -11,18 +11,18 @@ from typing import Any
 from openmemd.openclaw_config import LAYER, OpenClawLayer, load, merge_raw, set_raw
 
 
-def merge_layers(layers: list[tuple[str, dict]]) -> dict:
-    out: dict = {}
+def merge_layers(layers: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
     for _name, raw in layers:
         out = merge_raw(out, raw)
     return out
 
 
-def origins(layers: list[tuple[str, dict]]) -> dict[str, str]:
+def origins(layers: list[tuple[str, dict[str, Any]]]) -> dict[str, str]:
     """Dotted openmemd key -> the layer its value came from (the last one that set it)."""
     out: dict[str, str] = {}
 
-    def walk(raw: dict, prefix: str, name: str) -> None:
+    def walk(raw: dict[str, Any], prefix: str, name: str) -> None:
         for key, value in raw.items():
             dotted = f"{prefix}{key}"
             if isinstance(value, dict) and key != "agents":
@@ -43,7 +43,7 @@ class Loaded:
     """How a `Settings` was built: its layers (for `config show`), the OpenClaw layer and the
     settings of each OpenClaw agent that has its own memorySearch."""
 
-    def __init__(self, settings: Any, layers: tuple[tuple[str, dict], ...],
+    def __init__(self, settings: Any, layers: tuple[tuple[str, dict[str, Any]], ...],
                  openclaw: OpenClawLayer | None) -> None:
         self.settings = settings
         self.layers = layers
@@ -51,15 +51,15 @@ class Loaded:
         self.agent_settings: dict[str, Any] = {}
 
     @classmethod
-    def collect(cls, env: Mapping[str, str], file_layer: tuple[str, dict],
+    def collect(cls, env: Mapping[str, str], file_layer: tuple[str, dict[str, Any]],
                 env_vars: Mapping[str, str], overrides: Mapping[str, Any],
-                build: Callable[[dict, str], Any]) -> Loaded:
+                build: Callable[[dict[str, Any], str], Any]) -> Loaded:
         """Merge openclaw.json < the config file < env < flags; `build` validates a raw dict
         (config.loading._build) and raises ValueError (ConfigError) naming the layer."""
         import dataclasses
 
-        env_raw: dict = {}
-        flag_raw: dict = {}
+        env_raw: dict[str, Any] = {}
+        flag_raw: dict[str, Any] = {}
         for var, key in env_vars.items():
             if env.get(var):
                 set_raw(env_raw, key, env[var])
@@ -67,7 +67,7 @@ class Loaded:
             if value is not None:
                 set_raw(flag_raw, key, value)
         oc = load(env)
-        oc_raw: dict = {}
+        oc_raw: dict[str, Any] = {}
         if oc is not None and not oc.warning:
             try:  # validated alone: a bad value there is a warning, never a start-up error
                 build(oc.raw, LAYER)
@@ -81,9 +81,10 @@ class Loaded:
         loaded = cls(build(merge_layers(list(layers)), source), layers, oc)
         config_file = source if source != "defaults" else ""
         file_agents = file_layer[1].get("agents") or {}
-        for agent_id in (oc.agent_raw if oc_raw and oc else ()):
+        for agent_id in (oc.agent_raw if oc_raw and oc is not None else ()):
             if agent_id == "main" or agent_id in file_agents:  # config.toml's table wins
                 continue
+            assert oc is not None  # there are agents only when it is
             raw = merge_layers([(LAYER, oc.agent_layer(agent_id)), *layers[1:]])
             loaded.agent_settings[agent_id] = dataclasses.replace(
                 build(raw, source), config_file=config_file, loaded=loaded)

@@ -20,7 +20,7 @@ from openmemd.server.agent import AgentRuntime
 from openmemd.server.daemon import Daemon
 from openmemd.server.handlers import Dispatcher
 from openmemd.server.protocol import PingRequest, Request, SearchRequest, StatusRequest
-from openmemd.server.zmq_server import ZmqServer
+from openmemd.server.zmq_server import Handler, ZmqServer
 
 
 class Stub:
@@ -41,6 +41,9 @@ class Stub:
         return {"type": type(req).__name__}
 
 
+_: Handler = Stub()  # mypy: the stub is a complete request handler
+
+
 @pytest.fixture
 def stub_server(sockdir: Path) -> Iterator[tuple[ZmqServer, Stub]]:
     stub = Stub()
@@ -52,17 +55,18 @@ def stub_server(sockdir: Path) -> Iterator[tuple[ZmqServer, Stub]]:
     srv.stop(timeout=3)
 
 
-def socket_for(url: str, kind: int = zmq.REQ, timeout_ms: int = 5000) -> zmq.Socket:
-    sock = zmq.Context.instance().socket(kind)
+def socket_for(url: str, kind: int = zmq.REQ, timeout_ms: int = 5000) -> zmq.Socket[bytes]:
+    sock: zmq.Socket[bytes] = zmq.Context.instance().socket(kind)
     sock.setsockopt(zmq.LINGER, 0)
     sock.setsockopt(zmq.RCVTIMEO, timeout_ms)
     sock.connect(url)
     return sock
 
 
-def ask(sock: zmq.Socket, body: bytes | dict) -> dict:
+def ask(sock: zmq.Socket[bytes], body: bytes | dict[str, Any]) -> dict[str, Any]:
     sock.send(body if isinstance(body, bytes) else json.dumps(body).encode())
-    return json.loads(sock.recv())
+    reply: dict[str, Any] = json.loads(sock.recv())
+    return reply
 
 
 # Python's json writes a lone surrogate str as the escape "\ud800", as a client would send it.
@@ -282,7 +286,7 @@ def test_four_waiting_syncs_do_not_starve_searches(
         poller = zmq.Poller()
         for s in syncs:
             poller.register(s, zmq.POLLIN)
-        busy: dict[zmq.Socket, dict] = {}
+        busy: dict[zmq.Socket[bytes], dict[str, Any]] = {}
         while len(busy) < 2:
             ready = dict(poller.poll(10000))
             assert ready, f"no refusal; got {busy}"

@@ -1,27 +1,73 @@
-"""The single-writer indexer thread, against a recording index (our own stand-in)."""
+"""The single-writer indexer thread, against a recording index (our own stand-in).
+
+`FakeIndex` is a complete `ServedIndex` (tests/test_types.py runs mypy on this file, so a
+member the server starts to use and the fake lacks fails there), not a partial stand-in that
+production code has to bend to.
+"""
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from helpers import wait_for
-from openmemd.errors import UnavailableError
+from openmemd.config import Settings
+from openmemd.errors import NotFoundError, UnavailableError
+from openmemd.server.served_index import Progress, ServedIndex
 from openmemd.server.watcher import Change
 from openmemd.server.writer import IndexWriter
 
 
+@dataclass
+class FakeReport:
+    data: dict[str, Any] = field(default_factory=dict)
+    vectors: int = 0  # vectors embedded, summed by `merge` like the real report
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.data)
+
+    def merge(self, other: FakeReport) -> None:
+        self.vectors += other.vectors
+
+
+@dataclass(frozen=True)
+class FakeScope:
+    sessions_dir: Path | None = None
+
+
+@dataclass(frozen=True)
+class FakeHit:
+    path: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path}
+
+
 class FakeIndex:
-    def __init__(self) -> None:
+    """Records what the writer asks of it, in order; `gate` holds every write."""
+
+    def __init__(self, workspace: Path = Path("/nonexistent/workspace")) -> None:
+        self.settings = Settings()
+        self.on_damage: Callable[[str], None] | None = None
+        self.workspace = workspace
+        self.scope = FakeScope()
+        self.db_path = workspace / "index.sqlite"
+        self.vectors_failed = False
         self.calls: list[tuple[str, Any]] = []
+        self.fills = 0  # vector fills after a keyword write (not in `calls`)
         self.gate = threading.Event()
         self.gate.set()
         self.fail_paths = False
         self.lock = threading.Lock()
         self.concurrent = 0
         self.max_concurrent = 0
+        self.notes: list[str] = []
+        self.closed = False
 
     def _enter(self) -> None:
         with self.lock:
@@ -32,7 +78,38 @@ class FakeIndex:
         with self.lock:
             self.concurrent -= 1
 
-    def sync(self, force: bool = False, progress: Any = None) -> dict:
+    # -- reading --------------------------------------------------------------------------
+    def search(self, query: str, max_results: int | None = None,
+               min_score: float | None = None, sources: Sequence[str] | None = None,
+               explain: bool = False, *, record: bool = True) -> list[FakeHit]:
+        return [FakeHit(n) for n in self.notes if query in n][:max_results or 6]
+
+    def search_meta(self) -> Mapping[str, Any]:
+        return {"provider": "none", "model": "fts-only", "mode": "fts-only"}
+
+    def get(self, path: str, from_line: int | None = None,
+            lines: int | None = None) -> Mapping[str, Any]:
+        if path not in self.notes:
+            raise NotFoundError(f"{path}: no such file")
+        return {"path": path, "text": ""}
+
+    def status(self) -> dict[str, Any]:
+        return {"workspace": str(self.workspace), "files": {"indexed": len(self.notes)}}
+
+    def is_indexed_path(self, rel_path: str) -> bool:
+        return rel_path.endswith(".md")
+
+    def file_replaced(self) -> bool:
+        return False
+
+    def add(self, text: str, target: str = "daily", *, sync: bool = True) -> dict[str, Any]:
+        path = "MEMORY.md" if target == "long-term" else "memory/today.md"
+        self.notes.append(path)
+        return {"path": path, "target": target}
+
+    # -- writing --------------------------------------------------------------------------
+    def sync(self, force: bool = False, progress: Progress | None = None, *,
+             fill_vectors: bool = True) -> FakeReport:
         self._enter()
         try:
             self.gate.wait(10)
@@ -40,31 +117,51 @@ class FakeIndex:
                 if progress is not None:
                     progress("files", i + 1, 3)
             self.calls.append(("sync", force))
-            return {"scanned": 3, "skipped": []}
+            return FakeReport({"scanned": 3, "skipped": []})
         finally:
             self._leave()
 
-    def sync_paths(self, paths: Any) -> dict:
+    def sync_paths(self, rel_paths: Iterable[str], *,
+                   fill_vectors: bool = True) -> FakeReport:
         self._enter()
         try:
             self.gate.wait(10)
-            paths = list(paths)
+            paths = list(rel_paths)
             self.calls.append(("paths", paths))
             if self.fail_paths:
                 raise RuntimeError("disk on fire")
-            return {"indexed": len(paths)}
+            return FakeReport({"indexed": len(paths)})
         finally:
             self._leave()
 
-    def checkpoint(self) -> str:
+    def fill_vectors(self, should_stop: Callable[[], bool] | None = None,
+                     progress: Progress | None = None) -> FakeReport:
+        self.fills += 1
+        return FakeReport(vectors=0)
+
+    def warm(self) -> None:
+        self.calls.append(("warm", None))
+
+    def prune_cache(self) -> int:
+        self.calls.append(("prune", None))
+        return 0
+
+    def checkpoint(self) -> None:
         self.calls.append(("checkpoint", None))
-        return "done"
+
+    def dream(self, phase: str = "all", dry_run: bool = False) -> dict[str, Any]:
+        self.calls.append(("dream", phase))
+        return {"phase": phase, "dryRun": dry_run}
+
+    def close(self) -> None:
+        self.closed = True
 
 
+_: ServedIndex = FakeIndex()  # mypy: the fake is a complete ServedIndex
 
 
 @pytest.fixture
-def setup() -> Any:
+def setup() -> Iterator[tuple[FakeIndex, IndexWriter]]:
     index = FakeIndex()
     ix = IndexWriter(index, batch_size=3, max_paths=10)
     ix.start()
@@ -73,7 +170,7 @@ def setup() -> Any:
     ix.stop(timeout=5)
 
 
-def test_paths_are_batched_while_busy(setup: Any) -> None:
+def test_paths_are_batched_while_busy(setup: tuple[FakeIndex, IndexWriter]) -> None:
     index, ix = setup
     index.gate.clear()
     ix.submit([Change("a.md", False)])
@@ -86,10 +183,11 @@ def test_paths_are_batched_while_busy(setup: Any) -> None:
     assert index.calls == [("paths", ["a.md"]), ("paths", ["b.md", "c.md", "d.md"]),
                                         ("paths", ["e.md"])]
     assert index.max_concurrent == 1  # one writer, always
+    assert index.fills == 3  # each batch: keyword rows first, then its vectors
     assert ix.last_batch is not None and ix.last_error is None
 
 
-def test_overflow_drops_paths_and_reconciles(setup: Any) -> None:
+def test_overflow_drops_paths_and_reconciles(setup: tuple[FakeIndex, IndexWriter]) -> None:
     index, ix = setup
     index.gate.clear()
     ix.submit([Change("first.md", False)])
@@ -103,7 +201,7 @@ def test_overflow_drops_paths_and_reconciles(setup: Any) -> None:
     assert "indexer queue overflow" in ix.last_reconcile["reasons"]
 
 
-def test_sync_future_and_coalescing(setup: Any) -> None:
+def test_sync_future_and_coalescing(setup: tuple[FakeIndex, IndexWriter]) -> None:
     index, ix = setup
     index.gate.clear()
     ix.submit([Change("busy.md", False)])
@@ -118,7 +216,7 @@ def test_sync_future_and_coalescing(setup: Any) -> None:
     assert index.calls == [("paths", ["busy.md"]), ("sync", True)]
 
 
-def test_failed_batch_is_retried_by_one_reconcile(setup: Any) -> None:
+def test_failed_batch_is_retried_by_one_reconcile(setup: tuple[FakeIndex, IndexWriter]) -> None:
     index, ix = setup
     index.fail_paths = True
     ix.submit([Change("x.md", False)])
@@ -127,13 +225,19 @@ def test_failed_batch_is_retried_by_one_reconcile(setup: Any) -> None:
     assert ix.last_reconcile["reasons"] == ["retry after failed batch"]
 
 
-def test_jobs_run_on_the_writer_thread(setup: Any) -> None:
-    _, ix = setup
+def test_jobs_run_on_the_writer_thread(setup: tuple[FakeIndex, IndexWriter]) -> None:
+    index, ix = setup
     names: list[str] = []
-    fut = ix.run_job("checkpoint", lambda i: (names.append(threading.current_thread().name),
-                                              i.checkpoint())[1])
+
+    def job(i: ServedIndex) -> str:
+        names.append(threading.current_thread().name)
+        i.checkpoint()
+        return "done"
+
+    fut = ix.run_job("checkpoint", job)
     assert fut.result(5) == "done"
     assert names == ["openmemd-indexer-main"]
+    assert index.calls == [("checkpoint", None)]
     boom = ix.run_job("bad", lambda i: 1 / 0)
     with pytest.raises(ZeroDivisionError):
         boom.result(5)

@@ -16,7 +16,7 @@ import zmq
 from openmemd.errors import ForbiddenError, NotFoundError
 from openmemd.server.endpoint import EndpointError, lock_path, parse_endpoint
 from openmemd.server.protocol import GetRequest, PingRequest, Request, SearchRequest
-from openmemd.server.zmq_server import ServerError, ZmqServer, split_envelope
+from openmemd.server.zmq_server import Handler, ServerError, ZmqServer, split_envelope
 
 
 class Stub:
@@ -44,6 +44,8 @@ class Stub:
         return {"type": type(req).__name__}
 
 
+_: Handler = Stub()  # mypy: the stub is a complete request handler
+
 
 @pytest.fixture
 def server(sockdir: Path) -> Iterator[tuple[ZmqServer, Stub]]:
@@ -55,17 +57,18 @@ def server(sockdir: Path) -> Iterator[tuple[ZmqServer, Stub]]:
     srv.stop(timeout=3)
 
 
-def req_socket(srv: ZmqServer, kind: int = zmq.REQ) -> zmq.Socket:
-    sock = zmq.Context.instance().socket(kind)
+def req_socket(srv: ZmqServer, kind: int = zmq.REQ) -> zmq.Socket[bytes]:
+    sock: zmq.Socket[bytes] = zmq.Context.instance().socket(kind)
     sock.setsockopt(zmq.LINGER, 0)
     sock.setsockopt(zmq.RCVTIMEO, 5000)
     sock.connect(srv.endpoint.url)
     return sock
 
 
-def ask(sock: zmq.Socket, body: bytes | dict) -> dict:
+def ask(sock: zmq.Socket[bytes], body: bytes | dict[str, Any]) -> dict[str, Any]:
     sock.send(body if isinstance(body, bytes) else json.dumps(body).encode())
-    return json.loads(sock.recv())
+    reply: dict[str, Any] = json.loads(sock.recv())
+    return reply
 
 
 def test_socket_file_is_private_and_removed(server: tuple[ZmqServer, Stub],
@@ -197,7 +200,7 @@ def test_full_queue_is_answered_unavailable(sockdir: Path) -> None:
         poller = zmq.Poller()
         for s in socks:
             poller.register(s, zmq.POLLIN)
-        refused = []
+        refused: list[dict[str, Any]] = []
         deadline = time.monotonic() + 5
         while len(refused) < 2 and time.monotonic() < deadline:
             for s, _ in poller.poll(200):
@@ -289,7 +292,7 @@ def test_tcp_loopback_server() -> None:
     srv.start()
     try:
         url = srv._frontend.getsockopt(zmq.LAST_ENDPOINT).decode()  # type: ignore[union-attr]
-        sock = zmq.Context.instance().socket(zmq.REQ)
+        sock: zmq.Socket[bytes] = zmq.Context.instance().socket(zmq.REQ)
         sock.setsockopt(zmq.LINGER, 0)
         sock.setsockopt(zmq.RCVTIMEO, 5000)
         sock.connect(url)

@@ -13,7 +13,6 @@ from openmemd.config.settings import (
     AgentSettings,
     CacheSettings,
     ChunkingSettings,
-    ConfigError,
     DeepPhaseSettings,
     DreamingSettings,
     EmbeddingSettings,
@@ -28,6 +27,7 @@ from openmemd.config.settings import (
     SyncSettings,
     TemporalDecaySettings,
 )
+from openmemd.errors import ConfigError
 
 __all__ = [
     "DEFAULT_AGENT", "ENV_VARS", "PHASES", "PHASE_CHOICES", "SOURCES", "AgentSettings",

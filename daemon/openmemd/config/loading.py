@@ -18,7 +18,8 @@ else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
 from openmemd import paths
-from openmemd.config.settings import SOURCES, AgentSettings, ConfigError, Settings
+from openmemd.config.settings import SOURCES, AgentSettings, Settings
+from openmemd.errors import ConfigError
 from openmemd.settings_layers import Loaded, toml_hint  # openclaw.json < file < env < flags
 
 _TOML_ALIASES = {"lambda": "lambda_"}
@@ -50,8 +51,8 @@ def load_settings(config_file: str | os.PathLike[str] | None = None, *,
     source = str(path) if path.is_file() else "defaults"
     loaded = Loaded.collect(env, (source, data), ENV_VARS, overrides or {},
                             lambda raw, src: _build(Settings, raw, "", src))
-    settings = dataclasses.replace(loaded.settings, config_file=str(path) if path.is_file()
-                                   else "", loaded=loaded)
+    settings: Settings = dataclasses.replace(
+        loaded.settings, config_file=str(path) if path.is_file() else "", loaded=loaded)
     _check_cross_fields(settings, source)
     return settings
 
@@ -83,8 +84,8 @@ def _build(cls: type, data: Any, prefix: str, source: str) -> Any:
     return cls(**kwargs)
 
 
-def _convert(f: dataclasses.Field, hint: Any, value: Any, name: str, source: str) -> Any:
-    if dataclasses.is_dataclass(hint):
+def _convert(f: dataclasses.Field[Any], hint: Any, value: Any, name: str, source: str) -> Any:
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
         return _build(hint, value, f"{name}.", source)
     if f.name == "agents":
         if not isinstance(value, dict):

@@ -13,6 +13,7 @@ from typing import Any
 
 from openmemd import paths
 from openmemd.errors import ConfigError
+from openmemd.settings_layers import Loaded
 
 DEFAULT_AGENT = "main"
 SOURCES = ("memory", "sessions")
@@ -183,9 +184,9 @@ class AgentSettings:
 class Settings:
     workspace: str = _opt("", "workspace of the default agent; empty = the platform default")
     state_dir: str = _opt("", "where indexes live; empty = the platform state dir")
-    sources: list = _opt(["memory"], "memory and/or sessions")  # type: ignore[type-arg]
-    extra_paths: list = _opt([], "more Markdown files or folders to index")  # type: ignore[type-arg]
-    agents: dict = _opt({}, "[agents.<id>] workspace = ...")  # type: ignore[type-arg]
+    sources: list[str] = _opt(["memory"], "memory and/or sessions")
+    extra_paths: list[str] = _opt([], "more Markdown files or folders to index")
+    agents: dict[str, AgentSettings] = _opt({}, "[agents.<id>] workspace = ...")
     sessions_dir: str = _opt("", "transcripts; empty = OpenClaw's, else <workspace>/sessions")
     citations: str = _opt("auto", "on: `Source: path#Lx-Ly` in snippets; off: no citation; "
                           "auto: the citation field only", choices=("auto", "on", "off"))
@@ -199,10 +200,14 @@ class Settings:
     log: LogSettings = field(default_factory=LogSettings)
     # Where the settings came from, for error messages and `status`.
     config_file: str = field(default="", metadata={"internal": True})
-    loaded: Any = field(default=None, metadata={"internal": True}, compare=False, repr=False)
+    loaded: Loaded | None = field(default=None, metadata={"internal": True}, compare=False,
+                                  repr=False)
 
     def for_agent(self, agent_id: str) -> Settings:  # openclaw.json's per-agent memorySearch
-        return self.loaded.agent_settings.get(agent_id, self) if self.loaded else self
+        if not self.loaded:
+            return self
+        own: Settings = self.loaded.agent_settings.get(agent_id, self)
+        return own
 
     # -- derived locations -------------------------------------------------------------------
     def state_path(self) -> Path:

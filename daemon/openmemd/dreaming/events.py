@@ -17,19 +17,20 @@ from .markdown_io import append_lines, workspace_target
 ROTATE_BYTES = 8 * 1024 * 1024
 
 
-def recall_recorded(query: str, results: Sequence[Mapping[str, Any]], now_iso: str) -> dict:
+def recall_recorded(query: str, results: Sequence[Mapping[str, Any]],
+                    now_iso: str) -> dict[str, Any]:
     return {"type": "memory.recall.recorded", "timestamp": now_iso, "query": query,
             "resultCount": len(results), "results": [dict(r) for r in results]}
 
 
 def promotion_applied(memory_path: Path, candidates: Sequence[Mapping[str, Any]],
-                      now_iso: str) -> dict:
+                      now_iso: str) -> dict[str, Any]:
     return {"type": "memory.promotion.applied", "timestamp": now_iso,
             "memoryPath": str(memory_path), "applied": len(candidates),
             "candidates": [dict(c) for c in candidates]}
 
 
-def dream_completed(phase: str, report_path: Path, line_count: int, now_iso: str) -> dict:
+def dream_completed(phase: str, report_path: Path, line_count: int, now_iso: str) -> dict[str, Any]:
     return {"type": "memory.dream.completed", "timestamp": now_iso, "phase": phase,
             "reportPath": str(report_path), "lineCount": line_count, "storageMode": "separate"}
 

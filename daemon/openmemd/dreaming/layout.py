@@ -10,8 +10,6 @@ from __future__ import annotations
 import re
 from pathlib import PurePosixPath
 
-from openmemd.config import PHASES  # noqa: F401 - imported from here by the phases
-
 DREAMS_DIR = "memory/.dreams"
 STORE_PATH = f"{DREAMS_DIR}/short-term-recall.json"
 PHASE_SIGNALS_PATH = f"{DREAMS_DIR}/phase-signals.json"

@@ -15,9 +15,12 @@ import logging
 import os
 import re
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
-from .layout import BACKUP_DIR, DREAMS_DIR, DREAMS_FILES, MEMORY_FILE, PHASES, REPORTS_DIR
+from openmemd.config import PHASES
+
+from .layout import BACKUP_DIR, DREAMS_DIR, DREAMS_FILES, MEMORY_FILE, REPORTS_DIR
 from .markdown_io import TEMP_MARK, UnsafePathError, workspace_target
 
 log = logging.getLogger("openmemd.dreaming")
@@ -49,7 +52,7 @@ def remove_leftovers(workspace: Path) -> int:
     return removed
 
 
-def _clean(folder: Path, old_target) -> int:  # type: ignore[no-untyped-def]
+def _clean(folder: Path, old_target: Callable[[str], bool]) -> int:
     try:
         entries = list(os.scandir(folder))
     except OSError:

@@ -125,9 +125,10 @@ def _steal_if_stale(path: Path) -> bool:
         return True  # released between our open and stat
     except (OSError, UnicodeDecodeError):
         content = None
-        age = _age(path)
-        if age is None:
+        known = _age(path)
+        if known is None:
             return False
+        age = known
     owner = lockowner.parse_token(content) if content is not None else None
     if owner is not None and lockowner.is_ours_to_judge(path, content or ""):
         stale = lockowner.owner_gone(*owner)  # dead (or pid reused): take it over now
@@ -199,7 +200,7 @@ def memory_md_lock(workspace: Path, *, timeout: float = DEFAULT_TIMEOUT) -> Iter
 
 
 def _flock(path: Path, timeout: float) -> int | None:
-    if locks.fcntl is None:  # pragma: no cover
+    if not locks.HAS_FLOCK:  # pragma: no cover
         return None
     locks.private_parent(path)
     fd = locks.open_lock_file(path, nofollow=True)

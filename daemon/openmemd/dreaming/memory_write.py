@@ -159,7 +159,7 @@ def _read(path: Path) -> _Snapshot:
 
 
 def _read_all(fd: int, offset: int = 0) -> bytes:
-    chunks = []
+    chunks: list[bytes] = []
     while True:
         chunk = os.pread(fd, 1 << 20, offset)
         if not chunk:

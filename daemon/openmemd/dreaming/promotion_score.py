@@ -52,7 +52,8 @@ class Components:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
     def weighted(self, weights: Components) -> float:
-        return sum(getattr(self, f.name) * getattr(weights, f.name) for f in fields(self))
+        return float(sum(getattr(self, f.name) * getattr(weights, f.name)
+                         for f in fields(self)))
 
 
 WEIGHTS = Components(frequency=0.24, relevance=0.30, diversity=0.15, recency=0.15,

@@ -196,8 +196,10 @@ def load_store(workspace: Path, now: datetime, *, recover: bool) -> LoadedStore:
     else:
         try:
             data = json.loads(text)
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             problem = f"it is not valid JSON ({exc.msg} at line {exc.lineno})"
+        except ValueError as exc:  # valid syntax, but e.g. a number too long to convert
+            problem = f"it is not valid JSON ({exc})"
     if problem is None and not isinstance(data, dict):
         problem = "it is not a JSON object"
     if problem is None and "entries" in data and not isinstance(data["entries"], dict):
@@ -217,7 +219,7 @@ def load_store(workspace: Path, now: datetime, *, recover: bool) -> LoadedStore:
             store.dropped += 1
             continue
         store.entries[entry.key] = entry
-    messages = ()
+    messages: tuple[str, ...] = ()
     if store.dropped:
         messages = (f"ignored {store.dropped} malformed recall store entr"
                     f"{'y' if store.dropped == 1 else 'ies'}",)

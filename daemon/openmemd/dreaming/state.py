@@ -86,13 +86,14 @@ def load_phase_signals(workspace: Path, now_iso: str) -> PhaseSignals:
     for map_key, raw in raw_entries.items():
         if not isinstance(raw, dict):
             continue
-        key = raw.get("key") if isinstance(raw.get("key"), str) and raw["key"].strip() else map_key
+        key: str = (raw["key"] if isinstance(raw.get("key"), str) and raw["key"].strip()
+                    else map_key)
         light, rem = _non_negative_int(raw.get("lightHits")), _non_negative_int(raw.get("remHits"))
         if light == 0 and rem == 0:
             continue
         entries[key] = PhaseSignal(key, light, rem, _str_or_none(raw.get("lastLightAt")),
                                    _str_or_none(raw.get("lastRemAt")))
-    updated = data.get("updatedAt") if isinstance(data.get("updatedAt"), str) else now_iso
+    updated: str = data["updatedAt"] if isinstance(data.get("updatedAt"), str) else now_iso
     return PhaseSignals(updated, entries)
 
 
@@ -117,8 +118,8 @@ def load_daily_ingestion(workspace: Path) -> dict[str, FileFingerprint]:
         if not isinstance(raw, dict) or not isinstance(key, str) or not key.strip():
             continue
         try:
-            mtime, size = float(raw.get("mtimeMs")), float(raw.get("size"))
-        except (TypeError, ValueError):
+            mtime, size = float(raw["mtimeMs"]), float(raw["size"])
+        except (KeyError, TypeError, ValueError):
             continue
         if not (math.isfinite(mtime) and math.isfinite(size)) or mtime < 0 or size < 0:
             continue

@@ -19,14 +19,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from openmemd.config import DreamingSettings
+from openmemd.config import PHASES, DreamingSettings
 from openmemd.errors import BadRequestError, WorkspaceError
 
 from . import deep, diary, light, rem
 from .clock import as_utc, day_bucket, iso_z, resolve_timezone
 from .events import append_events, dream_completed, promotion_applied, recall_recorded
 from .ingest import collect_daily
-from .layout import BACKUP_DIR, DREAMS_DIR, MEMORY_FILE, PHASES, report_path
+from .layout import BACKUP_DIR, DREAMS_DIR, MEMORY_FILE, report_path
 from .leftovers import remove_leftovers
 from .lockfile import store_lock
 from .markdown_io import atomic_write_text, workspace_target

@@ -46,11 +46,22 @@ class EmbeddingProvider(Protocol):
     limit); `EmbeddingPool` honours it when present.
     """
 
-    id: str
-    model: str
-    dims: int
-    max_input_tokens: int
-    provider_key: str
+    # Read-only: a provider may learn `dims` from its first reply (a property there).
+    @property
+    def id(self) -> str: ...
+    @property
+    def model(self) -> str: ...
+    @property
+    def dims(self) -> int: ...
+    @property
+    def known_dims(self) -> int | None:
+        """`dims` when known without a request (None until a remote provider's first reply):
+        what `status` shows, since it must never call the provider."""
+        ...
+    @property
+    def max_input_tokens(self) -> int: ...
+    @property
+    def provider_key(self) -> str: ...
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         """float32 array of shape (len(texts), dims), unit-length rows; (0, dims) for no texts."""
@@ -75,7 +86,8 @@ def l2_normalize(vectors: np.ndarray) -> np.ndarray:
     """
     out = np.array(vectors, dtype=np.float32, copy=True)
     if out.ndim == 1:
-        return l2_normalize(out[None, :])[0]
+        row: np.ndarray = l2_normalize(out[None, :])[0]
+        return row
     out[~np.isfinite(out)] = 0.0
     norms = np.linalg.norm(out, axis=1, keepdims=True)
     np.divide(out, norms, out=out, where=norms >= 1e-10)

@@ -123,12 +123,17 @@ class E5Provider:
             "provider": self.id, "model": self.model, "weights": info.sha256,
             "max_embed_tokens": max_embed_tokens, "normalize": "l2"})
 
+    @property
+    def known_dims(self) -> int:
+        """The model's vector size, known without embedding anything (see the Protocol)."""
+        return self.dims
+
     def __repr__(self) -> str:
         return f"E5Provider(model={self.model!r}, path={self.model_path!r})"
 
     def token_count(self, text: str, *, is_query: bool = False) -> int:
         """Tokens the model sees for `text`, prefix and special tokens included."""
-        return self._engine.token_count(clean_text(text), is_query)
+        return int(self._engine.token_count(clean_text(text), is_query))
 
     def fit(self, text: str, *, is_query: bool = False) -> str:
         """`text` cut to the longest prefix of at most `max_embed_tokens` tokens."""
@@ -141,7 +146,7 @@ class E5Provider:
         text = text[: limit * self._CHARS_PER_TOKEN_CAP]
 
         def count(t: str) -> int:
-            return self._engine.token_count(t, is_query)
+            return int(self._engine.token_count(t, is_query))
 
         if count(text) <= limit:
             return text
@@ -170,7 +175,8 @@ class E5Provider:
         fitted = self.fit(text, is_query=True)
         with self._lock.query():
             out = self._engine.query([fitted])
-        return l2_normalize(out)[0]
+        row: np.ndarray = l2_normalize(out)[0]
+        return row
 
 
 class MiniLMProvider:
@@ -247,6 +253,11 @@ class MiniLMProvider:
             "tokenizer": MINILM_TOKENIZER_SHA256, "max_input_tokens": self.max_input_tokens,
             "pooling": "mean", "normalize": "l2"})
 
+    @property
+    def known_dims(self) -> int:
+        """The model's vector size, known without embedding anything (see the Protocol)."""
+        return self.dims
+
     def __repr__(self) -> str:
         return f"MiniLMProvider(model={self.model!r}, path={self.model_path!r})"
 
@@ -259,7 +270,7 @@ class MiniLMProvider:
             (hidden,) = self._session.run(
                 [self._output], {"input_ids": ids, "attention_mask": mask, "token_type_ids": types})
         weights = mask[..., None].astype(np.float32)
-        pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+        pooled: np.ndarray = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
         return pooled
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
@@ -275,7 +286,8 @@ class MiniLMProvider:
 
     def embed_query(self, text: str) -> np.ndarray:
         items = [clean_text(t) for t in check_texts([text])]
-        return l2_normalize(self._run(items, query=True))[0]
+        row: np.ndarray = l2_normalize(self._run(items, query=True))[0]
+        return row
 
 
 _LOADERS: dict[str, Any] = {E5_SMALL.name: E5Provider, MINILM_L6.name: MiniLMProvider}

@@ -186,7 +186,8 @@ class OpenAIProvider:
         return self._embed(items)
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self._embed([text])[0]
+        row: np.ndarray = self._embed([text])[0]
+        return row
 
     # -- internals ----------------------------------------------------------------------------
 
@@ -348,4 +349,4 @@ def _error_message(raw: bytes) -> str:
         message = text
     if not isinstance(message, str):
         message = json.dumps(message)
-    return message[:_MAX_ERROR_CHARS]
+    return str(message)[:_MAX_ERROR_CHARS]

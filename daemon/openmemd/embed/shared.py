@@ -10,23 +10,30 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from openmemd.config import Settings
+from openmemd.config import EmbeddingSettings, Settings
+from openmemd.embed.base import EmbeddingProvider
 from openmemd.log import get_logger
+
+if TYPE_CHECKING:
+    from openmemd.embed.pool import EmbeddingPool
+    from openmemd.embed.registry import ProviderChoice
 
 log = get_logger(__name__)
 
-_providers: dict[Any, Any] = {}
+# One provider (and one pool) per embedding settings, shared by every index in the process.
+_providers: dict[EmbeddingSettings, ProviderChoice] = {}
+_pools: dict[EmbeddingSettings, EmbeddingPool] = {}
 _providers_lock = threading.Lock()
 # After a failure, searches skip the query embedding this long instead of waiting on a
 # provider that is down (the daemon's retries find out when it is back).
 QUERY_SKIP_SECONDS = 5.0
 
 
-def provider_for(settings: Settings) -> Any:
+def provider_for(settings: Settings) -> ProviderChoice:
     from openmemd.embed.registry import resolve_provider
 
     key = settings.embedding
@@ -36,20 +43,21 @@ def provider_for(settings: Settings) -> Any:
         return _providers[key]
 
 
-def batch_size(settings: Settings, provider: Any) -> int:
-    return settings.embedding.batch_size or getattr(provider, "preferred_batch_size", 16)
+def batch_size(settings: Settings, provider: EmbeddingProvider) -> int:
+    preferred: int = getattr(provider, "preferred_batch_size", 16)
+    return settings.embedding.batch_size or preferred
 
 
-def pool_for(settings: Settings, provider: Any) -> Any:
+def pool_for(settings: Settings, provider: EmbeddingProvider) -> EmbeddingPool:
     from openmemd.embed.pool import EmbeddingPool
 
-    key = ("pool", settings.embedding)
+    key = settings.embedding
     with _providers_lock:
-        if key not in _providers:
-            _providers[key] = EmbeddingPool(provider, workers=settings.embedding.workers,
-                                            batch_size=batch_size(settings, provider),
-                                            max_pending=4)
-        return _providers[key]
+        if key not in _pools:
+            _pools[key] = EmbeddingPool(provider, workers=settings.embedding.workers,
+                                        batch_size=batch_size(settings, provider),
+                                        max_pending=4)
+        return _pools[key]
 
 
 class QueryVectors:
@@ -60,7 +68,7 @@ class QueryVectors:
         self._items: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, provider: Any, query: str) -> np.ndarray:
+    def get(self, provider: EmbeddingProvider, query: str) -> np.ndarray:
         key = f"{provider.provider_key}\x00{query}"
         with self._lock:
             if key in self._items:

@@ -18,42 +18,33 @@ from openmemd.config import Settings
 from openmemd.errors import OpenmemdError, UnavailableError
 from openmemd.log import get_logger
 from openmemd.server import openclaw_side
+from openmemd.server.served_index import ServedIndex
 from openmemd.server.util import iso
 from openmemd.server.watcher import STATE_RUNNING, Watcher
 from openmemd.server.writer import IndexWriter
 
 log = get_logger(__name__)
 
-IndexOpener = Callable[[Settings, str], Any]
+IndexOpener = Callable[[Settings, str], ServedIndex]
 
 
-def open_memory_index(settings: Settings, agent_id: str) -> Any:
-    from openmemd.api import MemoryIndex
+def open_memory_index(settings: Settings, agent_id: str) -> ServedIndex:
+    # The real index, checked against the server's view of it (mypy) right here.
+    from openmemd.api.memory_index import MemoryIndex
 
     # workspace None: the api resolves it (and creates the platform default on first run).
     return MemoryIndex.open(None, agent_id=agent_id, config=settings)
 
 
-def run_dreaming(workspace: Path, settings: Settings, phase: str, dry_run: bool) -> dict:
-    """The dreaming sweep for one workspace (the hook the `dream` op and the cron job call)."""
-    try:
-        from openmemd.api.dreams import dream
-    except ImportError as exc:
-        raise UnavailableError(f"dreaming is not available in this build ({exc})") from None
-    return dream(workspace, settings.dreaming, phase, dry_run)
-
-
 class AgentRuntime:
     def __init__(self, agent_id: str, settings: Settings, *,
                  opener: IndexOpener = open_memory_index,
-                 dreamer: Callable[[Path, Settings, str, bool], dict] = run_dreaming,
                  force_polling: bool = False) -> None:
         self.agent_id = agent_id
         self.settings = settings.for_agent(agent_id)
         self._opener = opener
-        self._dreamer = dreamer
         self._force_polling = force_polling
-        self.index: Any = None
+        self.index: ServedIndex | None = None
         self.indexer: IndexWriter | None = None
         self.watcher: Watcher | None = None
         self.sessions_watcher: Watcher | None = None  # OpenClaw's transcripts folder
@@ -72,21 +63,20 @@ class AgentRuntime:
             log.error("agent_open_failed", agent=self.agent_id, error=str(exc))
 
     def start(self) -> None:
-        if self.index is None:
+        index = self.index
+        if index is None:
             return
-        self.indexer = IndexWriter(self.index, name=self.agent_id)
-        self.indexer.start()
-        if hasattr(self.index, "on_damage"):  # a reader that meets a damaged index asks here
-            indexer = self.indexer
-            self.index.on_damage = lambda why: indexer.request_reconcile(f"index damaged: {why}")
+        indexer = self.indexer = IndexWriter(index, name=self.agent_id)
+        indexer.start()
+        # A reader that meets a damaged index asks the writer for a rebuild.
+        index.on_damage = lambda why: indexer.request_reconcile(f"index damaged: {why}")
         # Warm the model first, then bring the index up to date, both on the writer thread so
         # the socket answers at once.
-        if hasattr(self.index, "warm"):
-            self.indexer.run_job("warm-up", lambda ix: ix.warm())
-        self.indexer.request_reconcile("start-up")
+        indexer.run_job("warm-up", lambda ix: ix.warm())
+        indexer.request_reconcile("start-up")
         if self.settings.sync.watch and self.workspace is not None:
             sync = self.settings.sync
-            self.watcher = Watcher(self.workspace, self.index.is_indexed_path, self.indexer,
+            self.watcher = Watcher(self.workspace, index.is_indexed_path, indexer,
                                    debounce_ms=sync.watch_debounce_ms,
                                    force_polling=self._force_polling or sync.watch_polling,
                                    polling_interval=sync.watch_poll_seconds, name=self.agent_id)
@@ -115,15 +105,14 @@ class AgentRuntime:
             if watcher is not None:
                 watcher.check()
         # A deleted or replaced index file is rebuilt at once, even if nothing searches.
-        replaced = getattr(self.index, "file_replaced", None)
-        if replaced is not None and self.indexer is not None and replaced():
+        if self.index is not None and self.indexer is not None and self.index.file_replaced():
             self.indexer.request_reconcile("index file deleted or replaced")
 
     def reload(self, settings: Settings) -> None:
         settings = self.settings = settings.for_agent(self.agent_id)
         if self.watcher is not None:
             self.watcher.set_debounce(settings.sync.watch_debounce_ms)
-        if self.index is not None and hasattr(self.index, "settings"):
+        if self.index is not None:
             # Query settings (max results, min score, hybrid weights, MMR, decay) are read per
             # search, so swapping the frozen Settings applies them. Anything that shapes the
             # index itself (sources, chunking, embedding) needs a restart.
@@ -131,7 +120,7 @@ class AgentRuntime:
             self.index.settings = _replace_query(old, settings)
 
     # -- requests -------------------------------------------------------------------------
-    def require_index(self) -> Any:
+    def require_index(self) -> ServedIndex:
         if self.index is None:
             raise UnavailableError(f"agent {self.agent_id!r} is unavailable: {self.error}")
         return self.index
@@ -151,13 +140,13 @@ class AgentRuntime:
         return {"report": report}
 
     def dream(self, phase: str, dry_run: bool) -> dict[str, Any]:
-        self.require_index()
+        index = self.require_index()
         if not self._dream_lock.acquire(blocking=False):
             raise UnavailableError(f"a dreaming sweep is already running for {self.agent_id}")
         started = time.time()
         try:
-            assert self.workspace is not None
-            result = self._dreamer(self.workspace, self.settings, phase, dry_run)
+            # Through the api (its settings carry this agent's dreaming settings, reloads too).
+            result = index.dream(phase, dry_run)
         except Exception as exc:
             self.last_dream = {"startedAt": iso(started), "finishedAt": iso(time.time()),
                                "phase": phase, "dryRun": dry_run, "error": str(exc)}
@@ -214,9 +203,7 @@ class AgentRuntime:
     def probe(self) -> dict[str, Any]:
         started = time.perf_counter()
         try:
-            hits = self.index.search(PROBE_QUERY, record=False)
-        except TypeError:  # an index without the `record` keyword
-            hits = self.index.search(PROBE_QUERY)
+            hits = self.require_index().search(PROBE_QUERY, record=False)
         except Exception as exc:
             return {"ok": False, "error": f"{type(exc).__name__}: {exc}",
                     "ms": round((time.perf_counter() - started) * 1000, 1)}

@@ -28,6 +28,7 @@ from typing import Any
 from openmemd import paths
 from openmemd.log import get_logger
 from openmemd.server.endpoint import MAX_IPC_PATH, Endpoint, lock_path, prepare_private_dir
+from openmemd.server.protocol import Request, StatusRequest
 
 log = get_logger(__name__)
 
@@ -50,8 +51,9 @@ def socket_path(endpoint: Endpoint) -> Path:
 
 
 class McpHost:
-    def __init__(self, path: Path, dispatch: Callable[[Any], dict[str, Any]],
-                 status: Callable[[Any], dict[str, Any]], agents: Mapping[str, Any]) -> None:
+    def __init__(self, path: Path, dispatch: Callable[[Request], dict[str, Any]],
+                 status: Callable[[StatusRequest], dict[str, Any]],
+                 agents: Mapping[str, object]) -> None:
         self.path = path
         self._dispatch = dispatch
         self._status = status

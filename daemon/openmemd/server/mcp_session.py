@@ -16,8 +16,8 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 from mcp.server.stdio import stdio_server
 
 from openmemd.log import get_logger
-from openmemd.server.mcp_tools import build_server, status_summary
-from openmemd.server.protocol import StatusRequest
+from openmemd.server.mcp_tools import ToolBackend, build_server, status_summary
+from openmemd.server.protocol import Request, StatusRequest
 
 log = get_logger(__name__)
 
@@ -26,13 +26,13 @@ class DaemonBackend:
     """The tools' backend in a hosted session: requests go straight to the daemon's own
     Dispatcher, so they are handled (and searches counted as recalls) as on the socket."""
 
-    def __init__(self, dispatch: Callable[[Any], dict[str, Any]],
+    def __init__(self, dispatch: Callable[[Request], dict[str, Any]],
                  status: Callable[[StatusRequest], dict[str, Any]], agent: str) -> None:
         self._dispatch = dispatch
         self._status = status
         self.agent = agent
 
-    def run(self, request: Any) -> dict[str, Any]:
+    def run(self, request: Request) -> dict[str, Any]:
         if isinstance(request, StatusRequest):
             reply = self._status(request)
             st = (reply.get("agents") or {}).get(self.agent) or {}
@@ -79,7 +79,7 @@ class _SocketLines:
         return None
 
 
-def serve_socket(backend: Any, sock: Any) -> None:
+def serve_socket(backend: ToolBackend, sock: Any) -> None:
     """One MCP session over a connected socket, until its input ends: the SDK's stdio
     transport on the socket's streams (newline-delimited JSON-RPC, exactly as on stdio)."""
     server = build_server(backend)

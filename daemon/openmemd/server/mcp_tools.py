@@ -12,7 +12,7 @@ Importing this module imports the SDK (about 2 s of CPU): only those two do, whe
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 import mcp_types as types
@@ -22,7 +22,7 @@ from mcp.shared.exceptions import MCPError
 from openmemd import __version__
 from openmemd.errors import OpenmemdError
 from openmemd.log import get_logger
-from openmemd.server.protocol import ProtocolError, parse_fields
+from openmemd.server.protocol import ProtocolError, Request, parse_fields
 
 log = get_logger(__name__)
 
@@ -105,7 +105,7 @@ TOOLS: dict[str, tuple[str, str, dict[str, Any], bool]] = {
 }
 
 
-def tool_request(name: str, arguments: dict[str, Any] | None, agent: str) -> Any:
+def tool_request(name: str, arguments: dict[str, Any] | None, agent: str) -> Request:
     """Tool arguments -> the protocol's typed request; ProtocolError says what is wrong."""
     op, _, schema, _ = TOOLS[name]
     arguments = arguments or {}
@@ -142,7 +142,16 @@ def _error_result(message: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(text=message)], is_error=True)
 
 
-def build_server(backend: Any) -> Server[Any]:
+class ToolBackend(Protocol):
+    """Where the tools' requests run: the daemon's own dispatcher (mcp_session.DaemonBackend)
+    or, in `openmemd mcp`, the daemon's socket or this process (mcp_server.Backend)."""
+
+    @property
+    def agent(self) -> str: ...
+    def run(self, request: Request) -> dict[str, Any]: ...
+
+
+def build_server(backend: ToolBackend) -> Server[Any]:
     """The SDK server; `backend` has `.agent` and `.run(request) -> dict` (Backend here, or
     the daemon's own, server/mcp_session.py)."""
     tools = [types.Tool(name=name, description=desc, input_schema=schema,

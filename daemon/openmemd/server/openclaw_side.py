@@ -4,8 +4,9 @@ in OpenClaw's state dir, leave dreaming to OpenClaw where it dreams, and say so 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from openmemd.config import Settings
 from openmemd.log import get_logger
@@ -13,15 +14,23 @@ from openmemd.server.session_watch import start_session_watcher
 from openmemd.server.watcher import STATE_RUNNING, Watcher
 from openmemd.settings_layers import dreaming_left_to_openclaw
 
+if TYPE_CHECKING:  # agent.py imports this module
+    from openmemd.server.agent import AgentRuntime
+
 log = get_logger(__name__)
 
 LEFT_TO_OPENCLAW = "dreaming: left to OpenClaw"
 
 
-def watch_sessions(agent: Any, force_polling: bool) -> Watcher | None:
+def _sessions_dir(agent: AgentRuntime) -> Path | None:
+    """The agent's transcripts folder when it lies outside the workspace (OpenClaw's)."""
+    return agent.index.scope.sessions_dir if agent.index is not None else None
+
+
+def watch_sessions(agent: AgentRuntime, force_polling: bool) -> Watcher | None:
     """A watcher on the agent's transcripts folder when it lies outside the workspace."""
-    index, settings = agent.index, agent.settings
-    root = getattr(getattr(index, "scope", None), "sessions_dir", None)
+    settings = agent.settings
+    root = _sessions_dir(agent)
     if root is None or "sessions" not in settings.sources or agent.indexer is None:
         return None
     if not Path(root).is_dir():
@@ -38,10 +47,10 @@ def dreams_here(settings: Settings, agent_id: str, workspace: Path | None) -> bo
     return not dreaming_left_to_openclaw(settings, ws)
 
 
-def agent_status(agent: Any, st: dict[str, Any]) -> None:
-    scope = getattr(agent.index, "scope", None)
-    if getattr(scope, "sessions_dir", None) is not None:
-        st["sessionsDir"] = str(scope.sessions_dir)
+def agent_status(agent: AgentRuntime, st: dict[str, Any]) -> None:
+    sessions_dir = _sessions_dir(agent)
+    if sessions_dir is not None:
+        st["sessionsDir"] = str(sessions_dir)
         w = agent.sessions_watcher
         st["sessionsWatch"] = (w.status() if w is not None
                                else {"state": "not watched", "pending": 0})
@@ -53,7 +62,7 @@ def agent_status(agent: Any, st: dict[str, Any]) -> None:
         st["dreaming"]["note"] = LEFT_TO_OPENCLAW
 
 
-def notes(settings: Settings, agents: dict[str, Any]) -> list[str]:
+def notes(settings: Settings, agents: Mapping[str, AgentRuntime]) -> list[str]:
     """One line each: what openclaw.json changed or could not (shown by `status`)."""
     loaded = settings.loaded
     out: list[str] = []
@@ -70,7 +79,7 @@ def notes(settings: Settings, agents: dict[str, Any]) -> list[str]:
     return out
 
 
-def refused_extra_paths(agent: Any) -> list[str]:
+def refused_extra_paths(agent: AgentRuntime) -> list[str]:
     """Extra paths outside the workspace: openmemd reads nothing outside it, and says so
     rather than dropping them silently (OpenClaw indexes them)."""
     if agent.workspace is None:
@@ -86,7 +95,7 @@ def refused_extra_paths(agent: Any) -> list[str]:
     return out
 
 
-def log_start(settings: Settings, agents: dict[str, Any]) -> None:
+def log_start(settings: Settings, agents: Mapping[str, AgentRuntime]) -> None:
     for agent in agents.values():
         for line in refused_extra_paths(agent):
             log.warning("extra_path_refused", detail=line)

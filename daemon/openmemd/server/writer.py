@@ -15,16 +15,18 @@ take hours, and the report says how many chunks still wait for a vector.
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
-from typing import Any, Protocol
+from typing import Any, TypeVar
 
 from openmemd.errors import UnavailableError
 from openmemd.log import get_logger
 from openmemd.progress import ProgressMeter, ProgressSnapshot
+from openmemd.server.served_index import ServedIndex, ServedReport
 from openmemd.server.util import iso
 from openmemd.server.watcher import Change
 
@@ -36,25 +38,15 @@ PROGRESS_LOG_S = 10.0
 RETRY_FIRST_SECONDS = 1.0
 RETRY_MAX_SECONDS = 30.0
 
-
-class WritableIndex(Protocol):
-    """What the indexer needs (MemoryIndex). Optional: `fill_vectors(should_stop, progress)`
-    with `fill_vectors=False` accepted by sync/sync_paths, to embed in stoppable pages."""
-
-    def sync(self, force: bool = False, progress: Any = None) -> Any: ...
-    def sync_paths(self, rel_paths: Any) -> Any: ...
+T = TypeVar("T")
 
 
 class IndexerStopping(Exception):
     """Raised from the progress callback to abandon a long sync when the daemon stops."""
 
 
-def _report_dict(report: Any) -> Any:
-    return report.to_dict() if hasattr(report, "to_dict") else report
-
-
 class IndexWriter:
-    def __init__(self, index: WritableIndex, *, name: str = "main", max_paths: int = 10_000,
+    def __init__(self, index: ServedIndex, *, name: str = "main", max_paths: int = 10_000,
                  batch_size: int = 64, max_jobs: int = 64) -> None:
         self._index = index
         self._name = name
@@ -63,11 +55,11 @@ class IndexWriter:
         self._max_jobs = max_jobs
         self._cond = threading.Condition()
         self._paths: dict[str, None] = {}  # insertion-ordered set
-        self._jobs: deque[tuple[str, Callable[[Any], Any], Future[Any]]] = deque()
+        self._jobs: deque[tuple[str, Callable[[ServedIndex], Any], Future[Any]]] = deque()
         self._reconcile = False
         self._force = False
         self._reasons: list[str] = []
-        self._waiters: list[Future[Any]] = []
+        self._waiters: list[Future[dict[str, Any]]] = []  # `sync` callers: the report
         self._stopping = False
         self._thread: threading.Thread | None = None
         # Status, read without the lock (single writer, atomic attribute swaps).
@@ -136,9 +128,9 @@ class IndexWriter:
                 self._ask_reconcile_locked(reason, force=force)
                 self._cond.notify()
 
-    def sync(self, force: bool = False) -> Future[Any]:
+    def sync(self, force: bool = False) -> Future[dict[str, Any]]:
         """A reconcile that starts after this call; the future gets its report dict."""
-        fut: Future[Any] = Future()
+        fut: Future[dict[str, Any]] = Future()
         with self._cond:
             if self._stopping:
                 fut.set_exception(UnavailableError("the daemon is stopping"))
@@ -148,9 +140,9 @@ class IndexWriter:
             self._cond.notify()
         return fut
 
-    def run_job(self, name: str, fn: Callable[[Any], Any]) -> Future[Any]:
+    def run_job(self, name: str, fn: Callable[[ServedIndex], T]) -> Future[T]:
         """Run `fn(index)` on the writer thread (prune, checkpoint, warm-up)."""
-        fut: Future[Any] = Future()
+        fut: Future[T] = Future()
         with self._cond:
             if self._stopping:
                 fut.set_exception(UnavailableError("the daemon is stopping"))
@@ -193,25 +185,25 @@ class IndexWriter:
                 if self._stopping:
                     self.state = "stopped"
                     return
+                action: Callable[[], None]
                 if self._jobs:
-                    name, fn, fut = self._jobs.popleft()
-                    action: Callable[[], None] = lambda n=name, f=fn, fu=fut: self._do_job(n, f, fu)  # noqa: E731
+                    action = functools.partial(self._do_job, *self._jobs.popleft())
                 elif self._reconcile:
                     force, reasons, waiters = self._force, self._reasons, self._waiters
                     self._reconcile, self._force = False, False
                     self._reasons, self._waiters = [], []
                     # Paths queued so far are covered by the scan that starts now.
                     self._paths.clear()
-                    action = lambda f=force, r=reasons, w=waiters: self._do_reconcile(f, r, w)  # noqa: E731
+                    action = functools.partial(self._do_reconcile, force, reasons, waiters)
                 else:
-                    batch = []
+                    batch: list[str] = []
                     for path in self._paths:
                         batch.append(path)
                         if len(batch) >= self._batch_size:
                             break
                     for path in batch:
                         del self._paths[path]
-                    action = lambda b=batch: self._do_batch(b)  # noqa: E731
+                    action = functools.partial(self._do_batch, batch)
             try:
                 action()
             except BaseException:  # never let the writer die
@@ -237,7 +229,7 @@ class IndexWriter:
     def _after_write(self) -> None:
         """Vectors left pending by a provider that did not answer are retried like a failed
         write; anything else that succeeded resets the backoff."""
-        if getattr(self._index, "vectors_failed", False):
+        if self._index.vectors_failed:
             self._retry_later("embedding provider unavailable, vectors pending")
             return
         with self._cond:
@@ -270,14 +262,15 @@ class IndexWriter:
                      rate=round(snap.rate, 2),
                      eta_s=None if snap.eta_s is None else round(snap.eta_s))
 
-    def _do_reconcile(self, force: bool, reasons: list[str], waiters: list[Future[Any]]) -> None:
+    def _do_reconcile(self, force: bool, reasons: list[str],
+                      waiters: list[Future[dict[str, Any]]]) -> None:
         self.state = "reconciling"
         started = time.time()
 
-        def answer(keyword_report: Any) -> None:
+        def answer(keyword_report: ServedReport) -> None:
             # Keyword rows are written: searchable now. Waiters get this report (with the
             # count of chunks still waiting for a vector) instead of waiting for the fill.
-            data = _report_dict(keyword_report)
+            data = keyword_report.to_dict()
             for fut in waiters:
                 if not fut.done():
                     fut.set_result(data)
@@ -285,7 +278,6 @@ class IndexWriter:
         try:
             report = self._write(lambda: self._index.sync(force=force, progress=self._progress,
                                                           fill_vectors=False),
-                                 lambda: self._index.sync(force=force, progress=self._progress),
                                  answer)
         except IndexerStopping:
             log.info("indexer_reconcile_abandoned", agent=self._name)
@@ -301,7 +293,7 @@ class IndexWriter:
                     fut.set_exception(exc)
             return
         self._after_write()
-        data = _report_dict(report)
+        data = report.to_dict()
         self.reconciles += 1
         self.last_error = None
         self.last_reconcile = {"at": iso(started), "seconds": round(time.time() - started, 3),
@@ -310,31 +302,27 @@ class IndexWriter:
                  seconds=self.last_reconcile["seconds"], report=data)
         answer(report)
 
-    def _write(self, split: Callable[[], Any], whole: Callable[[], Any],
-               keyword_done: Callable[[Any], None] | None = None) -> Any:
+    def _write(self, split: Callable[[], ServedReport],
+               keyword_done: Callable[[ServedReport], None] | None = None) -> ServedReport:
         """Write chunks first (searchable by keyword at once), then embed them in pages that
-        stop early when the daemon stops. Indexes without `fill_vectors` do it all in one."""
-        fill = getattr(self._index, "fill_vectors", None)
-        if fill is None:
-            return whole()
+        stop early when the daemon stops."""
         report = split()
         if keyword_done is not None:
             keyword_done(report)
         # Edits and reconcile requests (a `sync` waiting, an overflow) that arrive while a long
         # fill embeds are served first (keyword rows at once); the fill resumes after them,
         # since it always picks up every pending chunk.
-        vectors = fill(should_stop=lambda: self._stopping or bool(self._paths) or self._reconcile,
-                       progress=self._progress)
-        if hasattr(report, "merge"):
-            report.merge(vectors)
+        vectors = self._index.fill_vectors(
+            should_stop=lambda: self._stopping or bool(self._paths) or self._reconcile,
+            progress=self._progress)
+        report.merge(vectors)
         return report
 
     def _do_batch(self, batch: list[str]) -> None:
         self.state = "indexing"
         started = time.time()
         try:
-            report = self._write(lambda: self._index.sync_paths(batch, fill_vectors=False),
-                                 lambda: self._index.sync_paths(batch))
+            report = self._write(lambda: self._index.sync_paths(batch, fill_vectors=False))
         except IndexerStopping:
             return  # the chunks are written; the vectors are filled by the next start-up
         except Exception as exc:
@@ -344,11 +332,11 @@ class IndexWriter:
         self._after_write()
         self.last_error = None
         self.last_batch = {"at": iso(started), "seconds": round(time.time() - started, 3),
-                           "paths": len(batch), "report": _report_dict(report)}
+                           "paths": len(batch), "report": report.to_dict()}
         log.info("indexer_batch", agent=self._name, paths=batch[:10], count=len(batch),
                  seconds=self.last_batch["seconds"])
 
-    def _do_job(self, name: str, fn: Callable[[Any], Any], fut: Future[Any]) -> None:
+    def _do_job(self, name: str, fn: Callable[[ServedIndex], Any], fut: Future[Any]) -> None:
         self.state = f"job:{name}"
         try:
             result = fn(self._index)

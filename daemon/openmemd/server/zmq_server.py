@@ -65,7 +65,8 @@ class ServerError(OpenmemdError):
 class ZmqServer:
     def __init__(self, endpoint: str | Endpoint, handler: Handler, *, workers: int = 4,
                  max_message_bytes: int = 1024 * 1024, queue_size: int | None = None,
-                 allow_remote: bool = False, context: zmq.Context[Any] | None = None,
+                 allow_remote: bool = False,
+                 context: zmq.Context[zmq.Socket[Any]] | None = None,
                  socket_check_s: float = _SOCKET_CHECK_S, long_workers: int = 2,
                  stuck_after_s: float = STUCK_REQUEST_S,
                  long_stuck_after_s: float = STUCK_LONG_OP_S) -> None:
@@ -74,7 +75,7 @@ class ZmqServer:
         self._handler = handler
         self._workers_n = max(1, workers)
         self.max_message_bytes = max_message_bytes
-        self._ctx = context or zmq.Context.instance()
+        self._ctx: zmq.Context[zmq.Socket[Any]] = context or zmq.Context.instance()
         self._inproc = f"inproc://openmemd-replies-{os.getpid()}-{next(_ids)}"
         self._pool = WorkerPool("request", self._workers_n, self._work, context=self._ctx,
                                 reply_url=self._inproc,

@@ -1,0 +1,87 @@
+"""The daemon's view of one agent's index: exactly what `server/` uses of `MemoryIndex`.
+
+A Protocol, so the server depends on a shape rather than on the api's classes, the real
+`MemoryIndex` and the test fakes are checked against the same list (mypy), and nothing in the
+server has to ask an index whether it has a method (`hasattr`) or accepts a keyword.
+The records it hands back (reports, hits, the scan scope) are Protocols too: the server only
+turns them into JSON and merges two reports.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from openmemd.config import Settings
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+# Reports progress: (phase, done, total); raising from it abandons the sync.
+Progress = Callable[[str, int, int], None]
+
+
+class ServedReport(Protocol):
+    """What a sync or a vector fill reports."""
+
+    def to_dict(self) -> dict[str, Any]: ...
+    def merge(self, other: Self) -> None: ...
+
+
+class ServedHit(Protocol):
+    """One search result, as the socket sends it."""
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+
+class ServedScope(Protocol):
+    """Where the index looks: the daemon watches the transcripts folder when it lies outside
+    the workspace."""
+
+    @property
+    def sessions_dir(self) -> Path | None: ...
+
+
+class ServedIndex(Protocol):
+    # Query settings are swapped on reload (`AgentRuntime.reload`), so this one is writable.
+    settings: Settings
+    # A reader that meets a damaged index calls this; the daemon asks its writer to rebuild.
+    on_damage: Callable[[str], None] | None
+
+    @property
+    def workspace(self) -> Path: ...
+    @property
+    def scope(self) -> ServedScope: ...
+    @property
+    def db_path(self) -> Path: ...
+    @property
+    def vectors_failed(self) -> bool:
+        """The last vector fill stopped on a provider error (the writer retries later)."""
+        ...
+
+    # -- reading (request threads) ---------------------------------------------------------
+    def search(self, query: str, max_results: int | None = None,
+               min_score: float | None = None, sources: Sequence[str] | None = None,
+               explain: bool = False, *, record: bool = True) -> Sequence[ServedHit]: ...
+    def search_meta(self) -> Mapping[str, Any]: ...
+    def get(self, path: str, from_line: int | None = None,
+            lines: int | None = None) -> Mapping[str, Any]: ...
+    def status(self) -> dict[str, Any]: ...
+    def is_indexed_path(self, rel_path: str) -> bool: ...
+    def file_replaced(self) -> bool: ...
+    # The daemon appends with sync=False and leaves the indexing to its writer thread.
+    def add(self, text: str, target: str = "daily", *, sync: bool = True) -> dict[str, Any]: ...
+
+    # -- writing (the writer thread only, see server/writer.py) ----------------------------
+    def sync(self, force: bool = False, progress: Progress | None = None, *,
+             fill_vectors: bool = True) -> ServedReport: ...
+    def sync_paths(self, rel_paths: Iterable[str], *,
+                   fill_vectors: bool = True) -> ServedReport: ...
+    def fill_vectors(self, should_stop: Callable[[], bool] | None = None,
+                     progress: Progress | None = None) -> ServedReport: ...
+    def warm(self) -> None: ...
+    def prune_cache(self) -> int: ...
+    def checkpoint(self) -> None: ...
+    def dream(self, phase: str = "all", dry_run: bool = False) -> dict[str, Any]: ...
+    def close(self) -> None: ...
