@@ -34,7 +34,7 @@ import numpy as np
 
 from openmemd.log import get_logger
 from openmemd.store.derived import is_derived
-from openmemd.store.sqlite import db, vec_log, vec_storage
+from openmemd.store.sqlite import db, heap, vec_log, vec_storage
 from openmemd.store.sqlite.db import Connection, OperationalError
 from openmemd.store.sqlite.rwlock import RWLock
 
@@ -176,8 +176,9 @@ class ResidentMatrix:
         finally:
             self._rw.release_write()
         self.full_loads += 1
-        log.info("resident_vectors_loaded", rows=arrays.n, dims=dims,
-                 from_vec_table=self.from_vec_table)
+        del models, sources, derived, row_of, row_by_id, arrays
+        log.info("resident_vectors_loaded", rows=self._arrays.n, dims=dims,
+                 from_vec_table=self.from_vec_table, heap_trimmed=heap.release_free_memory())
 
     def _apply(self, rows: list[_Row], rowids: set[int]) -> None:
         self._rw.acquire_write()
