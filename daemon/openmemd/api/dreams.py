@@ -14,6 +14,7 @@ from openmemd.config import PHASES, DreamingSettings, Settings
 if TYPE_CHECKING:
     from openmemd.api.memory_index import SearchResult
     from openmemd.dreaming.explain import CandidateExplanation
+    from openmemd.dreaming.recall import RecallRecorder
 
 
 def dream(workspace: Path, settings: DreamingSettings, phase: str = "all",
@@ -38,7 +39,7 @@ class DreamingAccess:
 
     settings: Settings
     workspace: Path
-    _recorder: Any
+    _recorder: RecallRecorder | None
 
     def _record(self, query: str, results: list[SearchResult]) -> None:
         try:

@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from openmemd import paths
 from openmemd.api import long_lived
@@ -41,6 +41,9 @@ from openmemd.search import citations
 from openmemd.search.results import SearchHit
 from openmemd.store import open_store
 from openmemd.store.base import StoreWriter
+
+if TYPE_CHECKING:
+    from openmemd.dreaming.recall import RecallRecorder
 
 log = get_logger(__name__)
 
@@ -71,7 +74,7 @@ class MemoryIndex(SelfHealing, DreamingAccess):
         self.store = open_store(settings, agent_id, long_lived=long_lived.active())
         self._local = threading.local()
         self._query_vectors = QueryVectors(settings.embedding.query_cache_size)
-        self._recorder: Any = None
+        self._recorder: RecallRecorder | None = None
         self.last_sync_at: float | None = None
         self.last_sync_error: str = ""
         self.last_report: SyncReport | None = None
@@ -118,7 +121,7 @@ class MemoryIndex(SelfHealing, DreamingAccess):
         if p is None:
             return None
         if not probe:
-            return p.known_dims if hasattr(p, "known_dims") else p.dims
+            return p.known_dims
         try:
             return p.dims
         except EmbeddingError as exc:  # unknown dims never mean a rebuild (see differences)
@@ -126,16 +129,16 @@ class MemoryIndex(SelfHealing, DreamingAccess):
             return None
 
     def identity(self, *, probe: bool = True) -> ident.IndexIdentity:
-        common = {"sources": tuple(self.settings.sources),
-                  "extra_paths": tuple(self.scope.extra_roots()),
-                  "chunk_tokens": self.settings.chunking.tokens,
-                  "chunk_overlap": self.settings.chunking.overlap,
-                  "fts_tokenizer": self.store.fts_tokenizer}
+        fts_only = ident.IndexIdentity.fts_only(
+            sources=tuple(self.settings.sources), extra_paths=tuple(self.scope.extra_roots()),
+            chunk_tokens=self.settings.chunking.tokens,
+            chunk_overlap=self.settings.chunking.overlap,
+            fts_tokenizer=self.store.fts_tokenizer)
         p = self.provider
         if p is None:
-            return ident.IndexIdentity.fts_only(**common)
-        return ident.IndexIdentity(provider=p.id, model=p.model, provider_key=p.provider_key,
-                                   dims=self._dims(probe=probe), **common)
+            return fts_only
+        return dataclasses.replace(fts_only, provider=p.id, model=p.model,
+                                   provider_key=p.provider_key, dims=self._dims(probe=probe))
 
     @property
     def model(self) -> str:
@@ -213,8 +216,8 @@ class MemoryIndex(SelfHealing, DreamingAccess):
             self.last_sync_at = time.time()
             return report
 
-    def fill_vectors(self, should_stop: Any = None, progress: Progress | None = None
-                     ) -> SyncReport:
+    def fill_vectors(self, should_stop: Callable[[], bool] | None = None,
+                     progress: Progress | None = None) -> SyncReport:
         return self._guarded(lambda: self._fill(self._indexer(self.store.writer()),
                                                 progress, should_stop))
 
@@ -272,7 +275,8 @@ class MemoryIndex(SelfHealing, DreamingAccess):
             self._record(query, hits)
         return citations.apply(hits, self.settings.citations)  # after recording: raw snippets
 
-    def get(self, path: str, from_line: int | None = None, lines: int | None = None) -> dict:
+    def get(self, path: str, from_line: int | None = None, lines: int | None = None
+            ) -> dict[str, Any]:
         return read_lines(self.scope, path, from_line, lines)
 
     def add(self, text: str, target: str = "daily", *, sync: bool = True) -> dict[str, Any]:

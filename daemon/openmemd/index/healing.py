@@ -8,12 +8,18 @@ runs under the index's write lock except `_read_failed` and `_query_vector` (rea
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
-from openmemd.embed.base import EmbeddingError
+import numpy as np
+from numpy.typing import NDArray
+
+from openmemd.config import Settings
+from openmemd.embed.base import EmbeddingError, EmbeddingProvider
+from openmemd.embed.shared import ProviderHealth, QueryVectors
 from openmemd.errors import IndexLockedError
 from openmemd.index.scan import ScanIssue
 from openmemd.index.sync import IndexSync, Progress, SyncReport
@@ -28,7 +34,12 @@ from openmemd.store.base import (
     StoreWriter,
 )
 
+if TYPE_CHECKING:
+    from openmemd.index.identity import IndexIdentity
+
 log = get_logger(__name__)
+
+T = TypeVar("T")
 
 # What a read can raise about the index itself (the store's errors, see store.base).
 _STORE_ERRORS = (IndexDamagedError, DiskFullError, StoreUnavailableError)
@@ -51,24 +62,28 @@ class Healed:
 class SelfHealing:
     """Mixin for MemoryIndex (which provides the attributes used here)."""
 
+    settings: Settings
     store: IndexStore
-    provider: Any
-    provider_health: Any
+    provider: EmbeddingProvider | None
+    provider_health: ProviderHealth
     recovery: Healed | None
     rebuilding: bool
     vectors_failed: bool
     on_damage: Callable[[str], None] | None
-    _write_lock: Any
+    _write_lock: threading.RLock
     _damage_found: str
-    _local: Any
-    _query_vectors: Any
+    _local: threading.local
+    _query_vectors: QueryVectors
 
-    def sync(self, force: bool = False, progress: Any = None, *,
-             fill_vectors: bool = True) -> Any: ...
-    def _indexer(self, writer: StoreWriter) -> IndexSync: ...
-    def identity(self, *, probe: bool = True) -> Any: ...
+    if TYPE_CHECKING:  # MemoryIndex's, used here; declared only for the type checker
+        @property
+        def model(self) -> str: ...
+        def sync(self, force: bool = False, progress: Progress | None = None, *,
+                 fill_vectors: bool = True) -> SyncReport: ...
+        def _indexer(self, writer: StoreWriter) -> IndexSync: ...
+        def identity(self, *, probe: bool = True) -> IndexIdentity: ...
 
-    def _guarded(self, fn: Callable[[], Any], progress: Progress | None = None) -> Any:
+    def _guarded(self, fn: Callable[[], T], progress: Progress | None = None) -> T:
         """Run a write. Damage found before or during it replaces the index and refills it
         from the Markdown first; a full disk (DiskFullError) is the caller's to retry."""
         with self._write_lock:
@@ -108,7 +123,7 @@ class SelfHealing:
         return report
 
     def _fill(self, indexer: IndexSync, progress: Progress | None = None,
-              should_stop: Any = None) -> SyncReport:
+              should_stop: Callable[[], bool] | None = None) -> SyncReport:
         """Embed pending chunks; a provider that does not answer leaves them pending (keyword
         search meanwhile) with a warning, never fails the sync."""
         try:
@@ -125,7 +140,7 @@ class SelfHealing:
             self.provider_health.recovered()
         return report
 
-    def _query_vector(self, query: str) -> tuple[Any, str]:
+    def _query_vector(self, query: str) -> tuple[NDArray[np.float32] | None, str]:
         """The query's embedding, or None and why (keyword-only search while it is down)."""
         if self.provider is None:
             return None, ""
@@ -153,7 +168,7 @@ class SelfHealing:
                 "model": self.model, **self.search_mode(),
                 "citations": self.settings.citations}
 
-    def _read(self, fn: Callable[[StoreReader], Any]) -> Any:
+    def _read(self, fn: Callable[[StoreReader], T]) -> T:
         """Run `fn(reader)` on this thread's reader. On a damaged index a one-shot caller
         rebuilds it now and retries once; the daemon's readers answer `unavailable` and leave
         the rebuild to its writer (see `on_damage`)."""
@@ -184,8 +199,13 @@ class SelfHealing:
             "Markdown, try again in a moment")
 
 
-def _merged(rebuilt: SyncReport | None, result: Any) -> Any:
-    """What a write returns, with the rebuild that had to come first counted in."""
+@overload
+def _merged(rebuilt: SyncReport | None, result: SyncReport) -> SyncReport: ...
+@overload
+def _merged(rebuilt: SyncReport | None, result: T) -> T: ...
+def _merged(rebuilt: SyncReport | None, result: object) -> object:
+    """What a write returns, with the rebuild that had to come first counted in: a report
+    comes back as a report (the rebuild's, with this one merged), anything else unchanged."""
     if rebuilt is None or not isinstance(result, SyncReport):
         return result
     rebuilt.merge(result)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
 from openmemd.errors import BadRequestError, ForbiddenError, NotFoundError
 from openmemd.index.safeopen import EscapeError, open_beneath
@@ -56,7 +57,7 @@ def resolve_readable(scope: ScanScope, path: str) -> tuple[str, Path]:
 
 
 def read_lines(scope: ScanScope, path: str, from_line: int | None = None,
-               lines: int | None = None) -> dict:
+               lines: int | None = None) -> dict[str, Any]:
     if from_line is not None and (isinstance(from_line, bool) or not isinstance(from_line, int)
                                   or from_line < 1):
         raise BadRequestError("from must be a whole number ≥ 1")

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
+from openmemd.embed.base import EmbeddingProvider
+from openmemd.embed.pool import EmbeddingPool
 from openmemd.index.scan import ScanIssue
 from openmemd.store.base import FTS_ONLY_MODEL, CacheKey
 
@@ -37,7 +40,7 @@ class SyncReport:
         self.skipped += other.skipped
         self.warnings += other.warnings
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "scanned": self.scanned, "indexed": self.indexed, "unchanged": self.unchanged,
             "deleted": self.deleted, "chunks": self.chunks,
@@ -53,17 +56,17 @@ class SyncReport:
 class VectorTarget:
     """Where vectors come from and how they are keyed in the cache."""
 
-    provider: object  # EmbeddingProvider
-    pool: object  # EmbeddingPool
+    provider: EmbeddingProvider
+    pool: EmbeddingPool
     cache_enabled: bool
     batch_size: int
 
     @property
     def model(self) -> str:
-        return self.provider.model  # type: ignore[attr-defined]
+        return self.provider.model
 
     @property
     def cache_key(self) -> CacheKey:
         """Which embedding function made a cached vector: provider id, model, provider key."""
         p = self.provider
-        return CacheKey(p.id, p.model, p.provider_key)  # type: ignore[attr-defined]
+        return CacheKey(p.id, p.model, p.provider_key)

@@ -14,7 +14,8 @@ serialise access to it.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from functools import partial
 
 from openmemd.index import tiktoken_offline
 from openmemd.index.chunking import Chunk, chunk_ids, chunk_text
@@ -67,10 +68,12 @@ class IndexSync(VectorFill):
             self._delete(path)
             report.deleted += 1
         for path in self._skips.paths() - present:
-            self._write(lambda p=path: self._skips.clear(p))
-        # Same path, source, mtime, size, ctime and inode: unchanged, not even read. (A stored
-        # row and a walked entry are tuples of the same shape.)
-        changed = entries if force else [e for e in entries if stored.get(e.path) != e]
+            self._write(partial(self._skips.clear, path))
+        # Same path, source, mtime, size, ctime and inode: unchanged, not even read. A stored
+        # row (FileSignature) and a walked entry (FileEntry) are NamedTuples of the same shape,
+        # compared as plain tuples: no conversion on this path, which runs for every file.
+        as_tuples: Mapping[str, tuple[object, ...]] = stored
+        changed = entries if force else [e for e in entries if as_tuples.get(e.path) != e]
         report.unchanged = len(entries) - len(changed)
         for done, entry in enumerate(changed, start=1):
             self._sync_entry(entry, stored.get(entry.path), force, report)
@@ -92,7 +95,7 @@ class IndexSync(VectorFill):
                     self._delete(rel)
                     report.deleted += 1
                 if rel in self._skips.paths():
-                    self._write(lambda p=rel: self._skips.clear(p))
+                    self._write(partial(self._skips.clear, rel))
                 continue
             report.scanned += 1
             self._sync_entry(entry, stored.get(rel), False, report)
@@ -101,7 +104,8 @@ class IndexSync(VectorFill):
 
     def _sync_entry(self, entry: FileEntry, row: FileSignature | None, force: bool,
                     report: SyncReport) -> None:
-        if not force and row == entry:
+        stored_row: tuple[object, ...] | None = row  # compared as tuples, see sync()
+        if not force and stored_row == entry:
             report.unchanged += 1
             return
         known = None if force else self._skips.known(entry)

@@ -15,8 +15,12 @@ import os
 import threading
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from openmemd import paths
+
+if TYPE_CHECKING:
+    import tiktoken
 
 ENCODING = "cl100k_base"
 _BPE_URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
@@ -55,7 +59,7 @@ def seed_cache() -> Path:
 
 
 @lru_cache(maxsize=1)
-def get_encoding():  # -> tiktoken.Encoding
+def get_encoding() -> tiktoken.Encoding:
     with _lock:
         seed_cache()
         import tiktoken

@@ -12,7 +12,11 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # scan imports this module: its scope type is only needed for checking
+    from openmemd.config import Settings
+    from openmemd.index.scan import ScanScope
 
 PREFIX = "sessions/"
 # OpenClaw's archives: `<id>.jsonl.reset.<ISO>` / `<id>.jsonl.deleted.<ISO>` (':' as '-').
@@ -27,17 +31,17 @@ def is_transcript_name(name: str) -> bool:
     return name.endswith(".jsonl") or bool(_ARCHIVE.search(name))
 
 
-def root_of(scope: Any) -> Path:
+def root_of(scope: ScanScope) -> Path:
     """The transcripts folder of a scan scope."""
-    return Path(getattr(scope, "sessions_dir", None) or Path(scope.workspace) / "sessions")
+    return Path(scope.sessions_dir or Path(scope.workspace) / "sessions")
 
 
-def locate(scope: Any, rel: str) -> tuple[Path, Path]:
+def locate(scope: ScanScope, rel: str) -> tuple[Path, Path]:
     """(containment root, absolute path) of an index path: transcripts under their folder,
     everything else under the workspace."""
     rel = Path(rel).as_posix()
     if rel.startswith(PREFIX) and "/" not in rel[len(PREFIX):] \
-            and getattr(scope, "sessions_dir", None) is not None:
+            and scope.sessions_dir is not None:
         root = root_of(scope)
         return root, root / rel[len(PREFIX):]
     return Path(scope.workspace), Path(scope.workspace) / rel
@@ -72,7 +76,7 @@ def real_dir(path: Path) -> bool:
         return False
 
 
-def sessions_location(settings: Any, agent_id: str, workspace: Path) -> Path | None:
+def sessions_location(settings: Settings, agent_id: str, workspace: Path) -> Path | None:
     """The agent's transcripts folder when it is not `<workspace>/sessions` (None: the
     workspace's own, with the workspace's containment rules as before)."""
     from openmemd.settings_layers import sessions_dir

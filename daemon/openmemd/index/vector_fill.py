@@ -10,6 +10,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
+from functools import partial
 
 import numpy as np
 
@@ -71,18 +72,18 @@ class VectorFill:
                 texts[h] = text
             cached = self._cached_vectors(set(by_hash))
             if cached:
-                self._write(lambda c=cached, b=by_hash: self._store_vectors(c, b, cache_it=False))
+                self._write(partial(self._store_vectors, cached, by_hash, cache_it=False))
                 report.vectors_from_cache += sum(len(by_hash[h]) for h in cached)
                 advance(sum(len(by_hash[h]) for h in cached))
             misses = [h for h in by_hash if h not in cached]
             # Two batches in flight: the pool embeds one while this thread writes the other.
-            in_flight: deque[tuple[list[str], Future]] = deque()
+            in_flight: deque[tuple[list[str], Future[np.ndarray]]] = deque()
             for i in range(0, len(misses), v.batch_size):
                 if should_stop is not None and should_stop():
                     stopped = True
                     break
                 batch = misses[i:i + v.batch_size]
-                in_flight.append((batch, v.pool.submit([texts[h] for h in batch])))  # type: ignore[attr-defined]
+                in_flight.append((batch, v.pool.submit([texts[h] for h in batch])))
                 if len(in_flight) >= 2:
                     written = self._write_batch(*in_flight.popleft(), by_hash)
                     report.vectors_embedded += written
@@ -98,11 +99,11 @@ class VectorFill:
         report.vectors_pending = self.writer.count_pending_vectors(self.model)
         return report
 
-    def _write_batch(self, batch: list[str], future: Future, by_hash: dict[str, list[str]]
-                     ) -> int:
+    def _write_batch(self, batch: list[str], future: Future[np.ndarray],
+                     by_hash: dict[str, list[str]]) -> int:
         matrix = future.result()
         vectors = {h: matrix[j] for j, h in enumerate(batch)}
-        self._write(lambda: self._store_vectors(vectors, by_hash, cache_it=True))
+        self._write(partial(self._store_vectors, vectors, by_hash, cache_it=True))
         return sum(len(by_hash[h]) for h in batch)
 
     def _store_vectors(self, vectors: dict[str, np.ndarray], by_hash: dict[str, list[str]],

@@ -6,7 +6,7 @@ Entry point::
                sources, now, explain=False) -> list[SearchHit]
 
 - `reader`: the index's `store.base.StoreReader` (candidates, scores by id, file mtimes).
-- `query_vector`: the query's embedding (any float array; normalised here, once) or None.
+- `query_vector`: the query's embedding (float32; normalised here, once) or None.
 - `model`: the current embedding model; chunks of other models are ignored by the vector leg.
   "fts-only" (or no `query_vector`) selects keyword-only mode.
 - `settings`: `config.QuerySettings` (hybrid, MMR and temporal decay settings).
@@ -33,11 +33,11 @@ Modes:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from openmemd.config import QuerySettings
 from openmemd.search.decay import DecayCalculator, uses_mtime
@@ -87,8 +87,8 @@ class _Candidate:
         return cls(hit.id, hit.path, hit.source, hit.start_line, hit.end_line, hit.text)
 
 
-def run_search(reader: StoreReader, query: str, *, query_vector: Any, model: str,
-               settings: QuerySettings, max_results: int, min_score: float,
+def run_search(reader: StoreReader, query: str, *, query_vector: NDArray[np.float32] | None,
+               model: str, settings: QuerySettings, max_results: int, min_score: float,
                sources: Sequence[str] | None, now: float,
                explain: bool = False) -> list[SearchHit]:
     """Search the index; see the module docstring."""
@@ -154,7 +154,7 @@ def run_search(reader: StoreReader, query: str, *, query_vector: Any, model: str
 
 
 def _fuse(vector_hits: list[LegHit], keyword_hits: list[LegHit],
-          calibrate: Any) -> list[_Candidate]:
+          calibrate: Callable[[float], float]) -> list[_Candidate]:
     """Union of both legs' candidates by chunk id, with each leg's score where it has one."""
     by_id: dict[str, _Candidate] = {}
     for hit in vector_hits:
@@ -169,8 +169,8 @@ def _fuse(vector_hits: list[LegHit], keyword_hits: list[LegHit],
 
 
 def _fill_missing_legs(reader: StoreReader, candidates: list[_Candidate], terms: QueryTerms,
-                       keyword_hits: list[LegHit], *, q: np.ndarray, model: str,
-                       calibrate: Any) -> None:
+                       keyword_hits: list[LegHit], *, q: NDArray[np.float32], model: str,
+                       calibrate: Callable[[float], float]) -> None:
     """Score each candidate on the leg that did not return it, instead of counting 0.
 
     A chunk just outside one leg's top candidates is not unrelated on that leg; with the

@@ -10,12 +10,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from openmemd.search.results import LegHit
 from openmemd.store.base import CandidateFilter, StoreReader
 
 
-def normalise_query(vector: object) -> np.ndarray | None:
+def normalise_query(vector: ArrayLike | None) -> NDArray[np.float32] | None:
     """float32 unit vector, or None for an empty, zero or non-finite vector."""
     if vector is None:
         return None
@@ -28,7 +29,7 @@ def normalise_query(vector: object) -> np.ndarray | None:
     return q / norm
 
 
-def vector_search(reader: StoreReader, q: np.ndarray | None, *, model: str, limit: int,
+def vector_search(reader: StoreReader, q: NDArray[np.float32] | None, *, model: str, limit: int,
                   sources: Sequence[str] | None = None,
                   skip_derived: bool = False) -> list[LegHit]:
     """The `limit` chunks of `model` most similar to the unit vector `q` (from

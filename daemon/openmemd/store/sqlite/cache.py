@@ -9,13 +9,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
-# The index's open connection, handed in by the caller (store.db opens it): the cache runs its
-# SQL on it inside the caller's transaction and never imports the store itself.
-Connection = Any
+from openmemd.store.sqlite.db import Connection
 
 # SQLite's bound-parameter limit was 999 before 3.32; 400 hashes plus 3 key columns stays
 # far below it (and matches OpenClaw's grouping).

@@ -18,15 +18,18 @@ from typing import Any
 from openmemd import paths
 
 try:  # pragma: no branch
-    import sqlean as sqlite3  # type: ignore[import-untyped]
+    import sqlean as sqlite3
 
     DRIVER = "sqlean"
 except ImportError:  # pragma: no cover - sqlean is a hard dependency
-    import sqlite3  # type: ignore[no-redef]
+    import sqlite3
 
     DRIVER = "sqlite3"
 
-Connection = Any  # sqlean.Connection and sqlite3.Connection share an interface
+# sqlean ships no type information, so its Connection is Any to mypy; and the stdlib's
+# sqlite3.Connection would reject sqlean's connections (the same interface, another class).
+# Values read through a Connection are therefore Any: callers convert them (int(), str()).
+Connection = Any
 # For `except` clauses: the errors of either driver (see DRIVER_ENV below).
 DatabaseError = (sqlite3.DatabaseError, _stdlib_sqlite3.DatabaseError)
 OperationalError = sqlite3.OperationalError
@@ -76,7 +79,7 @@ def connect(path: str | Path, *, readonly: bool = False,
 
 def load_vec(conn: Connection) -> VectorSupport:
     try:
-        import sqlite_vec  # type: ignore[import-untyped]
+        import sqlite_vec
     except ImportError as exc:  # pragma: no cover - hard dependency
         return VectorSupport(False, reason=f"sqlite-vec not installed ({exc})")
     try:
@@ -84,7 +87,7 @@ def load_vec(conn: Connection) -> VectorSupport:
         sqlite_vec.load(conn)
         conn.enable_load_extension(False)
         (version,) = conn.execute("SELECT vec_version()").fetchone()
-        return VectorSupport(True, version=version)
+        return VectorSupport(True, version=str(version))
     except AttributeError:
         driver = "sqlite3" if isinstance(conn, _stdlib_sqlite3.Connection) else DRIVER
         return VectorSupport(False, reason=f"this Python's {driver} module cannot load "
@@ -94,7 +97,7 @@ def load_vec(conn: Connection) -> VectorSupport:
 
 
 def sqlite_version(conn: Connection) -> str:
-    return conn.execute("SELECT sqlite_version()").fetchone()[0]
+    return str(conn.execute("SELECT sqlite_version()").fetchone()[0])
 
 
 @contextmanager

@@ -199,9 +199,11 @@ def pad_truncated(path: Path) -> None:
 
 
 _CACHE_COLUMNS = "provider, model, provider_key, hash, embedding, dims, updated_at"
+# One `embedding_cache` row as read from a damaged file: the values are checked, not trusted.
+CacheRow = tuple[object, ...]
 
 
-def salvage_embeddings(source: db.Connection, insert: Callable[[list[tuple]], None], *,
+def salvage_embeddings(source: db.Connection, insert: Callable[[list[CacheRow]], None], *,
                        batch: int = 256, max_errors: int = MAX_SALVAGE_ERRORS) -> int:
     """Copy every readable `embedding_cache` row from `source` (a damaged database) through
     `insert`, walking rowids and stepping over pages that cannot be read. Returns the rows
@@ -242,6 +244,8 @@ def salvage_embeddings(source: db.Connection, insert: Callable[[list[tuple]], No
     return saved
 
 
-def _plausible(row: tuple) -> bool:
-    return (len(row) == 7 and all(isinstance(v, str) for v in row[:5])
-            and row[4].startswith("[") and row[4].endswith("]"))
+def _plausible(row: CacheRow) -> bool:
+    if len(row) != 7 or not all(isinstance(v, str) for v in row[:5]):
+        return False
+    embedding = row[4]
+    return isinstance(embedding, str) and embedding.startswith("[") and embedding.endswith("]")

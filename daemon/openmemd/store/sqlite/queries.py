@@ -117,14 +117,15 @@ def set_embedding(conn: Connection, chunk_id: str, embedding_json: str, blob: by
 
 def pending_vectors(conn: Connection, model: str, limit: int) -> list[tuple[str, str, str]]:
     """(id, hash, text) of chunks of `model` still waiting for a vector."""
-    return conn.execute(
+    rows = conn.execute(
         "SELECT id, hash, text FROM chunks WHERE model = ? AND embedding = ? LIMIT ?",
         (model, EMPTY_EMBEDDING, limit)).fetchall()
+    return [(str(cid), str(h), str(text)) for cid, h, text in rows]
 
 
 def count_pending_vectors(conn: Connection, model: str) -> int:
-    return conn.execute("SELECT COUNT(*) FROM chunks WHERE model = ? AND embedding = ?",
-                        (model, EMPTY_EMBEDDING)).fetchone()[0]
+    return int(conn.execute("SELECT COUNT(*) FROM chunks WHERE model = ? AND embedding = ?",
+                            (model, EMPTY_EMBEDDING)).fetchone()[0])
 
 
 def counts(conn: Connection) -> dict[str, int]:

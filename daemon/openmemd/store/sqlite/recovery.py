@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from openmemd.log import get_logger
-from openmemd.store.base import Recovery
+from openmemd.store.base import DiskFullError, Recovery
 from openmemd.store.sqlite import db, health, schema
 from openmemd.store.sqlite.health import FileIdentity
 
@@ -47,7 +47,7 @@ def open_writer(db_path: Path, *, thorough: bool = True) -> Opened:
         if not problem:
             schema.ensure_schema(conn)
             return Opened(conn, vec, FileIdentity.of(db_path), None)
-    except health.DiskFullError:
+    except DiskFullError:
         _close(conn)
         raise
     except db.DatabaseError as exc:
@@ -83,7 +83,7 @@ def replace_damaged(db_path: Path, reason: str, old: db.Connection | None) -> Op
 def salvage_into(conn: db.Connection, old: db.Connection | None, moved: Path | None) -> int:
     """Copy readable embedding-cache rows from the damaged database; 0 if nothing can be
     read. Never raises for damage: a failed salvage only costs re-embedding."""
-    def insert(rows: list[tuple]) -> None:
+    def insert(rows: list[health.CacheRow]) -> None:
         with db.write_transaction(conn):
             conn.executemany("INSERT OR IGNORE INTO embedding_cache (provider, model, "
                              "provider_key, hash, embedding, dims, updated_at) "
@@ -100,7 +100,7 @@ def salvage_into(conn: db.Connection, old: db.Connection | None, moved: Path | N
             own = True
             saved = health.salvage_embeddings(source, insert)
         return saved
-    except health.DiskFullError:
+    except DiskFullError:
         raise
     except Exception as exc: # anything a broken file does: salvage nothing
         if health.is_disk_full(exc):

@@ -33,7 +33,7 @@ def copy_embedding_cache(conn: db.Connection, old_db: Path) -> int:
         cur = conn.execute("INSERT OR IGNORE INTO main.embedding_cache SELECT provider, model, "
                            "provider_key, hash, embedding, dims, updated_at FROM "
                            "old.embedding_cache")
-        return cur.rowcount
+        return int(cur.rowcount)
     finally:
         conn.execute("DETACH DATABASE old")
 

@@ -236,7 +236,8 @@ class ResidentMatrix:
                     yield _Row(rowid, cid, model, source, path, v)
             return
         by_id = {r[1]: r for r in conn.execute("SELECT rowid, id, model, source, path FROM chunks")}
-        stored = vec_storage.read_vectors(conn, dims)
+        stored: Iterable[tuple[str, np.ndarray | None]] | None = vec_storage.read_vectors(
+            conn, dims)
         if stored is None:  # not the storage layout we know: ask the vec0 table, 7× slower
             stored = ((cid, vec_storage.from_blob(blob, dims)) for cid, blob in conn.execute(
                 "SELECT id, embedding FROM chunks_vec"))
