@@ -25,6 +25,10 @@ from openmemd.errors import OpenmemdError
 from openmemd.store.base import DiskFullError, RowRejectedError, StoreUnavailableError
 
 CONNECT_TIMEOUT_S = 5
+# How long a reader waits for a pooled connection. Each request thread has one in the pool,
+# so waiting only happens while connecting; once the server is known to be down, `Outage`
+# answers at once instead.
+POOL_WAIT_S = 3.0
 # Recall with filters: pgvector's HNSW returns at most ef_search rows before filtering; an
 # iterative scan keeps going until `limit` rows pass the filters (pgvector >= 0.8).
 HNSW_EF_SEARCH = 200
@@ -73,7 +77,7 @@ def make_pool(target: Target, max_size: int) -> psycopg_pool.ConnectionPool[Any]
     pool: psycopg_pool.ConnectionPool[Any] = psycopg_pool.ConnectionPool(
         target.url, kwargs=target.kwargs(), min_size=0, max_size=max(1, max_size),
         open=False, configure=configure_session, check=psycopg_pool.ConnectionPool.check_connection,
-        timeout=CONNECT_TIMEOUT_S + 1, reconnect_timeout=0, name="openmemd")
+        timeout=POOL_WAIT_S, reconnect_timeout=0, name="openmemd")
     pool.open(wait=False)
     return pool
 
@@ -101,6 +105,31 @@ def translated(target: Target, doing: str) -> Iterator[None]:
     except (psycopg.DataError, psycopg.IntegrityError) as exc:
         raise RowRejectedError(f"PostgreSQL refused the rows: "
                                f"{target.scrub(_first_line(exc))}") from None
+
+
+class Outage:
+    """Remembers that the server was unreachable, so readers fail fast: while it is down each
+    call makes one direct connection attempt (refused at once) instead of waiting on the pool,
+    and the first attempt that succeeds ends the outage."""
+
+    def __init__(self, target: Target) -> None:
+        self._target = target
+        self.reason: str | None = None
+
+    def check(self) -> None:
+        if self.reason is None:
+            return
+        connect(self._target).close()  # raises StoreUnavailableError while still down
+        self.reason = None
+
+    @contextmanager
+    def watch(self) -> Iterator[None]:
+        try:
+            yield
+        except StoreUnavailableError as exc:
+            if "took longer than" not in str(exc):  # a slow query is not an outage
+                self.reason = str(exc)
+            raise
 
 
 def _first_line(exc: BaseException) -> str:

@@ -32,7 +32,7 @@ from openmemd.store.base import (
 )
 from openmemd.store.derived import DERIVED_PREFIX
 from openmemd.store.postgres import keyword
-from openmemd.store.postgres.connect import Target, translated
+from openmemd.store.postgres.connect import Outage, Target, translated
 from openmemd.store.postgres.schema import SCHEMA
 from openmemd.text.tokens import QueryTerms, fts_index_text
 
@@ -41,17 +41,20 @@ EXPORT_BATCH = 500
 
 class PgReader:
     def __init__(self, pool: psycopg_pool.ConnectionPool[Any], target: Target, ns: str,
-                 search_ns: Sequence[str], ready: Callable[[], None]) -> None:
+                 search_ns: Sequence[str], ready: Callable[[], None], outage: Outage) -> None:
         self._pool = pool
+        self._outage = outage
         self._target = target
         self.ns = ns
         self.search_ns = list(search_ns)
         self._ready = ready  # ensures the schema exists (first use after start or outage)
 
     def _run(self, fn: Callable[[psycopg.Connection[Any]], Any]) -> Any:
-        self._ready()
-        with translated(self._target, "reading from"), self._pool.connection() as conn:
-            return fn(conn)
+        with self._outage.watch():
+            self._outage.check()
+            self._ready()
+            with translated(self._target, "reading from"), self._pool.connection() as conn:
+                return fn(conn)
 
     # -- ids across namespaces ------------------------------------------------------------------
     def _public_id(self, ns: str, cid: str) -> str:

@@ -22,7 +22,7 @@ import psycopg
 from openmemd.log import get_logger
 from openmemd.store.base import Recovery, StoreWriter, VectorMode
 from openmemd.store.postgres import schema
-from openmemd.store.postgres.connect import Target, connect, make_pool, translated
+from openmemd.store.postgres.connect import Outage, Target, connect, make_pool, translated
 from openmemd.store.postgres.reader import PgReader
 from openmemd.store.postgres.schema import SCHEMA
 from openmemd.store.postgres.session import WriterSession
@@ -49,8 +49,9 @@ class PgStore:
         self._hnsw: set[int] = set()
         self._session: WriterSession | None = None
         self._writer: PgWriter | None = None
+        self._outage = Outage(target)
         self._reader = PgReader(self._pool, target, namespace, self.search_namespaces,
-                                self._ensure_ready)
+                                self._ensure_ready, self._outage)
         self._analyzed_at = 0
 
     # -- first use ------------------------------------------------------------------------------
@@ -93,12 +94,10 @@ class PgStore:
         return self._reader
 
     def exists(self) -> bool:
-        self._ensure_ready()
-        with translated(self.target, "reading from"), self._pool.connection() as conn:
-            row = conn.execute(
-                f"SELECT EXISTS (SELECT 1 FROM {SCHEMA}.ns_meta WHERE ns = %s) OR EXISTS"
-                f" (SELECT 1 FROM {SCHEMA}.files WHERE ns = %s)",
-                (self.namespace, self.namespace)).fetchone()
+        row = self._reader._run(lambda conn: conn.execute(
+            f"SELECT EXISTS (SELECT 1 FROM {SCHEMA}.ns_meta WHERE ns = %s) OR EXISTS"
+            f" (SELECT 1 FROM {SCHEMA}.files WHERE ns = %s)",
+            (self.namespace, self.namespace)).fetchone())
         return bool(row and row[0])
 
     def rebuild(self, build: Callable[[StoreWriter], T]) -> T:
@@ -157,9 +156,7 @@ class PgStore:
             "searchNamespaces": list(self.search_namespaces),
             "schemaVersion": schema.SCHEMA_VERSION}
         try:
-            self._ensure_ready()
-            with translated(self.target, "reading from"), self._pool.connection() as conn:
-                conn.execute("SELECT 1")
+            self._reader._run(lambda conn: conn.execute("SELECT 1"))
         except Exception as exc:
             out.update(reachable=False, error=str(exc))
             return out
