@@ -298,12 +298,13 @@ class MemoryIndex(SelfHealing, DreamingAccess):
         min_score = q.min_score if min_score is None else min_score
         self._ensure_built()
         from openmemd.search.pipeline import run_search
+        from openmemd.store.sqlite.reader import SqliteReader
 
         vector, self._local.degraded = self._query_vector(query)
         hits = self._read(lambda conn, vec: run_search(
-            conn, query, query_vector=vector, model=self.model, vec=vec, settings=q,
-            max_results=max_results, min_score=min_score, sources=sources,
-            workspace=self.workspace, now=time.time(), explain=explain))
+            SqliteReader(conn, vec, str(self.db_path)), query, query_vector=vector,
+            model=self.model, settings=q, max_results=max_results, min_score=min_score,
+            sources=sources, now=time.time(), explain=explain))
         if record and hits:
             self._record(query, hits)
         return citations.apply(hits, self.settings.citations)  # after recording: raw snippets

@@ -307,6 +307,9 @@ class IndexStore(Protocol):
     """One agent's index in one backend."""
 
     backend: str  # "sqlite" | "postgres"
+    # How the keyword index tokenizes text (recorded as `ftsTokenizer` in the index identity,
+    # see `index.identity`): a different value means a full rebuild, never mixed keyword rows.
+    fts_tokenizer: str
 
     def location(self) -> str:
         """Where the index lives, fit to show (a path, or a URL without its password plus
