@@ -4,12 +4,17 @@ the pgvector adapter); imported only when configured, so SQLite users need none 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from openmemd.errors import UnavailableError
 
+if TYPE_CHECKING:
+    from openmemd.config import Settings
+    from openmemd.store.base import IndexStore
 
-def open_postgres_store(settings: Any, agent_id: str, *, long_lived: bool = False) -> Any:
+
+def open_postgres_store(settings: Settings, agent_id: str, *,
+                        long_lived: bool = False) -> IndexStore:
     """A `PgStore` for this agent's namespace. Does not connect (see store.py)."""
     try:
         from openmemd.store.postgres.connect import Target

@@ -29,6 +29,9 @@ import re
 import unicodedata
 from collections.abc import Mapping, Sequence
 
+# Recorded in the index identity: changing prepare() or the text search configuration
+# (schema.py) means a full rebuild.
+TOKENIZER_ID = "pg-unicode61py-snowball-english+cjk-bi-uni-v1"
 K1 = 1.2
 B = 0.75
 IDF_FLOOR = 1e-6

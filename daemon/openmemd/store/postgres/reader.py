@@ -161,8 +161,9 @@ class PgReader:
                 f"{sql}{cond} ORDER BY provider, model, provider_key, hash LIMIT {EXPORT_BATCH}",
                 params).fetchall())
             for r in rows:
-                yield CacheEntry(CacheKey(r[0], r[1], r[2]), r[3], _vector(r[4]) or
-                                 np.zeros(0, np.float32), int(r[5]))
+                vec = _vector(r[4])
+                yield CacheEntry(CacheKey(r[0], r[1], r[2]), r[3],
+                                 np.zeros(0, np.float32) if vec is None else vec, int(r[5]))
             if len(rows) < EXPORT_BATCH:
                 return
             after = (rows[-1][0], rows[-1][1], rows[-1][2], rows[-1][3])

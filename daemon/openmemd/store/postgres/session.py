@@ -51,9 +51,9 @@ class WriterSession:
                     if not (row and row[0]):
                         raise IndexLockedError(
                             f"the namespace {self.ns!r} at {self.target.shown} is being "
-                            "written by another openmemd daemon; use that daemon (it answers "
-                            "these commands), stop it first, or give this one its own "
-                            "store.namespace")
+                            "written by another openmemd process (on this host or another); "
+                            "use that daemon (it answers these commands), stop it first, or "
+                            "give this one its own store.namespace")
                     configure_session(conn)
             except BaseException:
                 conn.close()

@@ -21,7 +21,7 @@ import psycopg
 
 from openmemd.log import get_logger
 from openmemd.store.base import Recovery, StoreWriter, VectorMode
-from openmemd.store.postgres import schema
+from openmemd.store.postgres import fts, schema
 from openmemd.store.postgres.connect import Outage, Target, connect, make_pool, translated
 from openmemd.store.postgres.reader import PgReader
 from openmemd.store.postgres.schema import SCHEMA
@@ -37,6 +37,7 @@ MAINTAIN_AFTER_ROWS = 1000  # ANALYZE after this many written rows
 
 class PgStore:
     backend = "postgres"
+    fts_tokenizer = fts.TOKENIZER_ID
 
     def __init__(self, target: Target, namespace: str, search_namespaces: tuple[str, ...],
                  *, pool_size: int) -> None:
@@ -137,8 +138,10 @@ class PgStore:
         main = self.writer()
         with main.transaction():
             self._clear(self.namespace)
-        log.warning("store_namespace_emptied", namespace=self.namespace, reason=reason)
-        return Recovery(reason=reason, moved_to=None, salvaged_vectors=0)
+        kept = self._reader.stats(None).cache_entries  # the shared cache, all of it kept
+        log.warning("store_namespace_emptied", namespace=self.namespace, reason=reason,
+                    cache_kept=kept)
+        return Recovery(reason=reason, moved_to=None, salvaged_vectors=kept)
 
     def damage(self) -> str:
         return ""  # nothing can replace the database under us the way a file can be
