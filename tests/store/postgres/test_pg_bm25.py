@@ -1,14 +1,15 @@
-"""The keyword leg's relevance equals SQLite FTS5's −bm25 for the same chunks and query, so
-`search/`'s calibration (RELEVANCE_FLOOR, relative_score, min_score) means the same thing."""
+"""The keyword leg's relevance equals the SQLite backend's (FTS5's −bm25) for the same chunks
+and query, so `search/`'s calibration (RELEVANCE_FLOOR, relative_score, min_score) means the
+same on both backends."""
 
 from __future__ import annotations
 
 import pytest
-import sqlean
 from pg_rows import fill, row
 
+from openmemd.store import open_store
 from openmemd.store.base import CandidateFilter
-from openmemd.text.tokens import build_match, fts_index_text, query_terms
+from openmemd.text.tokens import query_terms
 
 DOCS = [
     "Caroline went to the LGBTQ support group yesterday and felt supported.",
@@ -23,24 +24,21 @@ QUERIES = ["support group", "Caroline adoption", "painting", "words", "北京大
            "what did Caroline do at the support group?"]
 
 
-def sqlite_relevance(query: str) -> dict[str, float]:
-    conn = sqlean.connect(":memory:")
-    conn.execute("CREATE VIRTUAL TABLE f USING fts5(text, id UNINDEXED,"
-                 " tokenize = 'porter unicode61 remove_diacritics 2')")
-    for i, text in enumerate(DOCS):
-        conn.execute("INSERT INTO f(text, id) VALUES (?, ?)", (fts_index_text(text), f"d{i}"))
-    match = build_match(query_terms(query), op="OR")
-    return {cid: -rank for cid, rank in conn.execute(
-        "SELECT id, bm25(f) FROM f WHERE f MATCH ?", (match,))}
-
-
 @pytest.mark.parametrize("query", QUERIES)
-def test_relevance_matches_fts5_bm25(pg_store, query):
+def test_relevance_matches_fts5_bm25(pg_store, make_settings, query):
+    docs = {f"d{i}.md": [row(f"d{i}", f"d{i}.md", text)] for i, text in enumerate(DOCS)}
     store = pg_store()
-    fill(store, {f"d{i}.md": [row(f"d{i}", f"d{i}.md", text)] for i, text in enumerate(DOCS)})
+    fill(store, docs)
     got = {c.id: c.measure for c in store.reader().keyword_candidates(
         query_terms(query), limit=50, where=CandidateFilter())}
-    want = sqlite_relevance(query)
+    sqlite = open_store(make_settings(), "main")
+    try:
+        fill(sqlite, docs)
+        want = {c.id: c.measure for c in sqlite.reader().keyword_candidates(
+            query_terms(query), limit=50, where=CandidateFilter())}
+    finally:
+        sqlite.close()
+    assert sqlite.backend == "sqlite" and want
     assert set(got) == set(want), query
     for cid, value in want.items():
         assert got[cid] == pytest.approx(value, rel=1e-6, abs=1e-9), (query, cid)
