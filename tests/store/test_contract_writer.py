@@ -240,9 +240,12 @@ def test_a_rebuild_that_fails_keeps_the_old_index(store: IndexStore) -> None:
     with w.transaction():
         w.write_meta({"model": "old"})
 
+    assert set(store.reader().stored_files()) == {"memory/a.md"}
+
     def build(fresh: StoreWriter) -> None:
         assert fresh.load_signatures() == {}
         add_file(fresh, "memory/new.md")
+        assert set(store.reader().stored_files()) == {"memory/a.md"}  # readers: the old one
         raise RuntimeError("embedding provider went away")
 
     with pytest.raises(RuntimeError, match="went away"):
@@ -251,6 +254,8 @@ def test_a_rebuild_that_fails_keeps_the_old_index(store: IndexStore) -> None:
     assert set(w.load_signatures()) == {"memory/a.md"}
     assert w.read_meta() == {"model": "old"}
     assert pending_ids(w) == {"memory/a.md#0", "memory/a.md#1"}
+    assert set(store.reader().stored_files()) == {"memory/a.md"}
+    assert store.reader().read_meta() == {"model": "old"}
 
 
 def test_a_rebuild_replaces_the_index_and_keeps_the_cache(store: IndexStore) -> None:
@@ -259,6 +264,9 @@ def test_a_rebuild_replaces_the_index_and_keeps_the_cache(store: IndexStore) -> 
     with w.transaction():
         w.write_meta({"model": "old"})
         w.cache_store(KEY, [("h1", unit(1))], now_ms=1000)
+
+    before = store.reader()
+    assert set(before.stored_files()) == {"memory/a.md"}
 
     def build(fresh: StoreWriter) -> str:
         assert fresh.load_signatures() == {} and fresh.read_meta() is None
@@ -270,6 +278,11 @@ def test_a_rebuild_replaces_the_index_and_keeps_the_cache(store: IndexStore) -> 
         return "built"
 
     assert store.rebuild(build) == "built"
+    reader = store.reader()  # this thread's reader, now on the new index
+    assert set(reader.stored_files()) == {"memory/new.md"}
+    assert reader.read_meta() == {"model": "new"}
+    stats = reader.stats(MODEL)
+    assert (stats.files, stats.chunks, stats.pending_vectors) == (1, 1, 0)
     w = store.writer()
     assert set(w.load_signatures()) == {"memory/new.md"}
     assert w.read_meta() == {"model": "new"}
@@ -291,6 +304,7 @@ def test_heal_gives_an_empty_index_with_the_cache_salvaged(store: IndexStore) ->
     w = store.writer()
     assert w.load_signatures() == {} and w.read_meta() is None
     assert w.count_pending_vectors(MODEL) == 0
+    assert store.reader().stored_files() == {}
     assert set(w.cache_lookup(KEY, ["h1", "h2"])) == {"h1", "h2"}
     assert store.damage() == ""
     add_file(w, "memory/a.md")  # refilled from the Markdown by the caller
@@ -305,3 +319,17 @@ def test_a_second_writer_of_the_same_index_is_refused(store: IndexStore, open_an
     store.close()
     add_file(other.writer(), "memory/a.md")  # free once the first one closed
     assert set(other.writer().load_signatures()) == {"memory/a.md"}
+
+
+def test_readers_see_a_write_only_once_it_commits(store: IndexStore) -> None:
+    w = store.writer()
+    add_file(w, "memory/a.md")
+    reader = store.reader()
+    with w.transaction():
+        w.replace_chunks("memory/b.md", [chunk("memory/b.md", 0)])
+        w.upsert_file("memory/b.md", "memory", "b", 1, 1, 1, 1)
+        assert set(reader.stored_files()) == {"memory/a.md"}
+        assert reader.stats(MODEL).chunks == 2
+    assert set(reader.stored_files()) == {"memory/a.md", "memory/b.md"}
+    assert reader.stats(MODEL).chunks == 3
+    assert reader.file_mtimes(["memory/b.md", "nope.md"]) == {"memory/b.md": 1}

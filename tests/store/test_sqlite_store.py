@@ -11,12 +11,19 @@ from test_contract_writer import KEY, add_file, unit
 
 from openmemd.store import open_store
 from openmemd.store.base import DiskFullError, IndexDamagedError, StoreUnavailableError
-from openmemd.store.sqlite import db
+from openmemd.store.sqlite import db, resident
 
 
 @pytest.fixture
 def settings(make_settings):
     return make_settings()
+
+
+@pytest.fixture
+def daemon_like():
+    """A long-lived store turns on the process-wide resident vectors: off again after."""
+    yield
+    resident.enable(False)
 
 
 def test_files_on_disk_are_openclaws_index_and_the_lock(settings) -> None:
@@ -43,7 +50,7 @@ def test_files_on_disk_are_openclaws_index_and_the_lock(settings) -> None:
 
 
 def test_a_file_damaged_before_the_writer_opens_is_replaced_and_its_cache_salvaged(
-        settings) -> None:
+        settings, daemon_like) -> None:
     store = open_store(settings, "main")
     add_file(store.writer(), "memory/a.md")
     with store.writer().transaction():

@@ -47,7 +47,7 @@ class SqliteStore:
         self._lock_fd: int | None = None
         self._writer: SqliteWriter | None = None
         self._writer_id: health.FileIdentity | None = None  # the file the writer opened
-        self._healed_at_open: recovery.Recovery | None = None  # see writer()
+        self._healed_at_open: Recovery | None = None  # see writer()
         self._local = threading.local()
         self._generation = 0  # bumped when the file is swapped or healed: readers reopen
         self._readers: list[db.Connection] = []
@@ -114,7 +114,7 @@ class SqliteStore:
                 self._adopt(opened)
                 done = opened.recovery
             assert done is not None
-            return Recovery(done.reason, done.moved_to, done.salvaged_embeddings)
+            return done
 
     def damage(self) -> str:
         reason = (health.replaced_reason(self.db_path, self._writer_id)
