@@ -118,7 +118,7 @@ class PgServer:
         import psycopg
 
         with psycopg.connect(self.url(), autocommit=True, connect_timeout=10) as conn:
-            conn.execute(sql)  # type: ignore[arg-type]
+            conn.execute(sql)
 
     @contextmanager
     def fresh_database(self) -> Iterator[str]:

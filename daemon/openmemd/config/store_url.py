@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import re
 
-from openmemd.config.settings import ConfigError, StoreSettings
+from openmemd.config.settings import StoreSettings
+from openmemd.errors import ConfigError
 
 MASK = "***"
 _URL_USERINFO = re.compile(r"^(?P<scheme>postgres(?:ql)?://)(?P<user>[^:@/?#]*):(?P<pw>[^@/?#]*)@")

@@ -76,3 +76,20 @@ def test_rebuild_keeps_old_rows_until_done(pg_store):
     with pytest.raises(RuntimeError):
         store.rebuild(lambda w: (_ for _ in ()).throw(RuntimeError("boom")))
     assert set(store.reader().stored_files()) == {"b.md"}
+
+
+def test_maintain_builds_the_hnsw_index_and_search_uses_it(pg_store, monkeypatch):
+    from openmemd.store.postgres import schema
+
+    monkeypatch.setattr(schema, "HNSW_MIN_VECTORS", 30)
+    store = pg_store()
+    fill(store, {f"f{i}.md": [row(f"c{i}", f"f{i}.md", f"note {i}", unit(i))] for i in range(40)})
+    store.maintain()
+    with store._pool.connection() as conn:
+        conn.execute("SET enable_seqscan = off")  # the table is tiny: make the plan honest
+        plan = "\n".join(r[0] for r in conn.execute(
+            "EXPLAIN SELECT id FROM openmemd.chunks WHERE dims = 8 AND ns = ANY(%s) ORDER BY"
+            " embedding::vector(8) <=> %s::vector(8) LIMIT 5", (["host/main"], unit(3))))
+    assert "chunks_hnsw_8" in plan
+    hits = store.reader().vector_candidates(unit(7), limit=3, where=CandidateFilter(model="m"))
+    assert hits[0].id == "c7"

@@ -74,6 +74,15 @@ def occurrences(lexemes: Sequence[str], positions: Mapping[str, Sequence[int]]) 
     return sum(1 for p in first if all(p + i + 1 in r for i, r in enumerate(rest)))
 
 
+_TSV_ENTRY = re.compile(r"'((?:[^']|'')*)':([0-9A-D,]+)")
+
+
+def parse_positions(tsvector_text: str) -> dict[str, list[int]]:
+    """A tsvector's text form (`'dog':1A,4A 'trip':2A`) as {lexeme: positions}."""
+    return {m[1].replace("''", "'"): [int(p.rstrip("ABCD")) for p in m[2].split(",")]
+            for m in _TSV_ENTRY.finditer(tsvector_text)}
+
+
 def idf(n_docs: int, containing: int) -> float:
     value = math.log((n_docs - containing + 0.5) / (containing + 0.5))
     return value if value > 0 else IDF_FLOOR

@@ -4,7 +4,8 @@ Three round trips: the query's terms and phrases become lexemes with the same te
 configuration the index uses; one scan of the GIN index returns every chunk of the searched
 namespaces holding any of them (id, |D|, filter columns, the positions of the query's lexemes,
 never the text), from which Python counts n(q) and f(q,D) and computes BM25 (fts.py); the text
-of the best `limit` is fetched last. n(q) is counted over all chunks of the searched
+of the best `limit` is fetched last. Relevance for given ids counts n(q) in SQL and reads
+positions of those chunks only. n(q) is counted over all chunks of the searched
 namespaces, before source/model/derived filters, as FTS5 counts over its whole table.
 """
 
@@ -55,28 +56,46 @@ def score(conn: psycopg.Connection[Any], terms: QueryTerms, namespaces: Sequence
     stats = conn.execute(f"SELECT coalesce(sum(docs), 0), coalesce(sum(tokens), 0) FROM "
                          f"{SCHEMA}.ns_stats WHERE ns = ANY(%s)", (list(namespaces),)).fetchone()
     n_docs, tokens = (int(stats[0]), int(stats[1])) if stats else (0, 0)
-    rows = conn.execute(
-        f"SELECT c.ns, c.id, c.doclen, c.source, c.model, starts_with(c.path, %s),"
-        f" (SELECT jsonb_object_agg(u.lexeme, u.positions) FROM unnest(c.fts) u"
-        f"  WHERE u.lexeme = ANY(%s)) FROM {SCHEMA}.chunks c"
-        f" WHERE c.ns = ANY(%s) AND c.fts @@ %s::tsquery",
-        (DERIVED_PREFIX, lexemes, list(namespaces), " | ".join(queries))).fetchall()
+    any_query = " | ".join(queries)
+    # Each matching chunk's positions of the query's lexemes only: setweight marks them,
+    # ts_filter keeps them (in C; far cheaper than unnesting every chunk's tsvector).
+    select = (f"SELECT c.ns, c.id, c.doclen, c.source, c.model, starts_with(c.path, %s),"
+              f" ts_filter(setweight(c.fts, 'A', %s), '{{a}}')::text FROM {SCHEMA}.chunks c"
+              f" WHERE c.ns = ANY(%s) AND c.fts @@ %s::tsquery")
+    params: list[Any] = [DERIVED_PREFIX, lexemes, list(namespaces), any_query]
+    if ids is None:
+        rows = conn.execute(select, params).fetchall()
+        freqs = [_freqs(phrases, row[6]) for row in rows]
+        containing = [sum(1 for f in freqs if f[i]) for i in range(len(phrases))]
+    else:
+        # n(q) over every chunk, f(q,D) for the asked ones only.
+        counts = ", ".join("count(*) FILTER (WHERE c.fts @@ %s::tsquery)" for _ in queries)
+        row = conn.execute(f"SELECT count(*), {counts} FROM {SCHEMA}.chunks c WHERE"
+                           " c.ns = ANY(%s) AND c.fts @@ %s::tsquery",
+                           [*queries, list(namespaces), any_query]).fetchone()
+        matched, containing = (int(row[0]), [int(n) for n in row[1:]]) if row else (0, [])
+        n_docs = max(n_docs, matched)
+        rows = conn.execute(select + " AND (c.ns, c.id) IN (SELECT * FROM"
+                            " unnest(%s::text[], %s::text[]))",
+                            [*params, [k[0] for k in ids], [k[1] for k in ids]]).fetchall()
+        freqs = [_freqs(phrases, row[6]) for row in rows]
     n_docs = max(n_docs, len(rows))
     avgdl = tokens / n_docs if n_docs else 0.0
-    freqs = [[fts.occurrences(p, row[6] or {}) for p in phrases] for row in rows]
-    idfs = [fts.idf(n_docs, sum(1 for f in freqs if f[i])) for i in range(len(phrases))]
-    wanted = set(ids) if ids is not None else None
+    idfs = [fts.idf(n_docs, n) for n in containing]
     out = []
     for row, f in zip(rows, freqs, strict=True):
         ns, cid, doclen, source, model, derived = row[:6]
-        if wanted is not None and (ns, cid) not in wanted:
-            continue
         if where is not None and not _passes(where, source, model, derived):
             continue
         if any(f):
             out.append(Scored(ns, cid, fts.bm25(f, idfs, int(doclen), avgdl)))
     out.sort(key=lambda s: (-s.relevance, s.id, s.ns))
     return out
+
+
+def _freqs(phrases: Sequence[tuple[str, ...]], filtered: str) -> list[int]:
+    positions = fts.parse_positions(filtered)
+    return [fts.occurrences(p, positions) for p in phrases]
 
 
 def _passes(where: CandidateFilter, source: str, model: str, derived: bool) -> bool:

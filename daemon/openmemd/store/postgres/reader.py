@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import psycopg
@@ -37,6 +37,7 @@ from openmemd.store.postgres.schema import SCHEMA
 from openmemd.text.tokens import QueryTerms, fts_index_text
 
 EXPORT_BATCH = 500
+T = TypeVar("T")
 
 
 class PgReader:
@@ -49,7 +50,7 @@ class PgReader:
         self.search_ns = list(search_ns)
         self._ready = ready  # ensures the schema exists (first use after start or outage)
 
-    def _run(self, fn: Callable[[psycopg.Connection[Any]], Any]) -> Any:
+    def _run(self, fn: Callable[[psycopg.Connection[Any]], T]) -> T:
         with self._outage.watch():
             self._outage.check()
             self._ready()
@@ -96,7 +97,7 @@ class PgReader:
                f" {distance} AS d FROM {SCHEMA}.chunks WHERE dims = {dims} AND ns = ANY(%(ns)s)"
                f"{cond} ORDER BY {distance} LIMIT %(limit)s) x ORDER BY d, id")
         params.update(q=np.asarray(query, dtype=np.float32), ns=self.search_ns, limit=limit)
-        rows = self._run(lambda c: c.execute(sql, params).fetchall())  # type: ignore[arg-type]
+        rows = self._run(lambda c: c.execute(sql, params).fetchall())
         return [Candidate(id=self._public_id(r[0], r[1]), path=r[2], source=r[3],
                           start_line=int(r[4]), end_line=int(r[5]), text=r[6],
                           measure=1.0 - float(r[7]), namespace=r[0]) for r in rows]
@@ -157,9 +158,8 @@ class PgReader:
         while True:
             cond = "" if after is None else " WHERE (provider, model, provider_key, hash) > %s"
             params: tuple[Any, ...] = () if after is None else (after,)
-            rows = self._run(lambda c, cond=cond, params=params: c.execute(
-                f"{sql}{cond} ORDER BY provider, model, provider_key, hash LIMIT {EXPORT_BATCH}",
-                params).fetchall())
+            page = f"{sql}{cond} ORDER BY provider, model, provider_key, hash LIMIT {EXPORT_BATCH}"
+            rows = self._fetch(page, params)
             for r in rows:
                 vec = _vector(r[4])
                 yield CacheEntry(CacheKey(r[0], r[1], r[2]), r[3],
@@ -167,6 +167,9 @@ class PgReader:
             if len(rows) < EXPORT_BATCH:
                 return
             after = (rows[-1][0], rows[-1][1], rows[-1][2], rows[-1][3])
+
+    def _fetch(self, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        return self._run(lambda c: c.execute(sql, params).fetchall())
 
     def _stream(self, select: str, key: str) -> Iterator[tuple[Any, ...]]:
         """Keyset pagination over the own namespace by `key` (the first selected column), so
@@ -176,8 +179,7 @@ class PgReader:
             cond = "" if after is None else f" AND {key} > %s"
             params: tuple[Any, ...] = (self.ns,) if after is None else (self.ns, after)
             sql = f"{select} WHERE ns = %s{cond} ORDER BY {key} LIMIT {EXPORT_BATCH}"
-            rows = self._run(lambda c, sql=sql, params=params: c.execute(
-                sql, params).fetchall())  # type: ignore[arg-type]
+            rows = self._fetch(sql, params)
             yield from rows
             if len(rows) < EXPORT_BATCH:
                 return

@@ -8,7 +8,8 @@ document once). `chunks.fts` is the keyword index of the CJK-expanded text (see 
 
 Vectors are `vector` without a fixed dimension (namespaces may use different models), plus a
 `dims` column; each dimension in use gets its own partial HNSW index on
-`embedding::vector(dims)` (cosine), created when the first vector of that size is written.
+`embedding::vector(dims)` (cosine), built by `PgStore.maintain` once that size has enough
+vectors to need one (below that, the exact scan is fast and exact).
 `vector` rather than `halfvec`: chunk vectors are small (384 floats = 1.5 kB) and recall is
 the point; halfvec halves that at some quality cost nobody has measured here yet.
 
@@ -28,7 +29,9 @@ from openmemd.errors import UnavailableError
 SCHEMA = "openmemd"
 SCHEMA_VERSION = 1
 FTS_CONFIG = f"{SCHEMA}.fts"
-DERIVED_SQL = "starts_with(path, %(derived)s)"
+# Below this many vectors of one size an exact scan is fast (and exact); past it `maintain`
+# builds the HNSW index, once, after the bulk of the index is written rather than row by row.
+HNSW_MIN_VECTORS = 20_000
 # Any constant: serialises schema creation between daemons.
 _DDL_LOCK = 0x6F6D_6464_0001
 # Token types the default parser can produce from fts.prepare()'s words-and-spaces text.
@@ -112,15 +115,30 @@ def ensure_schema(conn: psycopg.Connection[Any]) -> None:
                      (str(SCHEMA_VERSION),))
 
 
-def ensure_hnsw(conn: psycopg.Connection[Any], dims: int) -> None:
-    """The partial HNSW index for vectors of `dims` (cosine)."""
+def ensure_hnsw(conn: psycopg.Connection[Any], dims: int) -> bool:
+    """The partial HNSW index for vectors of `dims` (cosine), built CONCURRENTLY (writers of
+    every namespace keep writing meanwhile) on an autocommit connection. True if it was built
+    now. An interrupted concurrent build leaves an invalid index: it is dropped and redone."""
     dims = int(dims)
-    found = conn.execute("SELECT to_regclass(%s)", (f"{SCHEMA}.chunks_hnsw_{dims}",)).fetchone()
-    if found and found[0] is not None:
-        return
+    name = f"chunks_hnsw_{dims}"
+    row = conn.execute("SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid ="
+                       " i.indexrelid JOIN pg_namespace n ON n.oid = c.relnamespace"
+                       " WHERE n.nspname = %s AND c.relname = %s", (SCHEMA, name)).fetchone()
+    if row is not None and row[0]:
+        return False
+    if row is not None:
+        conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {SCHEMA}.{name}")
     conn.execute(
-        f"CREATE INDEX IF NOT EXISTS chunks_hnsw_{dims} ON {SCHEMA}.chunks USING hnsw "
+        f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {name} ON {SCHEMA}.chunks USING hnsw "
         f"((embedding::vector({dims})) vector_cosine_ops) WHERE dims = {dims}")
+    return True
+
+
+def dims_needing_hnsw(conn: psycopg.Connection[Any]) -> list[int]:
+    """Vector sizes with at least HNSW_MIN_VECTORS stored vectors (all namespaces)."""
+    rows = conn.execute(f"SELECT dims FROM {SCHEMA}.chunks WHERE dims IS NOT NULL GROUP BY dims"
+                        " HAVING count(*) >= %s", (HNSW_MIN_VECTORS,)).fetchall()
+    return [int(r[0]) for r in rows]
 
 
 def hnsw_dims(conn: psycopg.Connection[Any]) -> set[int]:

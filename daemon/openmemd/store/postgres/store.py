@@ -47,7 +47,7 @@ class PgStore:
         self._pool = make_pool(target, pool_size)
         self._ready_lock = threading.Lock()
         self._server: dict[str, str] = {}  # versions, once the schema is ensured
-        self._hnsw: set[int] = set()
+        self._hnsw: set[int] = set()  # vector sizes with an HNSW index
         self._session: WriterSession | None = None
         self._writer: PgWriter | None = None
         self._outage = Outage(target)
@@ -88,7 +88,7 @@ class PgStore:
             session = WriterSession(self.target, self.namespace)
             session.connection()  # takes the lock now: a second writer fails here
             self._session = session
-            self._writer = PgWriter(session, self.namespace, self._hnsw)
+            self._writer = PgWriter(session, self.namespace)
         return self._writer
 
     def reader(self) -> PgReader:
@@ -105,7 +105,7 @@ class PgStore:
         main = self.writer()
         assert self._session is not None
         staging_ns = self.namespace + STAGING_SUFFIX
-        staging = PgWriter(self._session, staging_ns, self._hnsw)
+        staging = PgWriter(self._session, staging_ns)
         with main.transaction():
             self._clear(staging_ns)  # left by a rebuild that died half-way
         try:
@@ -168,13 +168,23 @@ class PgStore:
         return out
 
     def maintain(self) -> None:
-        """ANALYZE once enough rows changed (the planner's choice of HNSW vs scan needs it)."""
-        written = self._writer.rows_written if self._writer else 0
-        if written - self._analyzed_at < MAINTAIN_AFTER_ROWS or self._session is None:
+        """Periodic upkeep on the writer's connection: build the HNSW index of a vector size
+        that has grown past schema.HNSW_MIN_VECTORS (concurrently: writes go on), and ANALYZE
+        once enough rows changed (the planner's choice between HNSW and a scan needs it).
+        Cheap when nothing changed: one count per MAINTAIN_AFTER_ROWS written rows."""
+        if self._writer is None or self._session is None:
+            return
+        written = self._writer.rows_written
+        if self._analyzed_at and written - self._analyzed_at < MAINTAIN_AFTER_ROWS:
             return
         with translated(self.target, "maintaining"):
-            self._session.connection().execute(f"ANALYZE {SCHEMA}.chunks")
-        self._analyzed_at = written
+            conn = self._session.connection()
+            for dims in schema.dims_needing_hnsw(conn):
+                if dims not in self._hnsw and schema.ensure_hnsw(conn, dims):
+                    log.info("store_hnsw_built", dims=dims)
+                self._hnsw.add(dims)
+            conn.execute(f"ANALYZE {SCHEMA}.chunks")
+        self._analyzed_at = max(written, 1)
 
     def close(self) -> None:
         if self._session is not None:

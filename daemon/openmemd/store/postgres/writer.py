@@ -1,7 +1,9 @@
 """`StoreWriter` on PostgreSQL: one namespace's rows, written on the locked writer connection.
 
 Every statement names the namespace; `ns_stats` (chunk count and token total per namespace,
-BM25's N and avgdl) changes in the same transaction as the chunks it counts.
+BM25's N and avgdl) changes in the same transaction as the chunks it counts. Writes never
+create the HNSW index: inserting into it costs ~10x a plain row, so `PgStore.maintain` builds
+it once a dimension has enough vectors to need it (see schema.HNSW_MIN_VECTORS).
 """
 
 from __future__ import annotations
@@ -22,16 +24,15 @@ from openmemd.store.base import (
     Skipped,
     Vector,
 )
-from openmemd.store.postgres import fts, reader, schema
+from openmemd.store.postgres import fts, reader
 from openmemd.store.postgres.schema import FTS_CONFIG, SCHEMA
 from openmemd.store.postgres.session import WriterSession
 
 
 class PgWriter:
-    def __init__(self, session: WriterSession, ns: str, hnsw_dims: set[int]) -> None:
+    def __init__(self, session: WriterSession, ns: str) -> None:
         self._session = session
         self.ns = ns
-        self._hnsw_dims = hnsw_dims  # shared with the store: dimensions with an HNSW index
         self.rows_written = 0
 
     def _conn(self) -> psycopg.Connection[Any]:
@@ -39,7 +40,7 @@ class PgWriter:
 
     def _exec(self, sql: str, params: Any = None) -> psycopg.Cursor[Any]:
         with self._translated():
-            return self._conn().execute(sql, params)  # type: ignore[arg-type]
+            return self._conn().execute(sql, params)
 
     @contextmanager
     def _translated(self) -> Iterator[None]:
@@ -106,8 +107,6 @@ class PgWriter:
             text, doclen = fts.prepared_text(r.fts_text)
             tokens += doclen
             vec = None if r.vector is None else np.asarray(r.vector, dtype=np.float32)
-            if vec is not None:
-                self._ensure_hnsw(int(vec.shape[0]))
             params.append((self.ns, r.id, r.path, r.source, r.start_line, r.end_line, r.hash,
                            r.model, r.text, text, doclen, vec,
                            None if vec is None else int(vec.shape[0]), r.updated_at))
@@ -119,17 +118,6 @@ class PgWriter:
                 params)
         self._add_stats(len(rows), tokens)
         self.rows_written += len(rows)
-
-    def _ensure_hnsw(self, dims: int) -> None:
-        if dims in self._hnsw_dims or dims <= 0:
-            return
-        conn = self._conn()
-        with self._translated():
-            schema.ensure_hnsw(conn, dims)
-        # Inside a transaction the index exists only if it commits: remember it only when
-        # created outside one (ensure_hnsw checks by name first, so a repeat is cheap).
-        if conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
-            self._hnsw_dims.add(dims)
 
     def pending_vectors(self, model: str, limit: int) -> list[PendingChunk]:
         rows = self._exec(f"SELECT id, hash, text FROM {SCHEMA}.chunks WHERE ns = %s AND"
@@ -148,7 +136,6 @@ class PgWriter:
         params = []
         for cid, vector in vectors:
             vec = np.asarray(vector, dtype=np.float32)
-            self._ensure_hnsw(int(vec.shape[0]))
             params.append((vec, int(vec.shape[0]), self.ns, cid))
         with self._translated():
             self._conn().cursor().executemany(
