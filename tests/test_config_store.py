@@ -73,3 +73,10 @@ def test_config_show_masks_the_password(tmp_path: Path) -> None:
     s = load(tmp_path, '[store]\nbackend = "postgres"\nurl = "postgresql://u:hunter2@db/x"\n')
     shown = effective(s, "main")["settings"]["store.url"]["value"]
     assert shown == "postgresql://u:***@db/x"
+
+
+def test_one_namespace_for_several_agents_is_refused(tmp_path: Path) -> None:
+    ws = tmp_path / "ws2"
+    with pytest.raises(ConfigError, match=r"put \{agent\} in it"):
+        load(tmp_path, f'[store]\nbackend = "postgres"\nnamespace = "team"\n'
+                       f'[agents.ops]\nworkspace = "{ws}"\n')

@@ -42,6 +42,8 @@ def test_indexes_and_searches_over_the_socket(pg_daemon: Daemon) -> None:
     assert pg_daemon.stop() == 0
     logs = (pg_daemon.proc.stdout.read() + pg_daemon.proc.stderr.read()) if pg_daemon.proc else ""
     assert "team/main" in logs and SECRET not in logs and SECRET not in str(st)
+    # the index lives on the server only: no SQLite file beside it
+    assert not list((pg_daemon.root / "state").rglob("*.sqlite*"))
 
 
 def test_server_outage_is_unavailable_then_converges(pg_daemon: Daemon, pg_server) -> None:

@@ -155,7 +155,7 @@ def _check_cross_fields(s: Settings, source: str) -> None:
         except (ZoneInfoNotFoundError, ValueError):
             raise ConfigError(f"{source}: 'dreaming.timezone' = {s.dreaming.timezone!r} is not "
                               "a known IANA timezone") from None
-    check_store(s.store, source)
+    check_store(s.store, source, agents=s.agent_ids())
     parts = s.dreaming.frequency.split()
     if len(parts) != 5:
         raise ConfigError(f"{source}: 'dreaming.frequency' = {s.dreaming.frequency!r} must be a "

@@ -8,6 +8,7 @@ and key/value pairs (`host=h password=secret`) -- and either may carry a passwor
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from openmemd.config.settings import StoreSettings
 from openmemd.errors import ConfigError
@@ -38,7 +39,7 @@ def url_password(url: str) -> str | None:
     return pw[1:-1] if pw.startswith("'") and pw.endswith("'") else pw
 
 
-def check_store(store: StoreSettings, source: str) -> None:
+def check_store(store: StoreSettings, source: str, *, agents: Sequence[str] = ()) -> None:
     """Cross-field checks of `[store]`; raises ConfigError naming the key."""
     url = store.url.strip()
     if url and not url.startswith(URL_SCHEMES) and "=" not in url:
@@ -48,6 +49,10 @@ def check_store(store: StoreSettings, source: str) -> None:
     if url and store.backend != "postgres":
         raise ConfigError(f"{source}: 'store.url' is set but 'store.backend' is "
                           f"{store.backend!r}; set backend = \"postgres\" to use it")
+    if store.backend == "postgres" and len(agents) > 1 and "{agent}" not in store.namespace:
+        raise ConfigError(f"{source}: 'store.namespace' = {store.namespace!r} would be shared "
+                          f"by the agents {', '.join(agents)} (one writer per namespace): "
+                          "put {agent} in it")
     for key, template in [("store.namespace", store.namespace),
                           *(("store.search_namespaces", n) for n in store.search_namespaces)]:
         _check_namespace(key, template, source)

@@ -168,22 +168,32 @@ class PgStore:
         return out
 
     def maintain(self) -> None:
-        """Periodic upkeep on the writer's connection: build the HNSW index of a vector size
-        that has grown past schema.HNSW_MIN_VECTORS (concurrently: writes go on), and ANALYZE
-        once enough rows changed (the planner's choice between HNSW and a scan needs it).
-        Cheap when nothing changed: one count per MAINTAIN_AFTER_ROWS written rows."""
-        if self._writer is None or self._session is None:
+        """Periodic upkeep, by the daemon that writes this namespace: build the HNSW index of a
+        vector size grown past schema.HNSW_MIN_VECTORS (CONCURRENTLY: every daemon keeps
+        writing), and ANALYZE once enough rows changed (the planner's choice between HNSW and
+        a scan needs it). Cheap when nothing changed: nothing runs until MAINTAIN_AFTER_ROWS
+        rows were written. On a connection of its own, so it never lands inside the writer's
+        transaction whatever thread calls it."""
+        if self._writer is None:
             return
         written = self._writer.rows_written
         if self._analyzed_at and written - self._analyzed_at < MAINTAIN_AFTER_ROWS:
             return
-        with translated(self.target, "maintaining"):
-            conn = self._session.connection()
-            for dims in schema.dims_needing_hnsw(conn):
-                if dims not in self._hnsw and schema.ensure_hnsw(conn, dims):
-                    log.info("store_hnsw_built", dims=dims)
-                self._hnsw.add(dims)
-            conn.execute(f"ANALYZE {SCHEMA}.chunks")
+        conn = connect(self.target)
+        try:
+            with translated(self.target, "maintaining"):
+                for dims in schema.dims_needing_hnsw(conn):
+                    if dims in self._hnsw:
+                        continue
+                    try:
+                        if schema.ensure_hnsw(conn, dims):
+                            log.info("store_hnsw_built", dims=dims)
+                    except psycopg.errors.DuplicateTable:
+                        pass  # another daemon built it at the same moment
+                    self._hnsw.add(dims)
+                conn.execute(f"ANALYZE {SCHEMA}.chunks")
+        finally:
+            conn.close()
         self._analyzed_at = max(written, 1)
 
     def close(self) -> None:
