@@ -102,6 +102,15 @@ def test_replace_chunks_replaces_every_chunk_of_the_file_only(store: IndexStore)
         w.delete_file("memory/b.md")
     assert w.count_pending_vectors(MODEL) == 0
     assert w.count_pending_vectors("another-model") == 0
+    # a path new to the index, replaced twice before its file row exists
+    assert "memory/c.md" not in w.load_signatures()
+    with w.transaction():
+        w.replace_chunks("memory/c.md", [chunk("memory/c.md", 0), chunk("memory/c.md", 1)])
+        w.replace_chunks("memory/c.md", [chunk("memory/c.md", 2)])
+    with w.transaction():
+        w.replace_chunks("memory/c.md", [chunk("memory/c.md", 3)])
+        w.upsert_file("memory/c.md", "memory", "c", 1, 1, 1, 1)
+    assert pending_ids(w) == {"memory/c.md#3"}
 
 
 def test_pending_chunks_get_their_vectors(store: IndexStore) -> None:

@@ -53,8 +53,8 @@ def index_status(index: MemoryIndex) -> dict[str, Any]:
         info["indexError"] = f"index unreadable: {index._read_failed(exc)}"
         return info
     if index.rebuilding and index.recovery:
-        info["indexError"] = (f"index damaged ({index.recovery.reason}); rebuilding from "
-                              "the Markdown")
+        reason = index.recovery.recovery.reason
+        info["indexError"] = f"index damaged ({reason}); rebuilding from the Markdown"
     disk = {e.path: e for e in on_disk}
     stale = sum(1 for p, e in disk.items()
                 if p not in stored or stored[p].mtime != e.mtime_ms

@@ -87,9 +87,11 @@ class SqliteStore:
                     opened = recovery.open_writer(self.db_path, thorough=self.long_lived)
                 self._adopt(opened)
                 self._healed_at_open = opened.recovery
-            if self._healed_at_open is not None:
-                raise IndexDamagedError(self._healed_at_open.reason)
-            return self._writer
+            writer = self._writer
+            if self._healed_at_open is not None or writer is None:
+                raise IndexDamagedError(self._healed_at_open.reason if self._healed_at_open
+                                        else "index not open")
+            return writer
 
     def _adopt(self, opened: recovery.Opened) -> SqliteWriter:
         self._writer = SqliteWriter(opened.conn, opened.vec, self.db_path)
