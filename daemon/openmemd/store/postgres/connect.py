@@ -19,9 +19,10 @@ from urllib.parse import unquote
 import psycopg
 import psycopg_pool
 from psycopg import errors as pg_errors
+from psycopg.conninfo import conninfo_to_dict
 
 from openmemd.config.store_url import redact_url, url_password
-from openmemd.errors import OpenmemdError
+from openmemd.errors import ConfigError, OpenmemdError
 from openmemd.store.base import DiskFullError, RowRejectedError, StoreUnavailableError
 
 CONNECT_TIMEOUT_S = 5
@@ -46,9 +47,19 @@ class Target:
         return redact_url(self.url) if self.url else "(libpq defaults: PG* variables)"
 
     def kwargs(self) -> dict[str, Any]:
-        return {"autocommit": True, "connect_timeout": CONNECT_TIMEOUT_S,
-                "application_name": "openmemd",
-                "options": f"-c statement_timeout={self.statement_timeout_ms}"}
+        """Connection keywords on top of the URL's: what the URL sets wins, except that the
+        statement timeout is appended to its `options` (the last -c of a setting wins)."""
+        try:
+            given = conninfo_to_dict(self.url) if self.url else {}
+        except psycopg.ProgrammingError:
+            given = {}  # connect() reports the bad URL itself
+        options = f"{given.get('options') or ''} -c statement_timeout={self.statement_timeout_ms}"
+        out: dict[str, Any] = {"autocommit": True, "options": options.strip()}
+        if "connect_timeout" not in given:
+            out["connect_timeout"] = CONNECT_TIMEOUT_S
+        if "application_name" not in given:
+            out["application_name"] = "openmemd"
+        return out
 
     def scrub(self, message: str) -> str:
         """A driver message with any copy of the password removed."""
@@ -61,7 +72,11 @@ class Target:
 
 def connect(target: Target) -> psycopg.Connection[Any]:
     with translated(target, "connecting to"):
-        return psycopg.connect(target.url, **target.kwargs())
+        try:
+            return psycopg.connect(target.url, **target.kwargs())
+        except psycopg.ProgrammingError as exc:  # libpq refused the connection string
+            raise ConfigError(f"store.url {target.shown} is not usable: "
+                              f"{target.scrub(_first_line(exc))}") from None
 
 
 def configure_session(conn: psycopg.Connection[Any]) -> None:
