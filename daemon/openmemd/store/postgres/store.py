@@ -33,6 +33,9 @@ log = get_logger(__name__)
 STAGING_SUFFIX = "\x1frebuild"
 NS_TABLES = ("files", "chunks", "skipped", "ns_meta", "ns_stats")
 MAINTAIN_AFTER_ROWS = 1000  # ANALYZE after this many written rows
+# Whole-namespace statements (a rebuild's swap, heal) touch every row of an index: they get a
+# bound of their own instead of store.statement_timeout_ms, which is sized for one request.
+BULK_TIMEOUT_SQL = "SET LOCAL statement_timeout = '30min'"
 
 
 class PgStore:
@@ -126,6 +129,7 @@ class PgStore:
         return result
 
     def _clear(self, ns: str) -> None:
+        self._execute(BULK_TIMEOUT_SQL, None)
         for table in NS_TABLES:
             self._execute(f"DELETE FROM {SCHEMA}.{table} WHERE ns = %s", (ns,))
 
@@ -182,6 +186,8 @@ class PgStore:
         conn = connect(self.target)
         try:
             with translated(self.target, "maintaining"):
+                # An HNSW build over millions of rows takes minutes to hours.
+                conn.execute("SET statement_timeout = 0")
                 for dims in schema.dims_needing_hnsw(conn):
                     if dims in self._hnsw:
                         continue
