@@ -128,3 +128,49 @@ def test_other_database_failures_are_store_unavailable(settings) -> None:
             other.close()
     finally:
         store.close()
+
+
+def test_keyword_relevance_by_rowid_matches_the_exact_lookup_even_when_rows_are_misaligned(
+        settings) -> None:
+    # The relevance of given chunks is read by rowid (fast); an index whose keyword rows do
+    # not share their chunk's rowid (written by another tool) must still get exact answers.
+    from test_contract_writer import chunk
+
+    from openmemd.store.sqlite.fts import build_match, keyword_relevance
+    from openmemd.text.tokens import query_terms
+
+    store = open_store(settings, "main")
+    try:
+        add_file(store.writer(), "memory/a.md", chunks=3)  # "... about walruses"
+        w = store.writer()
+        with w.transaction():
+            w.replace_chunks("memory/p.md", [chunk("memory/p.md", 0, text="penguins only")])
+            w.upsert_file("memory/p.md", "memory", "hash-p", 1000, 10, 5, 43)
+        conn, _ = db.connect(settings.index_path("main"))
+        terms = query_terms("walruses")
+        rowid_of = {cid: r for r, cid in conn.execute("SELECT rowid, id FROM chunks")}
+        walrus, penguin = "memory/a.md#0", "memory/p.md#0"
+
+        def exact() -> dict[str, float]:
+            return {cid: -rank for cid, rank in conn.execute(
+                "SELECT id, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ?",
+                [build_match(terms)])}
+
+        want = exact()
+        assert sorted(want) == ["memory/a.md#0", "memory/a.md#1", "memory/a.md#2"]
+        assert keyword_relevance(conn, terms, list(rowid_of)) == want
+        # Misalign: a walrus chunk's keyword row and a penguin chunk's swap rowids.
+        cols = "text, id, path, source, model, start_line, end_line"
+        rows = {r[0]: r[1:] for r in conn.execute(f"SELECT rowid, {cols} FROM chunks_fts")}
+        a, b = rowid_of[walrus], rowid_of[penguin]
+        conn.execute("DELETE FROM chunks_fts WHERE rowid IN (?, ?)", (a, b))
+        for rowid, old in ((a, b), (b, a)):
+            conn.execute(f"INSERT INTO chunks_fts(rowid, {cols}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                         (rowid, *rows[old]))
+        assert exact() == want  # the same rows, other rowids
+        assert keyword_relevance(conn, terms, [walrus]) == {walrus: want[walrus]}
+        assert keyword_relevance(conn, terms, [penguin]) == {}
+        assert keyword_relevance(conn, terms, list(rowid_of)) == want
+        conn.close()
+    finally:
+        store.close()

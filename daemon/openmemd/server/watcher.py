@@ -151,7 +151,7 @@ class Watcher:
         self._subtrees.prune(lambda rel: (self.root / rel).is_dir())
         with self._lock:
             alive = self._stopping or self._alive_locked()
-        if alive:
+        if alive and self._unwatched.full_look_due(time.monotonic()):
             self._cover(str(self.root))
         with self._lock:
             if self._stopping or self._alive_locked():
@@ -200,10 +200,10 @@ class Watcher:
     # -- missed events ----------------------------------------------------------------------
     def _on_queue_overflow(self) -> None:
         """The kernel dropped events: only a full scan can tell what changed."""
-        self._overflows += 1
-        self._last_overflow = time.time()
+        self._overflows, self._last_overflow = self._overflows + 1, time.time()
         log.warning("watcher_queue_overflow", agent=self._name, overflows=self._overflows,
                     hint="raise fs.inotify.max_queued_events")
+        self._unwatched.want_full_look()  # events of new directories may be lost too
         self._sink.request_reconcile("inotify queue overflow")
 
     def _on_debounce_overflow(self) -> None:

@@ -14,16 +14,11 @@ from pathlib import Path
 from openmemd.store.base import IndexDamagedError, RowRejectedError, StoreUnavailableError
 from openmemd.store.sqlite import db, health
 
-# Database errors that belong to one file's data (a constraint, a value SQLite refuses): the
-# sync skips that file. Every other database error concerns the whole index.
-_ROW_ERRORS = tuple(getattr(m, name) for m in (db.sqlite3, db._stdlib_sqlite3)
-                    for name in ("IntegrityError", "DataError"))
-
 
 def translate(exc: BaseException, db_path: Path) -> BaseException:
     """The interface's error for `exc` (raised while using the index at `db_path`); `exc`
     itself when it is not a database error nor a full disk."""
-    if isinstance(exc, _ROW_ERRORS):
+    if isinstance(exc, db.ROW_ERRORS):  # one file's data: the sync skips that file only
         return RowRejectedError(str(exc))
     if health.is_disk_full(exc, db_path):
         return health.disk_full(db_path, exc)

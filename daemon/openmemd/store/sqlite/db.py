@@ -30,6 +30,9 @@ Connection = Any  # sqlean.Connection and sqlite3.Connection share an interface
 # For `except` clauses: the errors of either driver (see DRIVER_ENV below).
 DatabaseError = (sqlite3.DatabaseError, _stdlib_sqlite3.DatabaseError)
 OperationalError = sqlite3.OperationalError
+# Errors about one statement's data (a constraint, a value SQLite refuses), of either driver.
+ROW_ERRORS = (sqlite3.IntegrityError, sqlite3.DataError, _stdlib_sqlite3.IntegrityError,
+              _stdlib_sqlite3.DataError)
 OPERATIONAL_ERRORS = (sqlite3.OperationalError, _stdlib_sqlite3.OperationalError)
 
 BUSY_TIMEOUT_MS = 5000
@@ -38,7 +41,7 @@ BUSY_TIMEOUT_MS = 5000
 DRIVER_ENV = "OPENMEMD_SQLITE_DRIVER"
 
 
-def _module():  # -> the DB-API module to connect with
+def _module() -> Any:  # the DB-API module to connect with
     if os.environ.get(DRIVER_ENV) == "sqlite3":
         return _stdlib_sqlite3
     return sqlite3

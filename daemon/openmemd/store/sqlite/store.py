@@ -24,6 +24,7 @@ from openmemd.store.base import IndexDamagedError, Recovery, StoreWriter, Vector
 from openmemd.store.sqlite import db, health, recovery, reindex, resident, schema
 from openmemd.store.sqlite.boundary import translate, translated
 from openmemd.store.sqlite.guarded_reader import GuardedReader
+from openmemd.store.sqlite.reader import SqliteReader
 from openmemd.store.sqlite.writer import SqliteWriter
 
 log = get_logger(__name__)
@@ -171,12 +172,11 @@ class SqliteStore:
         with self.reading():
             conn, vec = self._connection()
         local = self._local
-        if local.reader is None:
-            from openmemd.store.sqlite.reader import SqliteReader
-
-            local.reader = GuardedReader(SqliteReader(conn, vec, str(self.db_path)),
-                                         self.reading)
-        return local.reader
+        reader: GuardedReader | None = local.reader
+        if reader is None:
+            reader = local.reader = GuardedReader(SqliteReader(conn, vec, str(self.db_path)),
+                                                  self.reading)
+        return reader
 
     @contextmanager
     def reading(self) -> Iterator[None]:
@@ -196,7 +196,8 @@ class SqliteStore:
     # -- facts and upkeep --------------------------------------------------------------------
     def _vec_support(self) -> db.VectorSupport:
         if getattr(self._local, "conn", None) is not None:
-            return self._local.vec
+            vec: db.VectorSupport = self._local.vec
+            return vec
         if self._writer is not None:
             return self._writer.vec
         conn = db._module().connect(":memory:")
