@@ -52,6 +52,7 @@ from openmemd.config import (
     MmrSettings,
     QuerySettings,
     Settings,
+    StoreSettings,
     TemporalDecaySettings,
 )
 
@@ -182,12 +183,21 @@ def _index_state(state: Path, dataset: str, name: str, kind: str, *, dream: bool
     return dreamed
 
 
+# `--store-url`: index into PostgreSQL instead, one namespace per index (the state dir's path
+# below --state-dir names it, so a re-run reuses the namespace and its embeddings).
+STORE_URL = ""
+
+
 def settings_for(state: Path, root: Path, mode: str, model: str) -> Settings:
     provider = "none" if mode == "keyword" else "local"
+    store = StoreSettings()
+    if STORE_URL:
+        store = StoreSettings(backend="postgres", url=STORE_URL,
+                              namespace="quality/" + "/".join(state.parts[-4:]))
     return Settings(
         state_dir=str(state), extra_paths=extra_paths(root),
         embedding=EmbeddingSettings(provider=provider, model=model),
-        query=MODES[mode])
+        query=MODES[mode], store=store)
 
 
 # -- main -----------------------------------------------------------------------------------------
@@ -207,7 +217,11 @@ def main(argv: list[str] | None = None) -> int:
                     help="measure after recorded searches and a dreaming sweep (see above)")
     ap.add_argument("--runs", type=Path, default=None,
                     help="write one run file per mode here (score.py format)")
+    ap.add_argument("--store-url", default="",
+                    help="index into PostgreSQL at this libpq URL ([store] backend = postgres)")
     args = ap.parse_args(argv)
+    global STORE_URL
+    STORE_URL = args.store_url
 
     dataset = args.dataset.resolve()
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
