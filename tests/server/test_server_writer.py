@@ -28,6 +28,10 @@ class FakeReport:
     data: dict[str, Any] = field(default_factory=dict)
     vectors: int = 0  # vectors embedded, summed by `merge` like the real report
 
+    @property
+    def rows_written(self) -> int:
+        return int(self.data.get("chunks", 0)) + self.vectors
+
     def to_dict(self) -> dict[str, Any]:
         return dict(self.data)
 
@@ -63,6 +67,7 @@ class FakeIndex:
         self.gate = threading.Event()
         self.gate.set()
         self.fail_paths = False
+        self.sync_rows = 0  # chunks and vectors a whole sync reports written
         self.lock = threading.Lock()
         self.concurrent = 0
         self.max_concurrent = 0
@@ -117,7 +122,7 @@ class FakeIndex:
                 if progress is not None:
                     progress("files", i + 1, 3)
             self.calls.append(("sync", force))
-            return FakeReport({"scanned": 3, "skipped": []})
+            return FakeReport({"scanned": 3, "skipped": []}, vectors=self.sync_rows)
         finally:
             self._leave()
 
@@ -214,6 +219,20 @@ def test_sync_future_and_coalescing(setup: tuple[FakeIndex, IndexWriter]) -> Non
         assert fut.result(5) == {"scanned": 3, "skipped": []}
     assert wait_for(lambda: ix.state == "idle")
     assert index.calls == [("paths", ["busy.md"]), ("sync", True)]
+
+
+def test_a_large_reconcile_runs_the_store_upkeep_at_once(
+        setup: tuple[FakeIndex, IndexWriter]) -> None:
+    # A first index of thousands of chunks needs fresh statistics (and on PostgreSQL its
+    # vector index) now, not at the next hourly upkeep; a small one leaves it to that.
+    index, ix = setup
+    ix.sync().result(5)
+    assert wait_for(lambda: ix.state == "idle")
+    assert ("checkpoint", None) not in index.calls
+    index.sync_rows = 1000
+    ix.sync().result(5)
+    assert wait_for(lambda: index.calls[-1] == ("checkpoint", None))
+    assert index.calls == [("sync", False), ("sync", False), ("checkpoint", None)]
 
 
 def test_failed_batch_is_retried_by_one_reconcile(setup: tuple[FakeIndex, IndexWriter]) -> None:

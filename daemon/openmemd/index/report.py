@@ -32,6 +32,11 @@ class SyncReport:
     skipped: list[ScanIssue] = field(default_factory=list)
     warnings: list[ScanIssue] = field(default_factory=list)
 
+    @property
+    def rows_written(self) -> int:
+        """Chunks and vectors written: how much the index changed."""
+        return self.chunks + self.vectors_embedded + self.vectors_from_cache
+
     def merge(self, other: SyncReport) -> None:
         for name in ("scanned", "indexed", "unchanged", "deleted", "chunks", "vectors_embedded",
                      "vectors_from_cache"):

@@ -36,6 +36,10 @@ PROGRESS_LOG_S = 10.0
 # A failed write (disk full, provider down, damaged index) is retried after 1 s, doubling to
 # 30 s, so the index converges within seconds of the cause going away.
 RETRY_FIRST_SECONDS = 1.0
+# A reconcile that wrote this many chunks or vectors (a first index, a large change) runs the
+# store's upkeep at once -- fresh statistics, and on PostgreSQL the vector index -- instead of
+# at the next hourly one.
+MAINTAIN_AFTER_ROWS = 1000
 RETRY_MAX_SECONDS = 30.0
 
 T = TypeVar("T")
@@ -301,6 +305,11 @@ class IndexWriter:
         log.info("indexer_reconciled", agent=self._name, reasons=reasons,
                  seconds=self.last_reconcile["seconds"], report=data)
         answer(report)
+        if report.rows_written >= MAINTAIN_AFTER_ROWS:
+            try:
+                self._index.checkpoint()
+            except Exception as exc:  # upkeep only: the next hourly run tries again
+                log.warning("indexer_upkeep_failed", agent=self._name, error=str(exc))
 
     def _write(self, split: Callable[[], ServedReport],
                keyword_done: Callable[[ServedReport], None] | None = None) -> ServedReport:
