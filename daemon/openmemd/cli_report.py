@@ -117,6 +117,19 @@ def print_status_text(reply: dict[str, Any]) -> None:
         print(f"\nRSS: {reply['rssBytes'] / 1048576:.0f} MiB")
 
 
+def _store_line(store: dict[str, Any], db_path: object) -> str:
+    """Where the index lives; for PostgreSQL also the versions and the namespaces."""
+    line = str(store.get("location") or db_path)
+    if store.get("backend") != "postgres":
+        return line
+    if store.get("error") or store.get("reachable") is False:
+        return f"{line} · unreachable: {store.get('error', 'no answer')}"
+    line += (f" · PostgreSQL {store.get('serverVersion')} · pgvector "
+             f"{store.get('pgvectorVersion')}")
+    searched = [n for n in store.get("searchNamespaces") or [] if n != store.get("namespace")]
+    return line + (f" (also searching {', '.join(searched)})" if searched else "")
+
+
 def _print_agent(a: dict[str, Any]) -> None:
     print(f"\nMemory ({a.get('agent')})")
     if a.get("error"):
@@ -127,7 +140,7 @@ def _print_agent(a: dict[str, Any]) -> None:
     vec = a.get("vector", {})
     cache = a.get("cache", {})
     print(f"  Workspace: {a.get('workspace')}")
-    print(f"  Store: {a.get('dbPath')}")
+    print(f"  Store: {_store_line(a.get('store') or {}, a.get('dbPath'))}")
     print(f"  Provider: {p.get('id')} (requested: {p.get('requested')}) · model "
           f"{p.get('model')}" + (f" · {p.get('dims')} dims" if p.get("dims") else ""))
     if p.get("unavailableReason"):

@@ -281,6 +281,9 @@ def test_real_model_hybrid_search(model_daemon: Daemon) -> None:
         report = c.sync()["report"]
         assert report["scanned"] == 1
         status = c.status()["agents"]["main"]
+        store = status["store"]
+        assert (store["backend"], store["location"]) == ("sqlite", status["dbPath"])
+        assert store["sqliteVersion"] and store["sqliteVec"] == status["vector"]["version"]
         if status["provider"]["id"] == "none":
             pytest.skip(f"no local model here: {status['provider']['unavailableReason']}")
         reply = c.search("what is the name of my cat", min_score=0.0)

@@ -39,6 +39,12 @@ def test_indexes_and_searches_over_the_socket(pg_daemon: Daemon) -> None:
     with pg_daemon.client() as c:
         st = c.status()
     assert st["health"] == "healthy", st["problems"]
+    store = st["agents"]["main"]["store"]
+    assert store["backend"] == "postgres" and store["namespace"] == "team/main"
+    assert store["reachable"] and store["serverVersion"].startswith("18")
+    assert store["pgvectorVersion"] and "***" in store["url"]
+    text = pg_daemon.cli("status").stdout
+    assert "namespace team/main" in text and f"pgvector {store['pgvectorVersion']}" in text
     assert pg_daemon.stop() == 0
     logs = (pg_daemon.proc.stdout.read() + pg_daemon.proc.stderr.read()) if pg_daemon.proc else ""
     assert "team/main" in logs and SECRET not in logs and SECRET not in str(st)

@@ -13,6 +13,19 @@ if TYPE_CHECKING:
     from openmemd.api.memory_index import MemoryIndex
 
 
+def _store_facts(index: MemoryIndex) -> dict[str, Any]:
+    """The backend and where the index lives (no password), with the backend's own facts:
+    engine and extension versions, and on PostgreSQL the namespaces and whether the server
+    answers."""
+    facts: dict[str, Any] = {"backend": index.store.backend,
+                             "location": index.store.location()}
+    try:
+        facts.update(index.store.status())
+    except UnavailableError as exc:
+        facts["error"] = str(exc)
+    return facts
+
+
 def index_status(index: MemoryIndex) -> dict[str, Any]:
     """What `status` reports about one index (the daemon adds its own fields)."""
     on_disk = scan_workspace(index.scope)
@@ -39,11 +52,13 @@ def index_status(index: MemoryIndex) -> dict[str, Any]:
                   "maxEntries": index.settings.cache.max_entries},
         "lastSync": {"at": index.last_sync_at, "error": index.last_sync_error or None,
                      "report": index.last_report.to_dict() if index.last_report else None},
-        "bySource": {}, "indexExists": index.store.exists(), "reindexNeeded": [],
+        "bySource": {}, "indexExists": False, "reindexNeeded": [],
+        "store": _store_facts(index),
     }
-    if not info["indexExists"]:
-        return info
     try:
+        info["indexExists"] = index.store.exists()
+        if not info["indexExists"]:
+            return info
         reader = index.store.reader()
         stats = reader.stats(index.model if index.provider is not None else None)
         stored = reader.stored_files()
