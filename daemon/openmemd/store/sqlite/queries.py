@@ -4,33 +4,20 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import NamedTuple
 
+from openmemd.store.base import StoredFile
 from openmemd.store.sqlite import vec_log
 from openmemd.store.sqlite.db import Connection
 from openmemd.store.sqlite.schema import has_vec_table
 
 EMPTY_EMBEDDING = "[]"
-# The `model` of chunks indexed without an embedding provider (keyword-only).
-FTS_ONLY_MODEL = "fts-only"
-
-
-class StoredFile(NamedTuple):
-    """What the index knows of a file, minus its hash (read only when the file changed).
-
-    The same fields in the same order as the walk's `index.scan.FileEntry`, so "unchanged" is
-    one tuple comparison; a NamedTuple because a no-op sync handles one per file (38k on a
-    large workspace) and must cost little more than the stat walk itself.
-    """
-
-    path: str
-    source: str
-    mtime: int
-    size: int
 
 
 @dataclass(frozen=True)
-class ChunkRow:
+class StoredChunk:
+    """A chunk as this backend stores it: `store.base.ChunkRow` with its vector as OpenClaw's
+    JSON text."""
+
     id: str
     path: str
     source: str
@@ -76,7 +63,7 @@ def delete_chunks(conn: Connection, path: str, *, vec: bool) -> None:
     conn.execute("DELETE FROM chunks WHERE path = ?", (path,))
 
 
-def insert_chunks(conn: Connection, rows: Iterable[ChunkRow]) -> None:
+def insert_chunks(conn: Connection, rows: Iterable[StoredChunk]) -> None:
     """Insert chunks and their keyword rows (FTS rowid = chunk rowid, see delete_chunks)."""
     fts = []
     for r in rows:
