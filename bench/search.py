@@ -10,7 +10,7 @@ model embeds each query once (its time is reported on its own line). Printed per
 p95 in milliseconds of:
 
   hybrid            run_search as the daemon runs it: keyword leg + vector leg from the
-                    resident matrix (search/resident.py) + fusion (query vector given)
+                    resident matrix (store/sqlite/resident.py) + fusion (query vector given)
   hybrid+mmr        the same with MMR and temporal decay on
   hybrid sqlite-vec run_search with the vector leg from sqlite-vec KNN (a one-shot CLI search)
   keyword-only      run_search without a vector (FTS5 + lexical boosts)
@@ -47,8 +47,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "daemon"))
 
 from openmemd.config import MmrSettings, QuerySettings, TemporalDecaySettings
 from openmemd.search.pipeline import run_search
-from openmemd.search.vector import MatrixCache, load_matrix, numpy_search, vector_search
+from openmemd.search.vector import normalise_query, vector_search
 from openmemd.store.sqlite import db, queries, resident, schema
+from openmemd.store.sqlite.json_matrix import MatrixCache, load_matrix, numpy_search
+from openmemd.store.sqlite.reader import SqliteReader
 from openmemd.text import tokens
 
 DIMS = 384
@@ -148,42 +150,44 @@ def bench_size(path: Path, n: int, queries_: list[str], vectors: np.ndarray) -> 
     schema.ensure_schema(upgrade)
     upgrade.close()
     conn, vec = db.connect(path, readonly=True)
-    base = dict(model=MODEL, vec=vec, max_results=6, min_score=0.0, sources=None,
-                workspace=path.parent, now=time.time())
+    reader = SqliteReader(conn, vec, str(path))
+    base = dict(model=MODEL, max_results=6, min_score=0.0, sources=None, now=time.time())
+    units = [normalise_query(v) for v in vectors]  # what run_search hands the vector leg
     plain = QuerySettings()
     extras = QuerySettings(mmr=MmrSettings(enabled=True),
                            temporal_decay=TemporalDecaySettings(enabled=True))
     # Warm the page cache and the numpy fallback's parsed matrix (built once per index).
     cache = MatrixCache()
-    warm = timed(lambda: numpy_search(conn, vectors[0], model=MODEL, limit=24, cache=cache))
+    warm = timed(lambda: numpy_search(conn, str(path), units[0], model=MODEL, limit=24,
+                                      cache=cache))
     print(f"  (numpy fallback: first call parses the JSON matrix in {warm:.0f} ms)")
     resident.forget()
     resident.enable()
-    load = timed(lambda: vector_search(conn, vectors[0], model=MODEL, limit=24, vec=vec))
+    load = timed(lambda: vector_search(reader, units[0], model=MODEL, limit=24))
     print(f"  (resident matrix: loaded in {load:.0f} ms, once per daemon, in the background)")
     for q, v in zip(queries_[:3], vectors[:3], strict=True):
-        run_search(conn, q, query_vector=v, settings=plain, **base)
+        run_search(reader, q, query_vector=v, settings=plain, **base)
     _ids, matrix = load_matrix(conn, MODEL, None, DIMS)  # the same vectors, for the floor
     rows: dict[str, list[float]] = {k: [] for k in (
         "hybrid", "hybrid+mmr", "hybrid sqlite-vec", "keyword-only", "vector resident",
         "vector knn", "vector numpy", "numpy floor")}
-    for q, v in zip(queries_, vectors, strict=True):
+    for q, v, u in zip(queries_, vectors, units, strict=True):
         rows["hybrid"].append(timed(lambda q=q, v=v: run_search(
-            conn, q, query_vector=v, settings=plain, **base)))
+            reader, q, query_vector=v, settings=plain, **base)))
         rows["hybrid+mmr"].append(timed(lambda q=q, v=v: run_search(
-            conn, q, query_vector=v, settings=extras, **base)))
+            reader, q, query_vector=v, settings=extras, **base)))
         rows["hybrid sqlite-vec"].append(timed(knn_only(lambda q=q, v=v: run_search(
-            conn, q, query_vector=v, settings=plain, **base))))
+            reader, q, query_vector=v, settings=plain, **base))))
         rows["keyword-only"].append(timed(lambda q=q: run_search(
-            conn, q, query_vector=None, settings=plain, **{**base, "model": "fts-only"})))
-        rows["vector resident"].append(timed(lambda v=v: vector_search(
-            conn, v, model=MODEL, limit=24, vec=vec)))
-        rows["vector knn"].append(timed(knn_only(lambda v=v: vector_search(
-            conn, v, model=MODEL, limit=24, vec=vec))))
-        rows["vector numpy"].append(timed(lambda v=v: numpy_search(
-            conn, v, model=MODEL, limit=24, cache=cache)))
+            reader, q, query_vector=None, settings=plain, **{**base, "model": "fts-only"})))
+        rows["vector resident"].append(timed(lambda u=u: vector_search(
+            reader, u, model=MODEL, limit=24)))
+        rows["vector knn"].append(timed(knn_only(lambda u=u: vector_search(
+            reader, u, model=MODEL, limit=24))))
+        rows["vector numpy"].append(timed(lambda u=u: numpy_search(
+            conn, str(path), u, model=MODEL, limit=24, cache=cache)))
         rows["numpy floor"].append(timed(lambda v=v: np.argpartition(-(matrix @ v), 24)[:24]))
-    rows["after an edit"] = edits(path, conn, vec, vectors)
+    rows["after an edit"] = edits(path, reader, units)
     print(f"{n} chunks:")
     for label, samples in rows.items():
         report(label, samples)
@@ -192,8 +196,7 @@ def bench_size(path: Path, n: int, queries_: list[str], vectors: np.ndarray) -> 
     conn.close()
 
 
-def edits(path: Path, conn: db.Connection, vec: db.VectorSupport,
-          vectors: np.ndarray) -> list[float]:
+def edits(path: Path, reader: SqliteReader, vectors: list[np.ndarray]) -> list[float]:
     """Rewrite one file's 3 chunks (as the indexer does, in one transaction), then time the
     next vector search, which must return the new chunk first."""
     writer, _ = db.connect(path)
@@ -212,7 +215,7 @@ def edits(path: Path, conn: db.Connection, vec: db.VectorSupport,
                     writer.execute("INSERT INTO chunks_vec(id, embedding) VALUES (?, ?)",
                                    (r.id, np.asarray(v, np.float32).tobytes()))
             started = time.perf_counter()
-            hits = vector_search(conn, v, model=MODEL, limit=24, vec=vec)
+            hits = vector_search(reader, v, model=MODEL, limit=24)
             out.append((time.perf_counter() - started) * 1000)
             assert hits[0].id.startswith(f"edit-{i}-"), hits[:1]
         with db.write_transaction(writer):

@@ -109,7 +109,7 @@ def test_index_deleted_under_a_running_writer_is_rebuilt_and_never_recreated_by_
                 os.unlink(f"{path}{suffix}")
         asked = []
         index.on_damage = asked.append
-        index._generation += 1  # a fresh reader thread, as in the daemon's worker pool
+        index.store._generation += 1  # a fresh reader thread, as in the daemon's worker pool
         with pytest.raises(UnavailableError, match="rebuilt from the Markdown"):
             index.search("pelican")
         assert asked and not path.exists()  # the reader asked for a rebuild, created nothing
@@ -152,7 +152,7 @@ def test_full_database_is_a_clear_unavailable_error_and_recovers(make_settings, 
     (workspace / "MEMORY.md").write_text("hello\n")
     with MemoryIndex.open(workspace, config=make_settings()) as index:
         index.sync()
-        conn = index._open_writer()
+        conn = index.store.writer().conn  # SQLite's own connection: a full disk on demand
         pages = conn.execute("PRAGMA page_count").fetchone()[0]
         conn.execute(f"PRAGMA max_page_count = {pages}")  # SQLITE_FULL from here on
         (workspace / "memory" / "big.md").write_text("walrus facts\n" + "filler text\n" * 4000)
@@ -170,7 +170,7 @@ def test_daemon_indexer_retries_a_full_disk_until_space_returns(make_settings, w
     (workspace / "MEMORY.md").write_text("hello\n")
     with MemoryIndex.open(workspace, config=make_settings()) as index:
         index.sync()
-        conn = index._open_writer()
+        conn = index.store.writer().conn  # SQLite's own connection: a full disk on demand
         pages = conn.execute("PRAGMA page_count").fetchone()[0]
         conn.execute(f"PRAGMA max_page_count = {pages}")
         indexer = IndexWriter(index, name="main")
@@ -234,7 +234,8 @@ def test_only_the_newest_corrupt_copies_are_kept(built):
     for _ in range(3):  # three incidents
         overwrite_middle(path)
         with MemoryIndex.open(workspace, config=settings) as index:
-            index.on_damage = lambda reason: None  # as in the daemon: full check at open
+            index.on_damage = lambda reason: None
+            index.store.long_lived = True  # as in the daemon: the full check at open
             index.sync()
             assert index.status()["recovery"]["movedTo"]
     kept = [p for p in path.parent.glob("main.sqlite.corrupt-*")

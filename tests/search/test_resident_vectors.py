@@ -11,11 +11,27 @@ import numpy as np
 import pytest
 
 from openmemd.api import MemoryIndex
-from openmemd.search.vector import similarities_for, vector_search
+from openmemd.search import vector
 from openmemd.store.sqlite import db, queries, resident, schema
 from openmemd.store.sqlite.queries import ChunkRow
+from openmemd.store.sqlite.reader import SqliteReader
 
 DIMS = 8
+
+
+def _db_file(conn) -> str:
+    return next(f for _seq, name, f in conn.execute("PRAGMA database_list") if name == "main")
+
+
+def vector_search(conn, q, *, vec, **kw):
+    """The vector leg as the pipeline runs it: the query normalised once, then the store."""
+    return vector.vector_search(SqliteReader(conn, vec, _db_file(conn)),
+                                vector.normalise_query(q), **kw)
+
+
+def similarities_for(conn, q, ids, *, model, vec):
+    return SqliteReader(conn, vec, _db_file(conn)).cosines(vector.normalise_query(q), ids,
+                                                           model=model)
 
 
 @pytest.fixture

@@ -13,7 +13,9 @@ import pytest
 from openmemd.config import HybridSettings, MmrSettings, QuerySettings, TemporalDecaySettings
 from openmemd.search import keyword, vector
 from openmemd.search.pipeline import run_search
-from openmemd.store.sqlite import db, schema
+from openmemd.store.sqlite import db, fts, schema
+from openmemd.store.sqlite.json_matrix import MatrixCache
+from openmemd.store.sqlite.reader import SqliteReader
 from openmemd.text import tokens
 
 MODEL = "multilingual-e5-small"
@@ -76,14 +78,25 @@ def insert_chunk(conn, cid, path, source, start, end, text, vector_, model):
                      (cid, np.asarray(vector_, dtype=np.float32).tobytes()))
 
 
+def reader(conn, vec, cache=None) -> SqliteReader:
+    """The store reader of this connection's database file."""
+    db_file = next(f for _seq, name, f in conn.execute("PRAGMA database_list") if name == "main")
+    return SqliteReader(conn, vec, db_file, matrix_cache=cache)
+
+
+def vector_search(conn, query_vector, *, vec, cache=None, **kw):
+    """The vector leg as the pipeline runs it: the query normalised once, then the store."""
+    return vector.vector_search(reader(conn, vec, cache), vector.normalise_query(query_vector),
+                                **kw)
+
+
 def search(index, query, e5=None, *, settings=None, model=MODEL, vec=None, **kw):
     conn, support = index
     args = dict(query_vector=e5.query(query) if e5 is not None else None, model=model,
-                vec=vec or support, settings=settings or QuerySettings(), max_results=6,
-                min_score=0.35, sources=None, workspace=Path("/nonexistent"),
-                now=time.time(), explain=True)
+                settings=settings or QuerySettings(), max_results=6,
+                min_score=0.35, sources=None, now=time.time(), explain=True)
     args.update(kw)
-    return run_search(conn, query, **args)
+    return run_search(reader(conn, vec or support), query, **args)
 
 
 def test_sqlite_vec_is_loaded(index):
@@ -133,11 +146,11 @@ HOSTILE = [
 @pytest.mark.parametrize("query", HOSTILE)
 def test_hostile_queries_never_raise(index, query):
     conn, _ = index
-    match = tokens.build_match(tokens.query_terms(query))
+    match = fts.build_match(tokens.query_terms(query))
     if match is not None:
         conn.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (match,))
         conn.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?",
-                     (tokens.build_match(tokens.query_terms(query), op="AND"),))
+                     (fts.build_match(tokens.query_terms(query), op="AND"),))
     search(index, query, model="fts-only")
     search(index, query, query_vector=np.ones(384, dtype=np.float32))
 
@@ -239,6 +252,28 @@ def test_temporal_decay_and_evergreen(index, e5, tmp_path):
     assert memory_md.explain["decay"] == 1.0
 
 
+def test_decay_ages_undated_files_from_the_indexed_mtime(index, e5):
+    # sessions/abc.jsonl is neither dated nor evergreen: its age is the index's `files.mtime`
+    # (ms); no file exists anywhere, and nothing is stat'ed.
+    conn, _ = index
+    now = 1_720_000_000.0
+    conn.execute("INSERT INTO files(path, source, hash, mtime, size) VALUES (?, ?, ?, ?, ?)",
+                 ("sessions/abc.jsonl", "sessions", "h", int((now - 15 * 86400) * 1000), 1))
+    settings = QuerySettings(temporal_decay=TemporalDecaySettings(enabled=True,
+                                                                  half_life_days=30))
+    hits = search(index, "Python virtual environment venv", e5, settings=settings, now=now,
+                  min_score=0)
+    session = next(h for h in hits if h.path == "sessions/abc.jsonl")
+    assert session.explain["ageDays"] == pytest.approx(15)
+    assert session.explain["decay"] == pytest.approx(2 ** -0.5)
+    # A file the index has no row for is not aged.
+    conn.execute("DELETE FROM files")
+    hits = search(index, "Python virtual environment venv", e5, settings=settings, now=now,
+                  min_score=0)
+    session = next(h for h in hits if h.path == "sessions/abc.jsonl")
+    assert session.explain["ageDays"] == 0.0 and session.explain["decay"] == 1.0
+
+
 def test_mmr_positions(index, e5):
     settings = QuerySettings(mmr=MmrSettings(enabled=True, lambda_=0.5))
     hits = search(index, "coffee and tea", e5, settings=settings, min_score=0)
@@ -252,10 +287,10 @@ def test_other_models_are_ignored_by_vector_leg(index, e5, passage_vectors):
     insert_chunk(conn, "old", "memory/old.md", "memory", 1, 1,
                  "The user prefers dark roast coffee with oat milk every morning.",
                  passage_vectors[0], "some-old-model")
-    hits = vector.vector_search(conn, e5.query("coffee"), model=MODEL, limit=10, vec=vec)
+    hits = vector_search(conn, e5.query("coffee"), model=MODEL, limit=10, vec=vec)
     assert "old" not in {h.id for h in hits}
-    hits = vector.vector_search(conn, e5.query("coffee"), model=MODEL, limit=10,
-                                vec=db.VectorSupport(False))
+    hits = vector_search(conn, e5.query("coffee"), model=MODEL, limit=10,
+                         vec=db.VectorSupport(False))
     assert "old" not in {h.id for h in hits}
 
 
@@ -263,12 +298,12 @@ def test_other_models_are_ignored_by_vector_leg(index, e5, passage_vectors):
 def test_numpy_fallback_ranks_like_sqlite_vec(index, e5, sources):
     conn, vec = index
     assert vec.available
-    cache = vector.MatrixCache()
+    cache = MatrixCache()
     for query in ("coffee", "trip to the mountains", "北京", "Python"):
         q = e5.query(query)
-        knn = vector.vector_search(conn, q, model=MODEL, limit=5, vec=vec, sources=sources)
-        flat = vector.vector_search(conn, q, model=MODEL, limit=5,
-                                    vec=db.VectorSupport(False), sources=sources, cache=cache)
+        knn = vector_search(conn, q, model=MODEL, limit=5, vec=vec, sources=sources)
+        flat = vector_search(conn, q, model=MODEL, limit=5,
+                             vec=db.VectorSupport(False), sources=sources, cache=cache)
         assert [h.id for h in knn] == [h.id for h in flat]
         assert [h.score for h in knn] == pytest.approx([h.score for h in flat], abs=1e-5)
         assert knn and (sources is None or {h.source for h in knn} <= set(sources))
@@ -281,22 +316,21 @@ def test_numpy_fallback_without_vec_table_and_cache_invalidation(tmp_path, e5,
     for i, (path, source, start, end, text) in enumerate(NOTES[:3]):
         insert_chunk(conn, f"c{i}", path, source, start, end, text, passage_vectors[i], MODEL)
     supported = db.VectorSupport(True, "v0")
-    cache = vector.MatrixCache()
+    cache = MatrixCache()
     q = e5.query("hiking in the Alps")
-    first = vector.vector_search(conn, q, model=MODEL, limit=3, vec=supported, cache=cache)
+    first = vector_search(conn, q, model=MODEL, limit=3, vec=supported, cache=cache)
     assert len(first) == 3
     path, source, start, end, text = NOTES[3]
     insert_chunk(conn, "c3", path, source, start, end, text, passage_vectors[3], MODEL)
-    again = vector.vector_search(conn, q, model=MODEL, limit=1, vec=supported, cache=cache)
+    again = vector_search(conn, q, model=MODEL, limit=1, vec=supported, cache=cache)
     assert again[0].id == "c3"  # the cache saw the change
 
 
 def test_vector_dims_mismatch_and_bad_vectors(index):
     conn, vec = index
-    assert vector.vector_search(conn, np.ones(8), model=MODEL, limit=3, vec=vec) == []
-    assert vector.vector_search(conn, np.zeros(384), model=MODEL, limit=3, vec=vec) == []
-    assert vector.vector_search(conn, [float("nan")] * 384, model=MODEL, limit=3,
-                                vec=vec) == []
+    assert vector_search(conn, np.ones(8), model=MODEL, limit=3, vec=vec) == []
+    assert vector_search(conn, np.zeros(384), model=MODEL, limit=3, vec=vec) == []
+    assert vector_search(conn, [float("nan")] * 384, model=MODEL, limit=3, vec=vec) == []
 
 
 def test_keyword_leg_prefers_chunks_with_all_terms(tmp_path, passage_vectors):
@@ -312,8 +346,8 @@ def test_keyword_leg_prefers_chunks_with_all_terms(tmp_path, passage_vectors):
     for i, text in enumerate(texts):
         insert_chunk(conn, f"k{i}", f"memory/k{i}.md", "memory", 1, 1, text,
                      passage_vectors[0], MODEL)
-    hits = keyword.keyword_search(conn, tokens.query_terms("kubernetes rollback runbook"),
-                                  limit=10)
+    hits = keyword.keyword_search(reader(conn, db.VectorSupport(False)),
+                                  tokens.query_terms("kubernetes rollback runbook"), limit=10)
     assert hits[0].id == "k1"
     assert hits[0].coverage == pytest.approx(1.0)
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
@@ -330,21 +364,21 @@ def test_settings_defaults_unchanged():
 def test_missing_leg_scores_are_filled_by_id(index, e5):
     conn, vec = index
     q = e5.query("green tea")
-    knn = {h.id: h.score for h in vector.vector_search(conn, q, model=MODEL, limit=10,
-                                                       vec=vec)}
+    knn = {h.id: h.score for h in vector_search(conn, q, model=MODEL, limit=10, vec=vec)}
     ids = list(knn)
-    from_vec = vector.similarities_for(conn, q, ids, model=MODEL, vec=vec)
-    from_json = vector.similarities_for(conn, q, ids, model=MODEL, vec=db.VectorSupport(False))
+    unit = vector.normalise_query(q)
+    from_vec = reader(conn, vec).cosines(unit, ids, model=MODEL)
+    from_json = reader(conn, db.VectorSupport(False)).cosines(unit, ids, model=MODEL)
     assert from_vec == pytest.approx(knn, abs=1e-5)
     assert from_json == pytest.approx(knn, abs=1e-5)
-    assert vector.similarities_for(conn, q, ids, model="other", vec=vec) == {}
+    assert reader(conn, vec).cosines(unit, ids, model="other") == {}
 
     terms = tokens.query_terms("green tea noodles")
-    hits = keyword.keyword_search(conn, terms, limit=10)
+    hits = keyword.keyword_search(reader(conn, vec), terms, limit=10)
     top = max(h.relevance for h in hits)
     chunks = [*hits,
         dataclasses.replace(hits[0], id="c0", text=NOTES[0][4])]  # MEMORY.md: no such terms
-    filled = keyword.keyword_scores_for(conn, terms, chunks, top_relevance=top)
+    filled = keyword.keyword_scores_for(reader(conn, vec), terms, chunks, top_relevance=top)
     assert "c0" not in filled
     for h in hits:
         assert filled[h.id][0] == pytest.approx(h.score)

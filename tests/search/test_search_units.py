@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import math
-import os
 import time
-from pathlib import Path
 
 import pytest
 
 from openmemd.search import decay, mmr, scoring, snippets
+from openmemd.store.sqlite import fts
 from openmemd.text import tokens
 
 # -- tokens --------------------------------------------------------------------------------------
@@ -49,13 +48,13 @@ def test_query_terms_cjk_bigrams_and_single_characters():
 
 def test_build_match_quotes_every_term():
     t = tokens.query_terms("deploy the api")
-    assert tokens.build_match(t) == '"deploy" OR "api"'
-    assert tokens.build_match(t, op="AND") == '"deploy" AND "api"'
+    assert fts.build_match(t) == '"deploy" OR "api"'
+    assert fts.build_match(t, op="AND") == '"deploy" AND "api"'
     t = tokens.query_terms("billing service")
-    assert tokens.build_match(t) == '"billing" OR "service" OR "billing service"'
-    assert tokens.build_match(tokens.query_terms("?!  ...")) is None
+    assert fts.build_match(t) == '"billing" OR "service" OR "billing service"'
+    assert fts.build_match(tokens.query_terms("?!  ...")) is None
     with pytest.raises(ValueError):
-        tokens.build_match(t, op="NEAR")
+        fts.build_match(t, op="NEAR")
 
 
 def test_covered_terms_handles_inflection_and_cjk():
@@ -138,7 +137,7 @@ def test_decay_formula():
     assert decay.decay_multiplier(-5, 30) == 1.0
 
 
-def test_decay_age_sources(tmp_path: Path):
+def test_decay_age_sources():
     day = 86_400.0
     now = decay.dated_note_timestamp("memory/2024-03-31.md") + 0.5 * day
     no_mtime = lambda _p: None  # noqa: E731
@@ -152,19 +151,17 @@ def test_decay_age_sources(tmp_path: Path):
                       "memory/2024-03-01-trip.md", "memory/2024-02-31.md"):
         assert decay.is_evergreen(evergreen, "memory"), evergreen
         assert decay.age_days(evergreen, "memory", now=now, mtime=lambda _p: 0.0) == 0.0
-    # Other sources age from their mtime.
-    transcript = tmp_path / "sessions" / "s.jsonl"
-    transcript.parent.mkdir()
-    transcript.write_text("{}\n")
+    # Other sources age from their indexed mtime (ms); nothing is stat'ed.
     old = time.time() - 60 * day
-    os.utime(transcript, (old, old))
-    calc = decay.DecayCalculator(tmp_path, time.time(), 30)
+    calc = decay.DecayCalculator({"sessions/s.jsonl": int(old * 1000)}, time.time(), 30)
     assert calc.age("sessions/s.jsonl", "sessions") == pytest.approx(60, abs=0.01)
     assert calc.multiplier("sessions/s.jsonl", "sessions") == pytest.approx(0.25, abs=1e-3)
     assert calc.multiplier("MEMORY.md", "memory") == 1.0
-    # Missing files and paths escaping the workspace are not stat'ed: age 0.
-    assert calc.age("../outside.md", "sessions") == 0.0
+    # Files the index does not know: age 0.
     assert calc.age("sessions/missing.jsonl", "sessions") == 0.0
+    assert decay.uses_mtime("sessions/s.jsonl", "sessions")
+    assert not decay.uses_mtime("memory/2024-03-01.md", "memory")
+    assert not decay.uses_mtime("MEMORY.md", "memory")
 
 
 # -- MMR -----------------------------------------------------------------------------------------

@@ -1,8 +1,8 @@
 """The in-process library API: `MemoryIndex` (used by the CLI, the daemon and tests).
 
 One `MemoryIndex` serves one agent's workspace. Writes (sync) are serialised by a lock inside
-the process and by an exclusive lock file across processes, so there is only ever one writer;
-searches run on per-thread read connections and never wait for a sync (SQLite WAL).
+the process and by the store's writer lock across processes, so there is only ever one writer;
+searches run on the store's per-thread readers and never wait for a sync.
 """
 
 from __future__ import annotations
@@ -15,16 +15,23 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from openmemd import locks, paths
+from openmemd import paths
+from openmemd.api import long_lived
 from openmemd.api.dreams import DreamingAccess
 from openmemd.api.rebuild import build_index
 from openmemd.api.status import index_status
 from openmemd.config import DEFAULT_AGENT, SOURCES, Settings, load_settings
 from openmemd.embed.base import EmbeddingError, ProviderDown
 from openmemd.embed.shared import ProviderHealth, QueryVectors, batch_size, pool_for, provider_for
-from openmemd.errors import BadRequestError, IndexLockedError, OpenmemdError, WorkspaceError
+from openmemd.errors import (
+    BadRequestError,
+    IndexLockedError,
+    OpenmemdError,
+    UnavailableError,
+    WorkspaceError,
+)
 from openmemd.index import identity as ident
-from openmemd.index.healing import SelfHealing
+from openmemd.index.healing import Healed, SelfHealing
 from openmemd.index.read import read_lines
 from openmemd.index.scan import ScanScope, classify
 from openmemd.index.sync import FTS_ONLY_MODEL, IndexSync, Progress, SyncReport, VectorTarget
@@ -32,7 +39,8 @@ from openmemd.index.transcripts import sessions_location
 from openmemd.log import get_logger
 from openmemd.search import citations
 from openmemd.search.results import SearchHit
-from openmemd.store.sqlite import db, health, queries, recovery, reindex, schema
+from openmemd.store import open_store
+from openmemd.store.base import StoreWriter
 
 log = get_logger(__name__)
 
@@ -58,14 +66,10 @@ class MemoryIndex(SelfHealing, DreamingAccess):
         self.choice = provider_for(settings)
         self.provider = self.choice.provider
         self._write_lock = threading.RLock()
-        self._lock_fd: int | None = None
-        self._writer: db.Connection | None = None
-        self._files_mirror: dict[str, Any] = {}  # see IndexSync.files_mirror; reset with _writer
-        self._vec = db.VectorSupport(False, reason="not opened yet")
+        # The daemon (long-lived) checks the whole index when it opens the writer and keeps
+        # search structures in memory; a one-shot command does neither.
+        self.store = open_store(settings, agent_id, long_lived=long_lived.active())
         self._local = threading.local()
-        self._generation = 0  # bumped when the database file is swapped; readers reopen
-        self._readers: list[db.Connection] = []
-        self._readers_lock = threading.Lock()
         self._query_vectors = QueryVectors(settings.embedding.query_cache_size)
         self._recorder: Any = None
         self.last_sync_at: float | None = None
@@ -73,10 +77,9 @@ class MemoryIndex(SelfHealing, DreamingAccess):
         self.last_report: SyncReport | None = None
         self._closed = False
         self._built = False  # see _ensure_built
-        self._writer_id: health.FileIdentity | None = None  # the file the writer opened
-        self.recovery: recovery.Recovery | None = None
+        self.recovery: Healed | None = None
         self.rebuilding = False  # a replaced (damaged) index is being refilled
-        self._damage_seen = ""  # a reader's damage error, for the writer to confirm
+        self._damage_found = ""  # see SelfHealing.file_replaced
         self.on_damage: Callable[[str], None] | None = None  # the daemon asks for a rebuild
         self.provider_health = ProviderHealth()
         self.vectors_failed = False  # the last vector fill stopped on a provider error
@@ -99,7 +102,6 @@ class MemoryIndex(SelfHealing, DreamingAccess):
             ws = Path(workspace).expanduser()
         if not ws.is_dir():
             raise WorkspaceError(f"workspace {ws} does not exist or is not a directory")
-        paths.private_state(settings.index_path(agent_id).parent, settings.state_path())
         return cls(settings, ws.absolute(), agent_id)
 
     def __enter__(self) -> MemoryIndex:
@@ -127,7 +129,8 @@ class MemoryIndex(SelfHealing, DreamingAccess):
         common = {"sources": tuple(self.settings.sources),
                   "extra_paths": tuple(self.scope.extra_roots()),
                   "chunk_tokens": self.settings.chunking.tokens,
-                  "chunk_overlap": self.settings.chunking.overlap}
+                  "chunk_overlap": self.settings.chunking.overlap,
+                  "fts_tokenizer": self.store.fts_tokenizer}
         p = self.provider
         if p is None:
             return ident.IndexIdentity.fts_only(**common)
@@ -139,38 +142,21 @@ class MemoryIndex(SelfHealing, DreamingAccess):
         return self.provider.model if self.provider is not None else FTS_ONLY_MODEL
 
     # -- the writer ------------------------------------------------------------------------------
-    def _acquire_lock_file(self) -> None:
-        if self._lock_fd is not None:
-            return
-        fd = locks.open_lock_file(f"{self.db_path}.lock")
-        if not locks.try_lock(fd):
-            holder = locks.recorded_pid(fd)
-            os.close(fd)
-            raise IndexLockedError(
-                f"the index {self.db_path} is being written by another openmemd process"
-                f"{f' (pid {holder})' if holder else ''}; use the running daemon "
-                "(it answers these commands) or stop it first") from None
-        locks.record_pid(fd, newline=False)
-        self._lock_fd = fd
-        health.remove_leftovers(self.db_path)  # we hold the lock: no rebuild is running
-
-    def _indexer(self, conn: db.Connection, vec: db.VectorSupport) -> IndexSync:
+    def _indexer(self, writer: StoreWriter) -> IndexSync:
         vectors = None
         if self.provider is not None:
             vectors = VectorTarget(self.provider, pool_for(self.settings, self.provider),
                                    self.settings.cache.enabled,
                                    batch_size(self.settings, self.provider))
-        mirror = self._files_mirror if conn is self._writer else None
-        return IndexSync(conn, vec, self.scope, chunk_tokens=self.settings.chunking.tokens,
-                       chunk_overlap=self.settings.chunking.overlap, vectors=vectors,
-                       files_mirror=mirror)
+        return IndexSync(writer, self.scope, chunk_tokens=self.settings.chunking.tokens,
+                         chunk_overlap=self.settings.chunking.overlap, vectors=vectors)
 
     def needs_reindex(self) -> list[str]:
         """Identity fields that differ from the stored index ([] when it can be reused)."""
         with self._write_lock:
-            conn = self._open_writer()
-            stored = schema.read_meta(conn)
-            if stored is None and queries.counts(conn)["files"] == 0:
+            writer = self.store.writer()
+            stored = writer.read_meta()
+            if stored is None and not writer.load_signatures():
                 return []  # a fresh index is simply built in place
             return ident.differences(stored, self.identity().to_meta())
 
@@ -198,15 +184,16 @@ class MemoryIndex(SelfHealing, DreamingAccess):
             return report
 
     def _sync(self, force: bool, progress: Progress | None, fill_vectors: bool) -> SyncReport:
-        conn = self._open_writer()
+        writer = self.store.writer()
         diffs = self.needs_reindex()
         if force or diffs:
             if diffs:
                 log.info("index identity changed; rebuilding", changed=diffs)
             return self._safe_reindex(progress, fill_vectors)
-        if schema.read_meta(conn) is None:
-            schema.write_meta(conn, self.identity().to_meta())
-        indexer = self._indexer(conn, self._vec)
+        if writer.read_meta() is None:
+            with writer.transaction():
+                writer.write_meta(self.identity().to_meta())
+        indexer = self._indexer(writer)
         report = indexer.sync(progress=progress)
         if fill_vectors:
             report.merge(self._fill(indexer, progress))
@@ -219,7 +206,7 @@ class MemoryIndex(SelfHealing, DreamingAccess):
         with self._write_lock:
             if self._guarded(self.needs_reindex):
                 return self.sync()
-            report = self._guarded(lambda: self._indexer(self._open_writer(), self._vec)
+            report = self._guarded(lambda: self._indexer(self.store.writer())
                                    .sync_paths(rel_paths))
             if fill_vectors:
                 report.merge(self.fill_vectors())
@@ -228,51 +215,28 @@ class MemoryIndex(SelfHealing, DreamingAccess):
 
     def fill_vectors(self, should_stop: Any = None, progress: Progress | None = None
                      ) -> SyncReport:
-        return self._guarded(lambda: self._fill(self._indexer(self._open_writer(), self._vec),
+        return self._guarded(lambda: self._fill(self._indexer(self.store.writer()),
                                                 progress, should_stop))
 
     def _safe_reindex(self, progress: Progress | None, fill_vectors: bool = True) -> SyncReport:
-        result: dict[str, SyncReport] = {}
-
-        def build(tmp: Path) -> None:
-            result["report"] = build_index(self, tmp, progress, fill_vectors)
-
-        old = self._writer
-        try:
-            reindex.build_and_swap(self.db_path, build)
+        try:  # readers keep the old index until the new one is complete
+            return self.store.rebuild(lambda writer: build_index(self, writer, progress,
+                                                                 fill_vectors))
         except EmbeddingError as exc:  # a rebuild needs every vector: keep the old index
             raise ProviderDown(f"{exc}; the index was not rebuilt (the previous one keeps "
                                "serving)") from exc
-        if old is not None:
-            old.close()
-        self._writer = None
-        self._generation += 1
-        self._open_writer()
-        return result["report"]
 
     # -- reading ---------------------------------------------------------------------------------
-    def _reader(self) -> tuple[db.Connection, db.VectorSupport]:
-        local = self._local
-        if getattr(local, "generation", None) != self._generation or local.conn is None:
-            if getattr(local, "conn", None) is not None:
-                local.conn.close()
-            # Read-only: a reader never creates a file where the index went missing.
-            conn, vec = db.connect(self.db_path, readonly=True, check_same_thread=False)
-            local.conn, local.vec, local.generation = conn, vec, self._generation
-            with self._readers_lock:
-                self._readers.append(conn)
-        return local.conn, local.vec
-
     def _ensure_built(self) -> None:
         """First search on a never-indexed workspace: build it now (OpenClaw's bootstrap)."""
         if self._built:  # an index, once built, stays built: no check on every search
             return
-        if self.db_path.exists():
+        if self.store.exists():
             try:  # the file may go between the check and the open (a rebuild moves it)
-                if schema.read_meta(self._reader()[0]) is not None:
+                if self.store.reader().read_meta() is not None:
                     self._built = True
                     return
-            except db.DatabaseError:
+            except UnavailableError:
                 pass
         try:
             self.sync()
@@ -300,10 +264,10 @@ class MemoryIndex(SelfHealing, DreamingAccess):
         from openmemd.search.pipeline import run_search
 
         vector, self._local.degraded = self._query_vector(query)
-        hits = self._read(lambda conn, vec: run_search(
-            conn, query, query_vector=vector, model=self.model, vec=vec, settings=q,
-            max_results=max_results, min_score=min_score, sources=sources,
-            workspace=self.workspace, now=time.time(), explain=explain))
+        hits = self._read(lambda reader: run_search(
+            reader, query, query_vector=vector, model=self.model, settings=q,
+            max_results=max_results, min_score=min_score, sources=sources, now=time.time(),
+            explain=explain))
         if record and hits:
             self._record(query, hits)
         return citations.apply(hits, self.settings.citations)  # after recording: raw snippets
@@ -332,16 +296,17 @@ class MemoryIndex(SelfHealing, DreamingAccess):
     def prune_cache(self) -> int:
         if not self.settings.cache.max_entries:
             return 0
-        from openmemd.store.sqlite import cache as embed_cache
 
         def prune() -> int:
-            with db.write_transaction(self._open_writer()):
-                return embed_cache.prune(self._writer, self.settings.cache.max_entries)
+            writer = self.store.writer()
+            with writer.transaction():
+                return writer.cache_prune(self.settings.cache.max_entries)
 
         return self._guarded(prune)
 
     def checkpoint(self) -> None:
-        self._guarded(lambda: self._open_writer().execute("PRAGMA wal_checkpoint(PASSIVE)"))
+        """Periodic upkeep of the store (`IndexStore.maintain`)."""
+        self._guarded(self.store.maintain)
 
     def warm(self) -> None:
         """Load the model and run one query embedding, so the first real search is fast."""
@@ -365,22 +330,5 @@ class MemoryIndex(SelfHealing, DreamingAccess):
                 self._recorder.close()
             except Exception as exc:  # never lose the close of the databases to this
                 log.warning("recall recorder did not close cleanly", error=str(exc))
-        with self._readers_lock:
-            for conn in self._readers:
-                try:
-                    conn.close()
-                except Exception:
-                    pass
-            self._readers.clear()
         with self._write_lock:
-            if self._writer is not None:
-                try:
-                    self._writer.execute("PRAGMA optimize")
-                except db.DatabaseError:
-                    pass  # a damaged or full index still has to close
-                finally:
-                    self._writer.close()
-                self._writer = None
-            if self._lock_fd is not None:
-                os.close(self._lock_fd)
-                self._lock_fd = None
+            self.store.close()

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from openmemd.errors import UnavailableError
 from openmemd.index import identity as ident
 from openmemd.index.scan import scan_workspace
-from openmemd.store.sqlite import db, queries, schema
 
 if TYPE_CHECKING:
     from openmemd.api.memory_index import MemoryIndex
@@ -34,21 +34,22 @@ def index_status(index: MemoryIndex) -> dict[str, Any]:
         "files": {"onDisk": len(on_disk), "indexed": 0},
         "chunks": 0, "pendingVectors": 0,
         "vector": {"available": False, "mode": "none", "reason": "", "dims": None},
-        "fts": {"available": True, "tokenizer": schema.FTS_TOKENIZER_ID},
+        "fts": {"available": True, "tokenizer": index.store.fts_tokenizer},
         "cache": {"enabled": index.settings.cache.enabled, "entries": 0,
                   "maxEntries": index.settings.cache.max_entries},
         "lastSync": {"at": index.last_sync_at, "error": index.last_sync_error or None,
                      "report": index.last_report.to_dict() if index.last_report else None},
-        "bySource": {}, "indexExists": index.db_path.exists(), "reindexNeeded": [],
+        "bySource": {}, "indexExists": index.store.exists(), "reindexNeeded": [],
     }
-    if not index.db_path.exists():
+    if not info["indexExists"]:
         return info
     try:
-        conn, vec = index._reader()
-        counts = queries.counts(conn)
-        stored = queries.load_files(conn)
-        meta = schema.read_meta(conn)
-    except db.DatabaseError as exc:
+        reader = index.store.reader()
+        stats = reader.stats(index.model if index.provider is not None else None)
+        stored = reader.stored_files()
+        meta = reader.read_meta()
+        mode = index.store.vector_mode()
+    except UnavailableError as exc:
         info["indexError"] = f"index unreadable: {index._read_failed(exc)}"
         return info
     if index.rebuilding and index.recovery:
@@ -58,23 +59,22 @@ def index_status(index: MemoryIndex) -> dict[str, Any]:
     stale = sum(1 for p, e in disk.items()
                 if p not in stored or stored[p].mtime != e.mtime_ms
                 or stored[p].size != e.size)
-    info["files"] = {"onDisk": len(on_disk), "indexed": counts["files"], "stale": stale,
+    info["files"] = {"onDisk": len(on_disk), "indexed": stats.files, "stale": stale,
                      "deletedOnDisk": len(stored.keys() - disk.keys())}
-    info["chunks"] = counts["chunks"]
-    info["pendingVectors"] = (queries.count_pending_vectors(conn, index.model)
-                              if index.provider is not None else 0)
-    info["cache"]["entries"] = counts["cache_entries"]
-    info["bySource"] = queries.counts_by_source(conn)
+    info["chunks"] = stats.chunks
+    info["pendingVectors"] = stats.pending_vectors if index.provider is not None else 0
+    info["cache"]["entries"] = stats.cache_entries
+    info["bySource"] = {source: dict(counts) for source, counts in stats.by_source.items()}
     dims = (meta or {}).get("vectorDims")
     if index.provider is None:
         info["vector"] = {"available": False, "mode": "disabled",
                           "reason": "no embedding provider (keyword-only)", "dims": None}
-    elif vec.available:
-        info["vector"] = {"available": True, "mode": "sqlite-vec", "version": vec.version,
-                          "reason": "", "dims": dims, "vectors": counts["vectors"]}
     else:
-        info["vector"] = {"available": True, "mode": "in-process",
-                          "reason": f"sqlite-vec unavailable: {vec.reason}", "dims": dims}
+        info["vector"] = {"available": mode.available, "mode": mode.mode,
+                          **({"version": mode.version} if mode.version else {}),
+                          "reason": mode.reason, "dims": dims,
+                          # counted by the store where its vector index can count them
+                          **({"vectors": stats.vectors} if mode.version else {})}
     info["reindexNeeded"] = [] if meta is None else ident.differences(
         meta, index.identity(probe=False).to_meta())
     return info

@@ -1,5 +1,6 @@
-"""The self-healing half of `MemoryIndex`: opening the writer, replacing a damaged index while
-running, and degrading to keyword search while the embedding provider is down.
+"""The self-healing half of `MemoryIndex`: replacing a damaged index while running (the store
+finds the damage and replaces the index, `IndexStore.heal`; this refills it from the Markdown)
+and degrading to keyword search while the embedding provider is down.
 
 Kept apart from `openmemd.api` so that module stays about the library's API. Everything here
 runs under the index's write lock except `_read_failed` and `_query_vector` (reader threads).
@@ -7,7 +8,9 @@ runs under the index's write lock except `_read_failed` and `_query_vector` (rea
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from openmemd.embed.base import EmbeddingError
@@ -15,94 +18,92 @@ from openmemd.errors import IndexLockedError
 from openmemd.index.scan import ScanIssue
 from openmemd.index.sync import IndexSync, Progress, SyncReport
 from openmemd.log import get_logger
-from openmemd.store.sqlite import db, health, recovery, schema
+from openmemd.store.base import (
+    DiskFullError,
+    IndexDamagedError,
+    IndexStore,
+    Recovery,
+    StoreReader,
+    StoreUnavailableError,
+    StoreWriter,
+)
 
 log = get_logger(__name__)
+
+# What a read can raise about the index itself (the store's errors, see store.base).
+_STORE_ERRORS = (IndexDamagedError, DiskFullError, StoreUnavailableError)
+
+
+@dataclass(frozen=True)
+class Healed:
+    """The last time a damaged index was replaced (shown by `status` as `recovery`)."""
+
+    at: float
+    recovery: Recovery
+
+    def to_dict(self, *, rebuilding: bool) -> dict[str, Any]:
+        r = self.recovery
+        return {"at": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(self.at)),
+                "reason": r.reason, "movedTo": r.moved_to,
+                "salvagedEmbeddings": r.salvaged_vectors, "rebuilding": rebuilding}
 
 
 class SelfHealing:
     """Mixin for MemoryIndex (which provides the attributes used here)."""
 
-    db_path: Any
+    store: IndexStore
     provider: Any
     provider_health: Any
-    recovery: recovery.Recovery | None
+    recovery: Healed | None
     rebuilding: bool
     vectors_failed: bool
     on_damage: Callable[[str], None] | None
     _write_lock: Any
-    _writer: Any
-    _writer_id: Any
-    _vec: Any
-    _files_mirror: dict[str, Any]
-    _generation: int
-    _damage_seen: str
+    _damage_found: str
     _local: Any
     _query_vectors: Any
 
-    def _acquire_lock_file(self) -> None: ...
-    def _reader(self) -> tuple[Any, Any]: ...
     def sync(self, force: bool = False, progress: Any = None, *,
              fill_vectors: bool = True) -> Any: ...
-    def _indexer(self, conn: Any, vec: Any) -> IndexSync: ...
+    def _indexer(self, writer: StoreWriter) -> IndexSync: ...
     def identity(self, *, probe: bool = True) -> Any: ...
 
-    def _open_writer(self) -> db.Connection:
-        if self._writer is None:
-            self._acquire_lock_file()
-            # The daemon (it has a rebuild hook) reads every page once at open; a one-shot
-            # command checks the schema and heals on the first damage error instead.
-            self._adopt(recovery.open_writer(self.db_path, thorough=self.on_damage is not None))
-        return self._writer
-
-    def _adopt(self, opened: recovery.Opened) -> None:
-        self._writer, self._vec, self._writer_id = opened.conn, opened.vec, opened.identity
-        self._files_mirror = {}  # a new connection (or file) starts from the table itself
-        if opened.recovery is not None:
-            self.recovery, self.rebuilding = opened.recovery, True
-            self._generation += 1
-        if not opened.vec.available:
-            log.warning("sqlite-vec unavailable; vectors are searched in process",
-                        reason=opened.vec.reason)
-
     def _guarded(self, fn: Callable[[], Any], progress: Progress | None = None) -> Any:
-        """Run a write. Damage found before or during it replaces the file and refills it
-        from the Markdown first; a full disk becomes DiskFullError (the daemon retries)."""
+        """Run a write. Damage found before or during it replaces the index and refills it
+        from the Markdown first; a full disk (DiskFullError) is the caller's to retry."""
         with self._write_lock:
             try:
-                self._open_writer()
-                reason = health.replaced_reason(self.db_path, self._writer_id)
-                if not reason and self._damage_seen:
-                    reason, self._damage_seen = recovery.confirm_damage(self.db_path), ""
+                self.store.writer()
+                reason, self._damage_found = self.store.damage() or self._damage_found, ""
                 if reason:
                     self._replace(reason)
                 rebuilt = self._rebuild(progress) if self.rebuilding else None
                 return _merged(rebuilt, fn())
-            except (*db.DatabaseError, OSError) as exc:
-                if health.is_disk_full(exc, self.db_path):
-                    raise health.disk_full(self.db_path, exc) from None
-                if not health.is_damage(exc):
-                    raise
+            except IndexDamagedError as exc:
                 self._replace(str(exc))
                 return _merged(self._rebuild(progress), fn())
 
     def file_replaced(self) -> bool:
-        """Whether the file the writer opened was deleted or replaced (a stat, no lock)."""
-        return self._writer is not None and bool(
-            health.replaced_reason(self.db_path, self._writer_id))
+        """Whether the index the writer opened was deleted, replaced or found damaged (the
+        daemon's periodic check; the next write heals it)."""
+        reason = self.store.damage()
+        if reason:
+            self._damage_found = reason  # damage() reports a confirmed reader error once
+        return bool(reason)
 
     def _replace(self, reason: str) -> None:
-        old, self._writer = self._writer, None
-        self._adopt(recovery.replace_damaged(self.db_path, reason, old))
+        self.recovery = Healed(time.time(), self.store.heal(reason))
+        self.rebuilding = True
 
     def _rebuild(self, progress: Progress | None) -> SyncReport:
         """Keyword rows of every file into the fresh index (salvaged vectors come along)."""
-        assert self._writer is not None
-        schema.write_meta(self._writer, self.identity().to_meta())
-        report = self._indexer(self._writer, self._vec).sync(progress=progress)
+        writer = self.store.writer()
+        with writer.transaction():
+            writer.write_meta(self.identity().to_meta())
+        report = self._indexer(writer).sync(progress=progress)
         report.reindexed = True
         self.rebuilding = False
-        log.info("index_rebuilt_after_damage", path=str(self.db_path),
+        log.info("index_rebuilt_after_damage", path=self.store.location(),
                  files=report.indexed, vectors_from_cache=report.vectors_from_cache)
         return report
 
@@ -152,39 +153,33 @@ class SelfHealing:
                 "model": self.model, **self.search_mode(),
                 "citations": self.settings.citations}
 
-    def _read(self, fn: Callable[[Any, Any], Any]) -> Any:
-        """Run `fn(conn, vec)` on this thread's reader. On a damaged index a one-shot caller
+    def _read(self, fn: Callable[[StoreReader], Any]) -> Any:
+        """Run `fn(reader)` on this thread's reader. On a damaged index a one-shot caller
         rebuilds it now and retries once; the daemon's readers answer `unavailable` and leave
         the rebuild to its writer (see `on_damage`)."""
         try:
-            conn, vec = self._reader()
-            return fn(conn, vec)
-        except db.DatabaseError as exc:
+            return fn(self.store.reader())
+        except _STORE_ERRORS as exc:
             error = self._read_failed(exc)
-            if self.on_damage is not None or not isinstance(error, health.IndexDamagedError):
+            if self.on_damage is not None or not isinstance(error, IndexDamagedError):
                 raise error from None
         try:
             self.sync()
         except IndexLockedError:  # another process is the writer: it heals the index
             raise error from None
         try:
-            conn, vec = self._reader()
-            return fn(conn, vec)
-        except db.DatabaseError as exc:
+            return fn(self.store.reader())
+        except _STORE_ERRORS as exc:
             raise self._read_failed(exc) from None
 
     def _read_failed(self, exc: BaseException) -> BaseException:
-        if health.is_disk_full(exc, self.db_path):
-            return health.disk_full(self.db_path, exc)
-        if not health.is_damage(exc):
+        if not isinstance(exc, IndexDamagedError):
             return exc
         reason = str(exc)
         log.warning("index_read_failed", error=reason, rebuild_requested=bool(self.on_damage))
-        self._damage_seen = reason
-        self._generation += 1  # readers reopen: the file may be replaced by then
         if self.on_damage is not None:
             self.on_damage(reason)
-        return health.IndexDamagedError(
+        return IndexDamagedError(
             f"the index is missing or damaged ({reason}); it is being rebuilt from the "
             "Markdown, try again in a moment")
 

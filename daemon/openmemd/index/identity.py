@@ -7,8 +7,6 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from openmemd.store.sqlite.schema import FTS_TOKENIZER_ID
-
 # Keys of the meta JSON that must match for an index to be reused. `vectorDims` is compared
 # only when both sides know it (an OpenAI model's dims are learnt from its first reply).
 _COMPARED = ("model", "provider", "providerKey", "sources", "scopeHash", "chunkTokens",
@@ -30,8 +28,10 @@ class IndexIdentity:
     extra_paths: tuple[str, ...]
     chunk_tokens: int
     chunk_overlap: int
+    # The store's keyword tokenizer (`IndexStore.fts_tokenizer`): backend-specific, so the
+    # store that holds the index names it.
+    fts_tokenizer: str
     tokenizer: str = "cl100k_base"
-    fts_tokenizer: str = FTS_TOKENIZER_ID
 
     @classmethod
     def fts_only(cls, **kw: Any) -> IndexIdentity:

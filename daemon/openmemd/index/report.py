@@ -6,7 +6,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from openmemd.index.scan import ScanIssue
-from openmemd.store.sqlite.queries import FTS_ONLY_MODEL  # noqa: F401 - re-exported
+from openmemd.store.base import FTS_ONLY_MODEL, CacheKey
+
+__all__ = ["FTS_ONLY_MODEL", "Progress", "SyncReport", "VectorTarget"]
 
 # Reports progress: (phase, done, total). Phase is "files" or "vectors".
 Progress = Callable[[str, int, int], None]
@@ -59,3 +61,9 @@ class VectorTarget:
     @property
     def model(self) -> str:
         return self.provider.model  # type: ignore[attr-defined]
+
+    @property
+    def cache_key(self) -> CacheKey:
+        """Which embedding function made a cached vector: provider id, model, provider key."""
+        p = self.provider
+        return CacheKey(p.id, p.model, p.provider_key)  # type: ignore[attr-defined]

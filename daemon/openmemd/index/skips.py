@@ -3,24 +3,28 @@ reason until it changes, so it is reported on every sync but read and logged onl
 
 from __future__ import annotations
 
+from openmemd.errors import IndexLockedError
 from openmemd.index.scan import FileEntry, ScanIssue, display_path
 from openmemd.log import get_logger
-from openmemd.store.sqlite import db, file_state
-from openmemd.store.sqlite.db import Connection
-from openmemd.store.sqlite.file_state import Skipped
+from openmemd.store.base import (
+    DiskFullError,
+    IndexDamagedError,
+    RowRejectedError,
+    Skipped,
+    StoreUnavailableError,
+    StoreWriter,
+)
 
 log = get_logger(__name__)
 
-# Database errors that belong to one file's data (a constraint, a value SQLite refuses): that
-# file is skipped. Any other database error (disk full, a damaged index) concerns the whole
-# index and is raised.
-_PER_FILE_DB_ERRORS = tuple(getattr(m, name) for m in (db.sqlite3, db._stdlib_sqlite3)
-                            for name in ("IntegrityError", "DataError"))
+# What the store raises about the whole index (damaged, full, unreachable, locked): never a
+# reason to skip one file. Rows the store refused (RowRejectedError) concern that file only.
+_WHOLE_INDEX = (IndexDamagedError, DiskFullError, StoreUnavailableError, IndexLockedError)
 
 
 def is_per_file(exc: Exception) -> bool:
     """Whether `exc`, raised while indexing one file, concerns that file only."""
-    return not isinstance(exc, db.DatabaseError) or isinstance(exc, _PER_FILE_DB_ERRORS)
+    return isinstance(exc, RowRejectedError) or not isinstance(exc, _WHOLE_INDEX)
 
 
 def _raw_name(path: str) -> bytes:
@@ -29,15 +33,15 @@ def _raw_name(path: str) -> bytes:
 
 
 class SkipMemo:
-    """The `openmemd_skipped` table, read once per sync; writes join the caller's transaction."""
+    """The store's skipped files, read once per sync; writes join the caller's transaction."""
 
-    def __init__(self, conn: Connection) -> None:
-        self.conn = conn
+    def __init__(self, writer: StoreWriter) -> None:
+        self.writer = writer
         self._by_path: dict[str, Skipped] = {}
 
     def load(self) -> None:
         self._by_path = {k.decode("utf-8", "surrogateescape"): v
-                         for k, v in file_state.load_skipped(self.conn).items()}
+                         for k, v in self.writer.load_skipped().items()}
 
     def paths(self) -> set[str]:
         return set(self._by_path)
@@ -53,10 +57,10 @@ class SkipMemo:
         shown = display_path(entry.path)
         log.warning("file skipped", path=shown, reason=reason)
         skipped = Skipped(tuple(entry[1:]), shown, reason)  # type: ignore[arg-type]
-        file_state.set_skipped(self.conn, _raw_name(entry.path), skipped)
+        self.writer.set_skipped(_raw_name(entry.path), skipped)
         self._by_path[entry.path] = skipped
         return ScanIssue(shown, reason)
 
     def clear(self, path: str) -> None:
         if self._by_path.pop(path, None) is not None:
-            file_state.delete_skipped(self.conn, _raw_name(path))
+            self.writer.delete_skipped(_raw_name(path))

@@ -1,13 +1,14 @@
 """Incremental sync: make the index match the workspace, touching only what changed.
 
 Two phases, so a first index never blocks search:
-1. files → chunks and keyword rows, one `BEGIN IMMEDIATE` transaction per file (vectors found in
-   the embedding cache are written in the same transaction);
+1. files → chunks and keyword rows, one store transaction per file (vectors found in the
+   embedding cache are written in the same transaction);
 2. chunks still waiting for a vector are embedded in batches through the worker pool and
    written as they complete (index/vector_fill.py). Interrupting phase 2 loses nothing
    already embedded.
 
-The `IndexSync` is the only writer of an index; callers serialise access to it.
+The `IndexSync` is the only writer of an index (through the store's `StoreWriter`); callers
+serialise access to it.
 """
 
 from __future__ import annotations
@@ -32,11 +33,7 @@ from openmemd.index.sessions import render_session
 from openmemd.index.skips import SkipMemo, is_per_file
 from openmemd.index.vector_fill import VectorFill
 from openmemd.log import get_logger
-from openmemd.store.sqlite import cache as embed_cache
-from openmemd.store.sqlite import file_state, queries
-from openmemd.store.sqlite.db import Connection, VectorSupport
-from openmemd.store.sqlite.file_state import FileSignature
-from openmemd.store.sqlite.queries import EMPTY_EMBEDDING, ChunkRow
+from openmemd.store.base import ChunkRow, FileSignature, StoreWriter
 from openmemd.text.tokens import fts_index_text
 
 log = get_logger(__name__)
@@ -46,22 +43,16 @@ __all__ = ["FTS_ONLY_MODEL", "IndexSync", "Progress", "SyncReport", "VectorTarge
 
 
 class IndexSync(VectorFill):
-    def __init__(self, conn: Connection, vec: VectorSupport, scope: ScanScope, *,
-                 chunk_tokens: int, chunk_overlap: int, vectors: VectorTarget | None,
-                 files_mirror: dict[str, FileSignature] | None = None) -> None:
-        self.conn = conn
-        self.vec = vec
+    def __init__(self, writer: StoreWriter, scope: ScanScope, *, chunk_tokens: int,
+                 chunk_overlap: int, vectors: VectorTarget | None) -> None:
+        self.writer = writer
         self.scope = scope
         self.chunk_tokens = chunk_tokens
         self.chunk_overlap = chunk_overlap
         self.vectors = vectors
         self.model = vectors.model if vectors else FTS_ONLY_MODEL
         self._encoding = tiktoken_offline.get_encoding()
-        self._vec_ready = False  # chunks_vec checked/created once per indexer
-        # The single writer's copy of the `files` table, kept across syncs by its owner so a
-        # no-op sync does not re-read every row; updated only after each commit.
-        self.files_mirror = files_mirror
-        self._skips = SkipMemo(conn)
+        self._skips = SkipMemo(writer)
 
     # -- phase 1 -------------------------------------------------------------------------------
     def sync(self, *, force: bool = False, progress: Progress | None = None) -> SyncReport:
@@ -69,7 +60,7 @@ class IndexSync(VectorFill):
         report = SyncReport()
         entries = scan_workspace(self.scope)
         report.scanned = len(entries)
-        stored = self._stored_files()
+        stored = self.writer.load_signatures()
         self._skips.load()
         present = {e.path for e in entries}
         for path in stored.keys() - present:
@@ -88,28 +79,11 @@ class IndexSync(VectorFill):
         report.seconds = time.monotonic() - started
         return report
 
-    def _stored_files(self) -> dict[str, FileSignature]:
-        """The `files` table with its signals: from the writer's mirror when it has one, else
-        read now."""
-        file_state.ensure_tables(self.conn)
-        if self.files_mirror is None:
-            return file_state.load_signatures(self.conn)
-        if not self.files_mirror:
-            self.files_mirror.update(file_state.load_signatures(self.conn))
-        return dict(self.files_mirror)
-
-    def _mirror(self, path: str, row: FileSignature | None) -> None:
-        if self.files_mirror:  # an empty mirror is filled from the table on next use
-            if row is None:
-                self.files_mirror.pop(path, None)
-            else:
-                self.files_mirror[path] = row
-
     def sync_paths(self, rel_paths: Iterable[str]) -> SyncReport:
         """Upsert or delete exactly these workspace-relative paths."""
         started = time.monotonic()
         report = SyncReport()
-        stored = self._stored_files()
+        stored = self.writer.load_signatures()
         self._skips.load()
         for rel in sorted(set(rel_paths)):
             entry = stat_entry(self.scope, rel)
@@ -148,13 +122,11 @@ class IndexSync(VectorFill):
               report: SyncReport) -> None:
         def write() -> None:
             if row is not None:  # its old rows no longer describe the file
-                queries.delete_file(self.conn, entry.path, vec=self.vec.available)
-                file_state.delete_signals(self.conn, entry.path)
+                self.writer.delete_file(entry.path)
             report.skipped.append(self._skips.add(entry, reason))
 
         self._write(write)
         if row is not None:
-            self._mirror(entry.path, None)
             report.deleted += 1
 
     def _index_entry(self, entry: FileEntry, row: FileSignature | None, force: bool,
@@ -164,24 +136,18 @@ class IndexSync(VectorFill):
             log.warning("file indexed with a warning", path=entry.path, reason=content.warning)
             report.warnings.append(ScanIssue(entry.path, content.warning))
         if not force and row is not None and row.source == entry.source \
-                and queries.file_hash(self.conn, entry.path) == content.hash:
+                and self.writer.file_hash(entry.path) == content.hash:
             def touch() -> None:
-                queries.touch_file(self.conn, entry.path, entry.mtime_ms, entry.size)
-                self._after_write(entry)
+                self.writer.touch_file(entry.path, entry.mtime_ms, entry.size, entry.ctime_ns,
+                                       entry.ino)
+                self._skips.clear(entry.path)  # no longer skipped
 
             self._write(touch)
-            self._mirror(entry.path, FileSignature(*entry))
             report.unchanged += 1
             return
         chunks = self._chunk(content, line_map)
-        report.chunks += self._replace_file(entry, content.hash, chunks, report,
-                                            replacing=row is not None)
+        report.chunks += self._replace_file(entry, content.hash, chunks, report)
         report.indexed += 1
-
-    def _after_write(self, entry: FileEntry) -> None:
-        """In the file's write transaction: its signals, and it is no longer skipped."""
-        file_state.set_signals(self.conn, entry.path, entry.ctime_ns, entry.ino)
-        self._skips.clear(entry.path)
 
     def _read(self, entry: FileEntry) -> tuple[FileContent, Sequence[int] | None]:
         """The text to index and, for transcripts, the JSONL line of each rendered line."""
@@ -197,44 +163,26 @@ class IndexSync(VectorFill):
                           decode_bytes=self._encoding.decode_bytes, line_numbers=line_map)
 
     def _replace_file(self, entry: FileEntry, file_hash: str, chunks: list[Chunk],
-                      report: SyncReport, *, replacing: bool) -> int:
+                      report: SyncReport) -> int:
         now_ms = int(time.time() * 1000)
         cached = self._cached_vectors({c.hash for c in chunks})
         rows = []
         ids = chunk_ids(entry.source, entry.path, chunks, self.model)
         for c, cid in zip(chunks, ids, strict=True):
-            vector = cached.get(c.hash)
             rows.append(ChunkRow(
                 id=cid, path=entry.path, source=entry.source, start_line=c.start_line,
                 end_line=c.end_line, hash=c.hash, model=self.model, text=c.text,
-                fts_text=fts_index_text(c.text),
-                embedding=embed_cache.vector_to_json(vector) if vector is not None
-                else EMPTY_EMBEDDING,
-                updated_at=now_ms))
+                fts_text=fts_index_text(c.text), vector=cached.get(c.hash), updated_at=now_ms))
 
         def write() -> None:
-            if replacing:  # a file new to the index has no rows to remove
-                queries.delete_chunks(self.conn, entry.path, vec=self.vec.available)
-            queries.insert_chunks(self.conn, rows)
-            for row in rows:
-                vector = cached.get(row.hash)
-                if vector is not None and self.vec.available:
-                    self._ensure_vec(len(vector))
-                    self.conn.execute("INSERT INTO chunks_vec(id, embedding) VALUES (?, ?)",
-                                      (row.id, embed_cache.vector_to_blob(vector)))
-            queries.upsert_file(self.conn, entry.path, entry.source, file_hash, entry.mtime_ms,
-                                entry.size)
-            self._after_write(entry)
+            self.writer.replace_chunks(entry.path, rows)
+            self.writer.upsert_file(entry.path, entry.source, file_hash, entry.mtime_ms,
+                                    entry.size, entry.ctime_ns, entry.ino)
+            self._skips.clear(entry.path)  # no longer skipped
 
         self._write(write)
-        self._mirror(entry.path, FileSignature(*entry))
         report.vectors_from_cache += sum(1 for r in rows if r.hash in cached)
         return len(rows)
 
     def _delete(self, path: str) -> None:
-        def write() -> None:
-            queries.delete_file(self.conn, path, vec=self.vec.available)
-            file_state.delete_signals(self.conn, path)
-
-        self._write(write)
-        self._mirror(path, None)
+        self._write(lambda: self.writer.delete_file(path))

@@ -1,7 +1,7 @@
 """Phase 2 of a sync: embed the chunks still waiting for a vector and write them.
 
 Batches go through the worker pool and are written as they complete, so interrupting the fill
-loses nothing already embedded. A mixin of `IndexSync`: it shares the indexer's connection.
+loses nothing already embedded. A mixin of `IndexSync`: it shares the indexer's store writer.
 """
 
 from __future__ import annotations
@@ -14,21 +14,16 @@ from concurrent.futures import Future
 import numpy as np
 
 from openmemd.index.report import Progress, SyncReport, VectorTarget
-from openmemd.store.sqlite import cache as embed_cache
-from openmemd.store.sqlite import queries
-from openmemd.store.sqlite.db import Connection, VectorSupport, write_transaction
-from openmemd.store.sqlite.schema import ensure_vec_table
+from openmemd.store.base import StoreWriter
 
 
 class VectorFill:
-    conn: Connection
-    vec: VectorSupport
+    writer: StoreWriter
     vectors: VectorTarget | None
     model: str
-    _vec_ready: bool
 
     def _write(self, fn: Callable[[], None]) -> None:
-        with write_transaction(self.conn):
+        with self.writer.transaction():
             fn()
 
     # -- phase 2 -------------------------------------------------------------------------------
@@ -36,19 +31,12 @@ class VectorFill:
         v = self.vectors
         if v is None or not v.cache_enabled or not hashes:
             return {}
-        p = v.provider
-        return embed_cache.lookup(self.conn, p.id, p.model, p.provider_key,  # type: ignore[attr-defined]
-                                  sorted(hashes))
-
-    def _ensure_vec(self, dims: int) -> None:
-        if not self._vec_ready:
-            ensure_vec_table(self.conn, dims)
-            self._vec_ready = True
+        return self.writer.cache_lookup(v.cache_key, sorted(hashes))
 
     def pending_vectors(self) -> int:
         if self.vectors is None:
             return 0
-        return queries.count_pending_vectors(self.conn, self.model)
+        return self.writer.count_pending_vectors(self.model)
 
     def fill_vectors(self, *, progress: Progress | None = None,
                      should_stop: Callable[[], bool] | None = None,
@@ -58,7 +46,7 @@ class VectorFill:
         v = self.vectors
         if v is None:
             return report
-        total = queries.count_pending_vectors(self.conn, self.model)
+        total = self.writer.count_pending_vectors(self.model)
         done = 0
         stopped = False
 
@@ -73,7 +61,7 @@ class VectorFill:
         while not stopped:
             # Every chunk of a page gets its vector before the next page is read, so the
             # next page is simply the next LIMIT of chunks still without one.
-            page = queries.pending_vectors(self.conn, self.model, page_size)
+            page = self.writer.pending_vectors(self.model, page_size)
             if not page:
                 break
             by_hash: dict[str, list[str]] = {}
@@ -107,7 +95,7 @@ class VectorFill:
                 written = self._write_batch(batch, future, by_hash)
                 report.vectors_embedded += written
                 advance(written)
-        report.vectors_pending = queries.count_pending_vectors(self.conn, self.model)
+        report.vectors_pending = self.writer.count_pending_vectors(self.model)
         return report
 
     def _write_batch(self, batch: list[str], future: Future, by_hash: dict[str, list[str]]
@@ -122,15 +110,7 @@ class VectorFill:
         v = self.vectors
         assert v is not None
         now_ms = int(time.time() * 1000)
-        for h, vector in vectors.items():
-            as_json = embed_cache.vector_to_json(vector)
-            blob = None
-            if self.vec.available:
-                self._ensure_vec(len(vector))
-                blob = embed_cache.vector_to_blob(vector)
-            for cid in by_hash[h]:
-                queries.set_embedding(self.conn, cid, as_json, blob)
+        self.writer.set_vectors([(cid, vector) for h, vector in vectors.items()
+                                 for cid in by_hash[h]])
         if cache_it and v.cache_enabled:
-            p = v.provider
-            embed_cache.store(self.conn, p.id, p.model, p.provider_key,  # type: ignore[attr-defined]
-                              list(vectors.items()), now_ms)
+            self.writer.cache_store(v.cache_key, list(vectors.items()), now_ms)

@@ -1,5 +1,8 @@
-"""Hybrid search over the index: keyword leg (FTS5 BM25), vector leg (sqlite-vec KNN or numpy),
-per-model score calibration, fusion, temporal decay, MMR, snippets.
+"""Hybrid search over the index: keyword leg (relevance with term coverage), vector leg
+(cosine), per-model score calibration, fusion, temporal decay, MMR, snippets.
+
+Candidates and raw measurements come from the store (`store.base.StoreReader`); everything
+here is scoring and fusion, the same for every backend.
 
 Entry point: `openmemd.search.pipeline.run_search`. The keyword tokens it shares with the
 indexer live in `openmemd.text.tokens`.

@@ -4,18 +4,17 @@ multiplier = exp(−ln2 / half_life · age_days), i.e. 0.5 at the half-life.
 Age comes from the date in the file name for `memory/…/YYYY-MM-DD.md` (midnight UTC of that
 date), and is 0 for evergreen files: `MEMORY.md`, `memory.md` and undated files under
 `memory/` (source "memory"). Anything else (session transcripts, extra paths) ages from its
-file mtime. Dates in the future give age 0, never a boost.
+file mtime as the index recorded it (`StoreReader.file_mtimes`: no file is read or stat'ed at
+search time). Dates in the future give age 0, never a boost.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import math
-import os
 import re
 from calendar import timegm
-from collections.abc import Callable
-from pathlib import Path
+from collections.abc import Callable, Mapping
 
 SECONDS_PER_DAY = 86_400.0
 _DATED = re.compile(r"(?:^|/)memory/(?:[^/]+/)*(\d{4})-(\d{2})-(\d{2})\.md$")
@@ -52,15 +51,9 @@ def is_evergreen(path: str, source: str) -> bool:
     return (p.startswith("memory/") or "/memory/" in p) and dated_note_timestamp(p) is None
 
 
-def file_mtime(workspace: Path, path: str) -> float | None:
-    """mtime of a workspace-relative path, or None (missing, or escaping the workspace)."""
-    rel = Path(path)
-    if rel.is_absolute() or ".." in rel.parts:
-        return None
-    try:
-        return os.stat(workspace / rel).st_mtime
-    except OSError:
-        return None
+def uses_mtime(path: str, source: str) -> bool:
+    """Whether a file's age comes from its mtime (neither dated nor evergreen)."""
+    return dated_note_timestamp(path) is None and not is_evergreen(path, source)
 
 
 def age_days(path: str, source: str, *, now: float,
@@ -77,18 +70,17 @@ def age_days(path: str, source: str, *, now: float,
 
 
 class DecayCalculator:
-    """Per-search helper: decay multipliers with one stat() per distinct file."""
+    """Per-search helper: decay multipliers from the indexed mtimes (ms) of the files that age
+    by mtime (`uses_mtime`); a file missing from `mtimes` has age 0."""
 
-    def __init__(self, workspace: Path, now: float, half_life_days: float) -> None:
-        self._workspace = workspace
+    def __init__(self, mtimes: Mapping[str, int], now: float, half_life_days: float) -> None:
+        self._mtimes = mtimes
         self._now = now
         self._half_life = half_life_days
-        self._mtimes: dict[str, float | None] = {}
 
     def _mtime(self, path: str) -> float | None:
-        if path not in self._mtimes:
-            self._mtimes[path] = file_mtime(self._workspace, path)
-        return self._mtimes[path]
+        ms = self._mtimes.get(path)
+        return None if ms is None else ms / 1000.0
 
     def age(self, path: str, source: str) -> float:
         return age_days(path, source, now=self._now, mtime=self._mtime)

@@ -2,19 +2,17 @@
 
 Entry point::
 
-    run_search(conn, query, *, query_vector, model, vec, settings, max_results, min_score,
-               sources, workspace, now, explain=False, matrix_cache=None) -> list[SearchHit]
+    run_search(reader, query, *, query_vector, model, settings, max_results, min_score,
+               sources, now, explain=False) -> list[SearchHit]
 
-- `query_vector`: the query's embedding (any float array; normalised here) or None.
+- `reader`: the index's `store.base.StoreReader` (candidates, scores by id, file mtimes).
+- `query_vector`: the query's embedding (any float array; normalised here, once) or None.
 - `model`: the current embedding model; chunks of other models are ignored by the vector leg.
   "fts-only" (or no `query_vector`) selects keyword-only mode.
-- `vec`: sqlite-vec availability of `conn` (`store.db.connect` returns it).
 - `settings`: `config.QuerySettings` (hybrid, MMR and temporal decay settings).
 - `sources`: restrict to these sources ("memory", "sessions"); None = all.
-- `workspace`, `now`: for temporal decay (file mtimes; Unix time).
+- `now`: Unix time, for temporal decay (ages from dated file names or the indexed mtimes).
 - `explain`: attach a score breakdown to every hit.
-- `matrix_cache`: cache of parsed embeddings for the in-process vector fallback (a module
-  default is used when None).
 
 Modes:
 - **hybrid** (a query vector, hybrid enabled, both legs found something): union by chunk id;
@@ -37,11 +35,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from openmemd.config import QuerySettings
-from openmemd.search.decay import DecayCalculator
+from openmemd.search.decay import DecayCalculator, uses_mtime
 from openmemd.search.keyword import candidate_count, keyword_scores_for, keyword_search
 from openmemd.search.mmr import iter_mmr
 from openmemd.search.results import LegHit, SearchHit
@@ -53,9 +52,8 @@ from openmemd.search.scoring import (
     weighted_fusion,
 )
 from openmemd.search.snippets import citation, make_snippet
-from openmemd.search.vector import MatrixCache, similarities_for, vector_search
-from openmemd.store.sqlite.db import Connection, VectorSupport
-from openmemd.store.sqlite.queries import FTS_ONLY_MODEL
+from openmemd.search.vector import normalise_query, vector_search
+from openmemd.store.base import FTS_ONLY_MODEL, CandidateFilter, StoreReader
 from openmemd.text.tokens import QueryTerms, query_terms, text_units
 
 RELAXED_MIN_COVERAGE = 0.5  # share of query terms a keyword hit needs for the relaxed fallback
@@ -89,11 +87,10 @@ class _Candidate:
         return cls(hit.id, hit.path, hit.source, hit.start_line, hit.end_line, hit.text)
 
 
-def run_search(conn: Connection, query: str, *, query_vector: Any, model: str,
-               vec: VectorSupport, settings: QuerySettings, max_results: int,
-               min_score: float, sources: Sequence[str] | None, workspace: Path,
-               now: float, explain: bool = False,
-               matrix_cache: MatrixCache | None = None) -> list[SearchHit]:
+def run_search(reader: StoreReader, query: str, *, query_vector: Any, model: str,
+               settings: QuerySettings, max_results: int, min_score: float,
+               sources: Sequence[str] | None, now: float,
+               explain: bool = False) -> list[SearchHit]:
     """Search the index; see the module docstring."""
     text = (query or "").strip()
     if not text or max_results <= 0:
@@ -104,22 +101,22 @@ def run_search(conn: Connection, query: str, *, query_vector: Any, model: str,
     terms = query_terms(text)
     src = list(sources) if sources else None
     skip = not settings.dreaming_reports  # derived files (store/derived.py)
+    keyword_where = CandidateFilter(sources=tuple(src) if src else None, skip_derived=skip)
 
     vector_hits: list[LegHit] = []
+    q = None  # the query vector, normalised once: the store gets a unit vector
     if query_vector is not None and model != FTS_ONLY_MODEL:
-        vector_hits = vector_search(conn, query_vector, model=model, limit=n_candidates,
-                                    vec=vec, sources=src, cache=matrix_cache,
+        q = normalise_query(query_vector)
+        vector_hits = vector_search(reader, q, model=model, limit=n_candidates, sources=src,
                                     skip_derived=skip)
     if not vector_hits:
-        keyword_hits = keyword_search(conn, terms, limit=n_candidates, sources=src,
-                                      skip_derived=skip)
-        return _keyword_only(keyword_hits, terms, settings, max_results=max_results,
-                             min_score=min_score, workspace=workspace, now=now,
-                             explain=explain)
+        keyword_hits = keyword_search(reader, terms, limit=n_candidates, where=keyword_where)
+        return _keyword_only(reader, keyword_hits, terms, settings, max_results=max_results,
+                             min_score=min_score, now=now, explain=explain)
 
     calibrate = calibration_for(model)
-    keyword_hits = (keyword_search(conn, terms, limit=n_candidates, sources=src,
-                                   skip_derived=skip) if hybrid.enabled else [])
+    keyword_hits = (keyword_search(reader, terms, limit=n_candidates, where=keyword_where)
+                    if hybrid.enabled else [])
     if not keyword_hits:
         mode = "vector-only"
         candidates = []
@@ -133,11 +130,12 @@ def run_search(conn: Connection, query: str, *, query_vector: Any, model: str,
     else:
         mode = "hybrid"
         candidates = _fuse(vector_hits, keyword_hits, calibrate)
-        _fill_missing_legs(conn, candidates, terms, keyword_hits, query_vector=query_vector,
-                           model=model, vec=vec, calibrate=calibrate)
+        assert q is not None  # the vector leg found something
+        _fill_missing_legs(reader, candidates, terms, keyword_hits, q=q, model=model,
+                           calibrate=calibrate)
         _score_fused(candidates, vector_hits, keyword_hits, settings)
 
-    _apply_decay(candidates, settings, workspace, now)
+    _apply_decay(reader, candidates, settings, now)
     ordered, passed = _order(candidates, settings, min_score=min_score, max_results=max_results)
     relaxed = False
     if not passed and keyword_hits:
@@ -170,20 +168,19 @@ def _fuse(vector_hits: list[LegHit], keyword_hits: list[LegHit],
     return list(by_id.values())
 
 
-def _fill_missing_legs(conn: Connection, candidates: list[_Candidate], terms: QueryTerms,
-                       keyword_hits: list[LegHit], *, query_vector: Any, model: str,
-                       vec: VectorSupport, calibrate: Any) -> None:
+def _fill_missing_legs(reader: StoreReader, candidates: list[_Candidate], terms: QueryTerms,
+                       keyword_hits: list[LegHit], *, q: np.ndarray, model: str,
+                       calibrate: Any) -> None:
     """Score each candidate on the leg that did not return it, instead of counting 0.
 
     A chunk just outside one leg's top candidates is not unrelated on that leg; with the
     missing score at 0 (OpenClaw) a strong keyword match the vector leg ranked 25th loses to
     any vector-only hit. Vectors are read by id (no scan); keyword scores come from the same
-    MATCH as the keyword leg, restricted to those ids.
+    keyword query as the keyword leg, restricted to those ids.
     """
     no_vector = [c for c in candidates if c.vector_score is None]
     if no_vector:
-        sims = similarities_for(conn, query_vector, [c.id for c in no_vector], model=model,
-                                vec=vec)
+        sims = reader.cosines(q, [c.id for c in no_vector], model=model)
         for c in no_vector:
             if c.id in sims:
                 c.vector_cosine, c.vector_score = sims[c.id], calibrate(sims[c.id])
@@ -191,7 +188,7 @@ def _fill_missing_legs(conn: Connection, candidates: list[_Candidate], terms: Qu
     if no_keyword:
         top = max((h.relevance for h in keyword_hits), default=0.0)
         scores = keyword_scores_for(
-            conn, terms, [LegHit(c.id, c.path, c.source, c.start_line, c.end_line, c.text,
+            reader, terms, [LegHit(c.id, c.path, c.source, c.start_line, c.end_line, c.text,
                                  0.0, 0.0) for c in no_keyword], top_relevance=top)
         for c in no_keyword:
             if c.id in scores:
@@ -215,12 +212,15 @@ def _score_fused(candidates: list[_Candidate], vector_hits: list[LegHit],
         c.score, c.gate = ranked.get(c.id, 0.0), weighted.get(c.id, 0.0)
 
 
-def _apply_decay(candidates: list[_Candidate], settings: QuerySettings, workspace: Path,
+def _apply_decay(reader: StoreReader, candidates: list[_Candidate], settings: QuerySettings,
                  now: float) -> None:
     decay = settings.temporal_decay
     if not decay.enabled:
         return
-    calc = DecayCalculator(workspace, now, decay.half_life_days)
+    # Only files that age by mtime are looked up: one query, none when all are dated notes.
+    aging = sorted({c.path for c in candidates if uses_mtime(c.path, c.source)})
+    calc = DecayCalculator(reader.file_mtimes(aging) if aging else {}, now,
+                           decay.half_life_days)
     for c in candidates:
         c.age_days = calc.age(c.path, c.source)
         c.decay = calc.multiplier(c.path, c.source)
@@ -257,8 +257,8 @@ def _order(candidates: list[_Candidate], settings: QuerySettings, *, min_score: 
     return ordered, passed
 
 
-def _keyword_only(hits: list[LegHit], terms: QueryTerms, settings: QuerySettings, *,
-                  max_results: int, min_score: float, workspace: Path, now: float,
+def _keyword_only(reader: StoreReader, hits: list[LegHit], terms: QueryTerms,
+                  settings: QuerySettings, *, max_results: int, min_score: float, now: float,
                   explain: bool) -> list[SearchHit]:
     distinct = set(terms.all)
     candidates = []
@@ -276,7 +276,7 @@ def _keyword_only(hits: list[LegHit], terms: QueryTerms, settings: QuerySettings
             path_hits=sum(1 for t in distinct if t in path_lower),
             text_length=len(hit.text))
         candidates.append(c)
-    _apply_decay(candidates, settings, workspace, now)
+    _apply_decay(reader, candidates, settings, now)
     ordered, passed = _order(candidates, settings, min_score=min_score, max_results=max_results)
     relaxed = False
     if not passed:  # soft threshold: keyword-only scores are heuristics, not evidence

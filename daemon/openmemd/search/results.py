@@ -41,9 +41,9 @@ class LegHit:
     """A chunk found by one leg (keyword or vector) before fusion.
 
     `score` is the leg's 0..1 score (keyword: relative BM25; vector: cosine similarity, which
-    the pipeline calibrates per model); `raw` is what the leg measured (FTS5 bm25 rank, or
-    cosine similarity); `coverage` is the fraction of query terms the chunk contains (keyword
-    leg; 0 for the vector leg).
+    the pipeline calibrates per model); `raw` is what the leg measured (keyword: the BM25 rank,
+    i.e. −relevance; vector: cosine similarity); `coverage` is the fraction of query terms the
+    chunk contains (keyword leg; 0 for the vector leg).
     """
 
     id: str

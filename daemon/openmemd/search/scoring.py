@@ -21,7 +21,7 @@ DEFAULT_RRF_K = 60
 
 
 def bm25_rank_to_score(rank: float) -> float:
-    """FTS5 `bm25()` (negative = better) → 0..1: relevance r = −rank, score r/(1+r).
+    """A BM25 rank (negative = better) → 0..1: relevance r = −rank, score r/(1+r).
 
     OpenClaw's mapping, including its odd cases: rank ≥ 0 → 1/(1+rank), non-finite → 0.001.
     """

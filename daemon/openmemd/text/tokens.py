@@ -1,22 +1,18 @@
 """Text → keyword-search terms, shared by the indexer (`fts_index_text`) and the query side.
 
-FTS5's `unicode61` tokenizer splits on anything that is not a letter or digit, so a run of
-Chinese, Japanese or Korean characters is one giant token and a query word inside it never
-matches. The index therefore stores every CJK run as its bigrams followed by its unigrams
-(`北京大学` → `北京 京大 大学 北 京 大 学`), separated from Latin text by spaces; Latin text is
-left as it is so the porter stemmer still works. Queries use the bigrams of each CJK run (a
-lone CJK character uses its unigram, which the index also holds), so one- and two-character
-terms match without any LIKE fallback.
+A keyword index's word tokenizer splits on anything that is not a letter or digit, so a run
+of Chinese, Japanese or Korean characters is one giant token and a query word inside it never
+matches. The index therefore stores every CJK run as its bigrams
+followed by its unigrams (`北京大学` → `北京 京大 大学 北 京 大 学`), separated from Latin text by
+spaces; Latin text is left as it is so stemming still works. Queries use the bigrams of each
+CJK run (a lone CJK character uses its unigram, which the index also holds), so one- and
+two-character terms match without any LIKE fallback.
 
-Natural questions become an OR of quoted terms with English stop words removed (unless the
-query is nothing but stop words), plus each pair of adjacent content words as a phrase
-("support group"), which lifts chunks where they stand together (LoCoMo-dev BM25 hit@5
-0.900 → 0.904, nDCG@10 0.777 → 0.785); ranking by BM25 with a coverage factor (see
-`keyword.py`) puts chunks containing all terms first.
-
-Every term is built from letters and digits only and wrapped in double quotes (a phrase is two
-such words), so no user input (quotes, `*`, `-`, `NEAR`, parentheses, column
-filters, `<|endoftext|>`) can make FTS5 raise a syntax error.
+Natural questions become quoted terms with English stop words removed (unless the query is
+nothing but stop words), plus each pair of adjacent content words as a phrase ("support
+group"); ranking by relevance with a coverage factor (see `search/keyword.py`) puts chunks
+containing all terms first. Every term is made of letters and digits only (`is_term`), so a
+backend can quote it in its query syntax without any user input escaping.
 """
 
 from __future__ import annotations
@@ -75,13 +71,13 @@ class QueryTerms:
 
     `words` are lowercased Latin/other-script words (stop words removed unless nothing else is
     left); `cjk` are the CJK bigrams (or lone unigrams) of each CJK run. `all` (words + cjk)
-    is what coverage counts; `phrases` only add ranking signal to the MATCH query.
+    is what coverage counts; `phrases` only add ranking signal to the keyword query.
     """
 
     words: tuple[str, ...]
     cjk: tuple[str, ...]
-    # Adjacent content-word pairs of the query ("support group"): matched as FTS5 phrases, so
-    # a chunk with the words side by side outranks one where they are scattered.
+    # Adjacent content-word pairs of the query ("support group"): matched as phrases, so a
+    # chunk with the words side by side outranks one where they are scattered.
     phrases: tuple[str, ...] = ()
 
     @property
@@ -100,9 +96,10 @@ def cjk_ngrams(run: str) -> list[str]:
 
 
 def fts_index_text(text: str) -> str:
-    """The text stored in `chunks_fts.text` for a chunk: CJK runs expanded, the rest unchanged.
+    """The text a keyword index stores for a chunk (`ChunkRow.fts_text`): CJK runs expanded, the
+    rest unchanged.
 
-    Pure and deterministic; changing it requires a reindex (schema.FTS_TOKENIZER_ID).
+    Pure and deterministic; changing it requires a reindex (the backend's tokenizer id).
     """
     if not _CJK_CHAR.search(text):
         return text
@@ -156,27 +153,10 @@ def _is_contraction_tail(word: str) -> bool:
     return word in _CONTRACTION_TAILS
 
 
-def _quote(term: str) -> str:
-    # Terms are letters/digits only, so this cannot contain a quote; strip anyway, defensively.
-    return '"' + term.replace('"', "") + '"'
-
-
-def build_match(terms: QueryTerms | Iterable[str], *, op: str = "OR") -> str | None:
-    """An FTS5 MATCH expression joining the quoted terms with OR (or AND); None if no terms.
-
-    With OR, the query's adjacent-word phrases are added as extra alternatives (they only
-    raise the BM25 of chunks where the words stand together); AND uses the terms alone.
-    """
-    if op not in ("OR", "AND"):
-        raise ValueError(f"op must be OR or AND, not {op!r}")
-    if isinstance(terms, QueryTerms):
-        items = terms.all + (terms.phrases if op == "OR" else ())
-    else:
-        items = tuple(terms)
-    quoted = [_quote(t) for t in items if t and all(_WORD.fullmatch(p) for p in t.split(" "))]
-    if not quoted:
-        return None
-    return f" {op} ".join(quoted)
+def is_term(term: str) -> bool:
+    """Whether `term` is a query term: letters and digits only (a phrase: such words joined by
+    one space). A keyword backend can quote it safely in any query syntax."""
+    return all(_WORD.fullmatch(part) for part in term.split(" "))
 
 
 def word_tokens(text: str) -> list[str]:
@@ -193,7 +173,7 @@ def text_units(text: str) -> set[str]:
 
 
 # A crude suffix stripper: only used to decide whether a chunk *contains* a query word in
-# some inflection (coverage), never for retrieval, which FTS5's porter stemmer does.
+# some inflection (coverage), never for retrieval, which the keyword index's stemmer does.
 _SUFFIXES = ("ational", "ization", "fulness", "iveness", "ments", "ement", "ation", "ness",
              "ment", "ings", "ing", "ies", "ied", "ers", "est", "ful", "ly", "ed", "es",
              "er", "s", "e", "y")
@@ -204,7 +184,7 @@ def light_stem(word: str) -> str:
     for suffix in _SUFFIXES:
         if len(word) - len(suffix) >= 3 and word.endswith(suffix):
             stem = word[: -len(suffix)]
-            # running → runn → run, as porter does for doubled consonants.
+            # running → runn → run, as the Porter stemmer does for doubled consonants.
             if len(stem) >= 4 and stem[-1] == stem[-2] and stem[-1] not in "aeioulsz":
                 stem = stem[:-1]
             return stem

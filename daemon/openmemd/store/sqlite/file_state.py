@@ -14,9 +14,12 @@ A row missing from either table only costs one re-read of that file.
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
+from openmemd.store.base import FileSignature, Skipped
 from openmemd.store.sqlite.db import Connection
+
+# The row types are the interface's own (`store.base`), re-exported for this module's callers.
+__all__ = ["FileSignature", "Skipped", "delete_signals", "delete_skipped", "ensure_tables",
+           "load_signatures", "load_skipped", "set_signals", "set_skipped"]
 
 _DDL = {
     "openmemd_file_signals": """CREATE TABLE IF NOT EXISTS openmemd_file_signals (
@@ -35,24 +38,6 @@ _DDL = {
   reason TEXT NOT NULL
 )""",
 }
-
-
-class FileSignature(NamedTuple):
-    """A `files` row plus its signals: the same shape as the walk's `index.scan.FileEntry`,
-    so "unchanged" stays one tuple comparison."""
-
-    path: str
-    source: str
-    mtime: int
-    size: int
-    ctime_ns: int
-    ino: int
-
-
-class Skipped(NamedTuple):
-    signature: tuple[str, int, int, int, int]  # source, mtime, size, ctime_ns, ino
-    path: str
-    reason: str
 
 
 def ensure_tables(conn: Connection) -> None:

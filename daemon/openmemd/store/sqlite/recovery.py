@@ -9,31 +9,15 @@ from the Markdown (keyword rows first, so searches find notes again within secon
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from openmemd.log import get_logger
+from openmemd.store.base import Recovery
 from openmemd.store.sqlite import db, health, schema
 from openmemd.store.sqlite.health import FileIdentity
 
 log = get_logger(__name__)
-
-
-@dataclass(frozen=True)
-class Recovery:
-    """What the last recovery did (shown by `status` as `recovery`)."""
-
-    at: float
-    reason: str
-    moved_to: str | None
-    salvaged_embeddings: int
-
-    def to_dict(self, *, rebuilding: bool) -> dict[str, Any]:
-        return {"at": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(self.at)),
-                "reason": self.reason, "movedTo": self.moved_to,
-                "salvagedEmbeddings": self.salvaged_embeddings, "rebuilding": rebuilding}
 
 
 @dataclass(frozen=True)
@@ -91,7 +75,7 @@ def replace_damaged(db_path: Path, reason: str, old: db.Connection | None) -> Op
         raise
     salvaged = salvage_into(conn, old, moved)
     _close(old)
-    rec = Recovery(time.time(), reason, str(moved) if moved else None, salvaged)
+    rec = Recovery(reason, str(moved) if moved else None, salvaged)
     log.info("index_recreated", path=str(db_path), salvaged_embeddings=salvaged)
     return Opened(conn, vec, FileIdentity.of(db_path), rec)
 
