@@ -12,6 +12,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -19,10 +20,13 @@ from openmemd.store.base import Candidate
 from openmemd.store.sqlite.db import Connection
 from openmemd.store.sqlite.schema import SQL_NOT_DERIVED
 
+Marker = tuple[Any, ...]  # what _change_marker reads
+Key = tuple[Any, ...]  # (database file, model, sources, dims, skip_derived)
+
 
 @dataclass(frozen=True)
 class _Matrix:
-    marker: tuple
+    marker: Marker
     ids: list[str]
     vectors: np.ndarray  # (n, dims) float32, rows L2-normalised
 
@@ -35,11 +39,11 @@ class MatrixCache:
     """
 
     def __init__(self, max_entries: int = 4) -> None:
-        self._entries: OrderedDict[tuple, _Matrix] = OrderedDict()
+        self._entries: OrderedDict[Key, _Matrix] = OrderedDict()
         self._max = max_entries
         self._lock = threading.Lock()
 
-    def get(self, key: tuple, marker: tuple) -> _Matrix | None:
+    def get(self, key: Key, marker: Marker) -> _Matrix | None:
         with self._lock:
             entry = self._entries.get(key)
             if entry is None or entry.marker != marker:
@@ -47,7 +51,7 @@ class MatrixCache:
             self._entries.move_to_end(key)
             return entry
 
-    def put(self, key: tuple, entry: _Matrix) -> None:
+    def put(self, key: Key, entry: _Matrix) -> None:
         with self._lock:
             self._entries[key] = entry
             self._entries.move_to_end(key)
@@ -62,7 +66,7 @@ class MatrixCache:
 DEFAULT_CACHE = MatrixCache()
 
 
-def _change_marker(conn: Connection) -> tuple:
+def _change_marker(conn: Connection) -> Marker:
     chunks = conn.execute("SELECT count(*), max(rowid) FROM chunks").fetchone()
     files = conn.execute("SELECT count(*), total(mtime), total(size) FROM files").fetchone()
     return (*chunks, *files)
@@ -112,8 +116,8 @@ def numpy_search(conn: Connection, db_file: str, q: np.ndarray, *, model: str, l
         return []
     sims = entry.vectors @ q.astype(np.float32)
     n = min(limit, sims.size)
-    top = np.argpartition(-sims, n - 1)[:n] if n < sims.size else np.arange(sims.size)
-    top = sorted(top.tolist(), key=lambda i: (-float(sims[i]), entry.ids[i]))
+    part = np.argpartition(-sims, n - 1)[:n] if n < sims.size else np.arange(sims.size)
+    top = sorted(part.tolist(), key=lambda i: (-float(sims[i]), entry.ids[i]))
     chosen = [entry.ids[i] for i in top]
     details = {
         row[0]: row for row in conn.execute(

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -177,7 +178,7 @@ def _knn_search(conn: Connection, q: np.ndarray, *, model: str, limit: int,
         k = min(KNN_K_MAX, k * OVERSAMPLE)
 
 
-def _knn_candidate(row: tuple) -> Candidate:
+def _knn_candidate(row: tuple[Any, ...]) -> Candidate:
     cid, path, source, start, end, text, _model, distance = row
     return Candidate(id=cid, path=path, source=source, start_line=int(start), end_line=int(end),
                      text=text, measure=1.0 - float(distance))
