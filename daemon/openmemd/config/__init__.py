@@ -25,14 +25,18 @@ from openmemd.config.settings import (
     RemPhaseSettings,
     ServerSettings,
     Settings,
+    StoreSettings,
     SyncSettings,
     TemporalDecaySettings,
 )
+from openmemd.config.store_url import redact_url
 
 __all__ = [
     "DEFAULT_AGENT", "ENV_VARS", "PHASES", "PHASE_CHOICES", "SOURCES", "AgentSettings",
     "CacheSettings", "ChunkingSettings", "ConfigError", "DeepPhaseSettings", "DreamingSettings",
     "EmbeddingSettings", "HybridSettings", "LightPhaseSettings", "LogSettings", "MmrSettings",
-    "QuerySettings", "RemPhaseSettings", "ServerSettings", "Settings", "SyncSettings",
+    "QuerySettings", "RemPhaseSettings", "ServerSettings", "Settings", "StoreSettings",
+    "SyncSettings",
     "TemporalDecaySettings", "default_settings", "describe", "load_settings",
+    "redact_url",
 ]

@@ -19,11 +19,12 @@ else:  # pragma: no cover - exercised on 3.10 only
 
 from openmemd import paths
 from openmemd.config.settings import SOURCES, AgentSettings, ConfigError, Settings
+from openmemd.config.store_url import check_store
 from openmemd.settings_layers import Loaded, toml_hint  # openclaw.json < file < env < flags
 
 _TOML_ALIASES = {"lambda": "lambda_"}
 ENV_VARS = {"OPENMEMD_WORKSPACE": "workspace", "OPENMEMD_STATE_DIR": "state_dir",
-            "OPENMEMD_ENDPOINT": "server.endpoint"}
+            "OPENMEMD_ENDPOINT": "server.endpoint", "OPENMEMD_STORE_URL": "store.url"}
 
 
 def load_settings(config_file: str | os.PathLike[str] | None = None, *,
@@ -154,6 +155,7 @@ def _check_cross_fields(s: Settings, source: str) -> None:
         except (ZoneInfoNotFoundError, ValueError):
             raise ConfigError(f"{source}: 'dreaming.timezone' = {s.dreaming.timezone!r} is not "
                               "a known IANA timezone") from None
+    check_store(s.store, source)
     parts = s.dreaming.frequency.split()
     if len(parts) != 5:
         raise ConfigError(f"{source}: 'dreaming.frequency' = {s.dreaming.frequency!r} must be a "

@@ -166,6 +166,42 @@ class ServerSettings:
     workers: int = _opt(4, "request worker threads", min=1, max=64)
 
 
+STORE_BACKENDS = ("sqlite", "postgres")
+# `store.namespace` placeholders: one setting serves every agent of a daemon.
+DEFAULT_NAMESPACE = "{hostname}/{agent}"
+
+
+@dataclass(frozen=True)
+class StoreSettings:
+    backend: str = _opt("sqlite", "where the index lives: sqlite (one file per agent) or "
+                        "postgres (a shared server; pip install 'openmemd[postgres]')",
+                        choices=STORE_BACKENDS)
+    url: str = _opt("", "postgres: libpq URL, e.g. postgresql://user@host/db (also "
+                    "OPENMEMD_STORE_URL; PG* variables and ~/.pgpass apply); keep the password "
+                    "out of it")
+    namespace: str = _opt(DEFAULT_NAMESPACE, "postgres: this agent's namespace; {hostname} "
+                          "and {agent} are replaced")
+    search_namespaces: list = _opt([], "postgres: namespaces searched (each may use "  # type: ignore[type-arg]
+                                   "{hostname}/{agent}); empty = the own namespace")
+    statement_timeout_ms: int = _opt(15_000, "postgres: longest a single query may run",
+                                     min=100, max=3_600_000)
+
+    def namespace_for(self, agent_id: str) -> str:
+        return expand_namespace(self.namespace, agent_id)
+
+    def search_namespaces_for(self, agent_id: str) -> tuple[str, ...]:
+        if not self.search_namespaces:
+            return (self.namespace_for(agent_id),)
+        return tuple(dict.fromkeys(expand_namespace(n, agent_id)
+                                   for n in self.search_namespaces))
+
+
+def expand_namespace(template: str, agent_id: str) -> str:
+    import socket
+
+    return template.replace("{hostname}", socket.gethostname()).replace("{agent}", agent_id)
+
+
 @dataclass(frozen=True)
 class LogSettings:
     level: str = _opt("info", "log level", choices=("debug", "info", "warning", "error"))
@@ -196,6 +232,7 @@ class Settings:
     sync: SyncSettings = field(default_factory=SyncSettings)
     dreaming: DreamingSettings = field(default_factory=DreamingSettings)
     server: ServerSettings = field(default_factory=ServerSettings)
+    store: StoreSettings = field(default_factory=StoreSettings)
     log: LogSettings = field(default_factory=LogSettings)
     # Where the settings came from, for error messages and `status`.
     config_file: str = field(default="", metadata={"internal": True})

@@ -20,8 +20,13 @@ def open_store(settings: Settings, agent_id: str, *, long_lived: bool = False) -
     """One agent's index. `long_lived`: the daemon (checks the whole index when it opens the
     writer, keeps search structures in memory); a one-shot command leaves it off.
 
-    The backend is chosen here and only here (a PostgreSQL branch joins the SQLite one).
+    The backend is chosen here and only here. PostgreSQL is imported only when configured,
+    so SQLite users need none of its packages.
     """
+    if settings.store.backend == "postgres":
+        from openmemd.store.postgres import open_postgres_store
+
+        return open_postgres_store(settings, agent_id, long_lived=long_lived)
     from openmemd.store.sqlite.store import SqliteStore
 
     path = settings.index_path(agent_id)

@@ -1,0 +1,30 @@
+"""The PostgreSQL + pgvector backend (`[store] backend = "postgres"`): many daemons share one
+database, each writing its own namespace. Needs the `postgres` extra (psycopg 3, its pool and
+the pgvector adapter); imported only when configured, so SQLite users need none of it."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from openmemd.errors import UnavailableError
+
+if TYPE_CHECKING:
+    from openmemd.config import Settings
+    from openmemd.store.base import IndexStore
+
+
+def open_postgres_store(settings: Settings, agent_id: str, *,
+                        long_lived: bool = False) -> IndexStore:
+    """A `PgStore` for this agent's namespace. Does not connect (see store.py)."""
+    try:
+        from openmemd.store.postgres.connect import Target
+        from openmemd.store.postgres.store import PgStore
+    except ImportError as exc:
+        raise UnavailableError(
+            f"store.backend = \"postgres\" needs the postgres extra ({exc.name} is missing): "
+            "pip install 'openmemd[postgres]'") from None
+    store = settings.store
+    target = Target(store.url, store.statement_timeout_ms)
+    pool_size = settings.server.workers + 1 if long_lived else 2
+    return PgStore(target, store.namespace_for(agent_id), store.search_namespaces_for(agent_id),
+                   pool_size=pool_size)

@@ -1,0 +1,136 @@
+"""Connections to the server: the readers' pool, the writer's own connection, and the one
+place driver errors become openmemd errors (never with the password in them).
+
+Every connection carries `statement_timeout` (no query can hang a request thread) and a
+short `connect_timeout` (a server that is down answers "unavailable" quickly). The pool
+(psycopg_pool) checks a connection before lending it, so after the server comes back the next
+request reconnects by itself.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import unquote
+
+import psycopg
+import psycopg_pool
+from psycopg import errors as pg_errors
+
+from openmemd.config.store_url import redact_url, url_password
+from openmemd.errors import OpenmemdError
+from openmemd.store.base import DiskFullError, RowRejectedError, StoreUnavailableError
+
+CONNECT_TIMEOUT_S = 5
+# How long a reader waits for a pooled connection. Each request thread has one in the pool,
+# so waiting only happens while connecting; once the server is known to be down, `Outage`
+# answers at once instead.
+POOL_WAIT_S = 3.0
+# Recall with filters: pgvector's HNSW returns at most ef_search rows before filtering; an
+# iterative scan keeps going until `limit` rows pass the filters (pgvector >= 0.8).
+HNSW_EF_SEARCH = 200
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where the server is and how long a query may run."""
+
+    url: str  # may hold a password: never shown, see `shown`
+    statement_timeout_ms: int
+
+    @property
+    def shown(self) -> str:
+        return redact_url(self.url) if self.url else "(libpq defaults: PG* variables)"
+
+    def kwargs(self) -> dict[str, Any]:
+        return {"autocommit": True, "connect_timeout": CONNECT_TIMEOUT_S,
+                "application_name": "openmemd",
+                "options": f"-c statement_timeout={self.statement_timeout_ms}"}
+
+    def scrub(self, message: str) -> str:
+        """A driver message with any copy of the password removed."""
+        pw = url_password(self.url)
+        for secret in {pw, unquote(pw)} if pw else ():
+            if secret:
+                message = message.replace(secret, "***")
+        return re.sub(r"password=\S+", "password=***", message)
+
+
+def connect(target: Target) -> psycopg.Connection[Any]:
+    with translated(target, "connecting to"):
+        return psycopg.connect(target.url, **target.kwargs())
+
+
+def configure_session(conn: psycopg.Connection[Any]) -> None:
+    """Per-connection settings for readers: the vector type adapter and HNSW recall."""
+    from pgvector.psycopg import register_vector
+
+    register_vector(conn)
+    conn.execute(f"SET hnsw.ef_search = {HNSW_EF_SEARCH}")
+    conn.execute("SET hnsw.iterative_scan = strict_order")
+
+
+def make_pool(target: Target, max_size: int) -> psycopg_pool.ConnectionPool[Any]:
+    pool: psycopg_pool.ConnectionPool[Any] = psycopg_pool.ConnectionPool(
+        target.url, kwargs=target.kwargs(), min_size=0, max_size=max(1, max_size),
+        open=False, configure=configure_session, check=psycopg_pool.ConnectionPool.check_connection,
+        timeout=POOL_WAIT_S, reconnect_timeout=0, name="openmemd")
+    pool.open(wait=False)
+    return pool
+
+
+@contextmanager
+def translated(target: Target, doing: str) -> Iterator[None]:
+    """Driver errors -> openmemd errors: unreachable, gone or timed out = StoreUnavailableError;
+    out of space = DiskFullError; a refused value = RowRejectedError."""
+    try:
+        yield
+    except OpenmemdError:
+        raise
+    except pg_errors.DiskFull as exc:
+        raise DiskFullError(f"PostgreSQL at {target.shown} is out of disk space: "
+                            f"{target.scrub(_first_line(exc))}") from None
+    except pg_errors.QueryCanceled as exc:
+        raise StoreUnavailableError(
+            f"a query to PostgreSQL at {target.shown} took longer than "
+            f"{target.statement_timeout_ms} ms (store.statement_timeout_ms): "
+            f"{target.scrub(_first_line(exc))}") from None
+    except (psycopg.OperationalError, psycopg.InterfaceError, psycopg_pool.PoolTimeout) as exc:
+        raise StoreUnavailableError(
+            f"PostgreSQL at {target.shown} is unavailable ({doing} it failed): "
+            f"{target.scrub(_first_line(exc)) or type(exc).__name__}") from None
+    except (psycopg.DataError, psycopg.IntegrityError) as exc:
+        raise RowRejectedError(f"PostgreSQL refused the rows: "
+                               f"{target.scrub(_first_line(exc))}") from None
+
+
+class Outage:
+    """Remembers that the server was unreachable, so readers fail fast: while it is down each
+    call makes one direct connection attempt (refused at once) instead of waiting on the pool,
+    and the first attempt that succeeds ends the outage."""
+
+    def __init__(self, target: Target) -> None:
+        self._target = target
+        self.reason: str | None = None
+
+    def check(self) -> None:
+        if self.reason is None:
+            return
+        connect(self._target).close()  # raises StoreUnavailableError while still down
+        self.reason = None
+
+    @contextmanager
+    def watch(self) -> Iterator[None]:
+        try:
+            yield
+        except StoreUnavailableError as exc:
+            if "took longer than" not in str(exc):  # a slow query is not an outage
+                self.reason = str(exc)
+            raise
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [""])[0]

@@ -1,0 +1,240 @@
+"""`StoreReader` on PostgreSQL: search legs, point lookups, stats and export.
+
+A reader borrows a pooled connection per call (autocommit, statement timeout), so a broken
+connection is replaced by the pool and the next call after an outage simply works.
+
+Ids: a chunk of the own namespace keeps its id (OpenClaw's, the same as on SQLite); a chunk of
+another searched namespace is returned as `<id>@<namespace>`, so two namespaces indexing the
+same file cannot collide in fusion, and `cosines`/`keyword_relevance` take those ids back.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+import psycopg
+import psycopg_pool
+
+from openmemd.store.base import (
+    FTS_ONLY_MODEL,
+    CacheEntry,
+    CacheKey,
+    Candidate,
+    CandidateFilter,
+    ChunkRow,
+    IndexStats,
+    StoredFile,
+    StoredFileRecord,
+    Vector,
+)
+from openmemd.store.derived import DERIVED_PREFIX
+from openmemd.store.postgres import keyword
+from openmemd.store.postgres.connect import Outage, Target, translated
+from openmemd.store.postgres.schema import SCHEMA
+from openmemd.text.tokens import QueryTerms, fts_index_text
+
+EXPORT_BATCH = 500
+
+
+class PgReader:
+    def __init__(self, pool: psycopg_pool.ConnectionPool[Any], target: Target, ns: str,
+                 search_ns: Sequence[str], ready: Callable[[], None], outage: Outage) -> None:
+        self._pool = pool
+        self._outage = outage
+        self._target = target
+        self.ns = ns
+        self.search_ns = list(search_ns)
+        self._ready = ready  # ensures the schema exists (first use after start or outage)
+
+    def _run(self, fn: Callable[[psycopg.Connection[Any]], Any]) -> Any:
+        with self._outage.watch():
+            self._outage.check()
+            self._ready()
+            with translated(self._target, "reading from"), self._pool.connection() as conn:
+                return fn(conn)
+
+    # -- ids across namespaces ------------------------------------------------------------------
+    def _public_id(self, ns: str, cid: str) -> str:
+        return cid if ns == self.ns else f"{cid}@{ns}"
+
+    def _keys(self, ids: Sequence[str]) -> list[tuple[str, str]]:
+        out = []
+        for public in ids:
+            cid, sep, ns = public.partition("@")
+            out.append((ns if sep else self.ns, cid))
+        return out
+
+    # -- search legs ----------------------------------------------------------------------------
+    def keyword_candidates(self, terms: QueryTerms, *, limit: int,
+                           where: CandidateFilter) -> list[Candidate]:
+        found = self._run(lambda c: keyword.candidates(c, terms, self.search_ns, limit=limit,
+                                                        where=where))
+        return [Candidate(id=self._public_id(s.ns, s.id), path=r[0], source=r[1],
+                          start_line=int(r[2]), end_line=int(r[3]), text=r[4],
+                          measure=s.relevance, namespace=s.ns) for s, r in found]
+
+    def keyword_relevance(self, terms: QueryTerms, ids: Sequence[str]) -> dict[str, float]:
+        if not ids or not terms:
+            return {}
+        keys = self._keys(ids)
+        scored = self._run(lambda c: keyword.score(c, terms, self.search_ns, None, ids=keys))
+        return {self._public_id(s.ns, s.id): s.relevance for s in scored}
+
+    def vector_candidates(self, query: Vector, *, limit: int,
+                          where: CandidateFilter) -> list[Candidate]:
+        dims = int(query.shape[0])
+        if limit <= 0 or dims == 0 or where.model == FTS_ONLY_MODEL:
+            return []
+        cond, params = _filter_sql(where)
+        distance = f"embedding::vector({dims}) <=> %(q)s::vector({dims})"
+        # The inner ORDER BY is the distance alone, so the HNSW index can serve it; ties by id
+        # are broken outside.
+        sql = (f"SELECT * FROM (SELECT ns, id, path, source, start_line, end_line, text,"
+               f" {distance} AS d FROM {SCHEMA}.chunks WHERE dims = {dims} AND ns = ANY(%(ns)s)"
+               f"{cond} ORDER BY {distance} LIMIT %(limit)s) x ORDER BY d, id")
+        params.update(q=np.asarray(query, dtype=np.float32), ns=self.search_ns, limit=limit)
+        rows = self._run(lambda c: c.execute(sql, params).fetchall())  # type: ignore[arg-type]
+        return [Candidate(id=self._public_id(r[0], r[1]), path=r[2], source=r[3],
+                          start_line=int(r[4]), end_line=int(r[5]), text=r[6],
+                          measure=1.0 - float(r[7]), namespace=r[0]) for r in rows]
+
+    def cosines(self, query: Vector, ids: Sequence[str], *, model: str) -> dict[str, float]:
+        dims = int(query.shape[0])
+        if not ids or dims == 0:
+            return {}
+        keys = self._keys(ids)
+        rows = self._run(lambda c: c.execute(
+            f"SELECT ns, id, 1 - (embedding::vector({dims}) <=> %s::vector({dims}))"
+            f" FROM {SCHEMA}.chunks WHERE (ns, id) IN"
+            " (SELECT * FROM unnest(%s::text[], %s::text[]))"
+            f" AND model = %s AND dims = {dims}",
+            (np.asarray(query, dtype=np.float32), [k[0] for k in keys], [k[1] for k in keys],
+             model)).fetchall())
+        return {self._public_id(r[0], r[1]): float(r[2]) for r in rows}
+
+    # -- files, meta, stats ---------------------------------------------------------------------
+    def file_mtimes(self, paths: Sequence[str]) -> dict[str, int]:
+        if not paths:
+            return {}
+        rows = self._run(lambda c: c.execute(
+            f"SELECT path, mtime FROM {SCHEMA}.files WHERE ns = %s AND path = ANY(%s)",
+            (self.ns, list(paths))).fetchall())
+        return {r[0]: int(r[1]) for r in rows}
+
+    def stored_files(self) -> dict[str, StoredFile]:
+        rows = self._run(lambda c: c.execute(
+            f"SELECT path, source, mtime, size FROM {SCHEMA}.files WHERE ns = %s",
+            (self.ns,)).fetchall())
+        return {r[0]: StoredFile(r[0], r[1], int(r[2]), int(r[3])) for r in rows}
+
+    def read_meta(self) -> dict[str, Any] | None:
+        return self._run(lambda c: read_meta(c, self.ns))
+
+    def stats(self, model: str | None) -> IndexStats:
+        return self._run(lambda c: stats(c, self.ns, model))
+
+    # -- export ---------------------------------------------------------------------------------
+    def export_files(self) -> Iterator[StoredFileRecord]:
+        for r in self._stream(f"SELECT path, source, hash, mtime, size, ctime_ns, ino FROM "
+                              f"{SCHEMA}.files", "path"):
+            yield StoredFileRecord(r[0], r[1], r[2], int(r[3]), int(r[4]), int(r[5]), int(r[6]))
+
+    def export_chunks(self) -> Iterator[ChunkRow]:
+        for r in self._stream(f"SELECT id, path, source, start_line, end_line, hash, model,"
+                              f" text, embedding, updated_at FROM {SCHEMA}.chunks", "id"):
+            yield ChunkRow(id=r[0], path=r[1], source=r[2], start_line=int(r[3]),
+                           end_line=int(r[4]), hash=r[5], model=r[6], text=r[7],
+                           fts_text=fts_index_text(r[7]), vector=_vector(r[8]),
+                           updated_at=int(r[9]))
+
+    def export_cache(self) -> Iterator[CacheEntry]:
+        sql = (f"SELECT provider, model, provider_key, hash, embedding, updated_at"
+               f" FROM {SCHEMA}.embedding_cache")
+        after: tuple[str, str, str, str] | None = None
+        while True:
+            cond = "" if after is None else " WHERE (provider, model, provider_key, hash) > %s"
+            params: tuple[Any, ...] = () if after is None else (after,)
+            rows = self._run(lambda c, cond=cond, params=params: c.execute(
+                f"{sql}{cond} ORDER BY provider, model, provider_key, hash LIMIT {EXPORT_BATCH}",
+                params).fetchall())
+            for r in rows:
+                vec = _vector(r[4])
+                yield CacheEntry(CacheKey(r[0], r[1], r[2]), r[3],
+                                 np.zeros(0, np.float32) if vec is None else vec, int(r[5]))
+            if len(rows) < EXPORT_BATCH:
+                return
+            after = (rows[-1][0], rows[-1][1], rows[-1][2], rows[-1][3])
+
+    def _stream(self, select: str, key: str) -> Iterator[tuple[Any, ...]]:
+        """Keyset pagination over the own namespace by `key` (the first selected column), so
+        no server cursor stays open while the caller consumes rows."""
+        after: str | None = None
+        while True:
+            cond = "" if after is None else f" AND {key} > %s"
+            params: tuple[Any, ...] = (self.ns,) if after is None else (self.ns, after)
+            sql = f"{select} WHERE ns = %s{cond} ORDER BY {key} LIMIT {EXPORT_BATCH}"
+            rows = self._run(lambda c, sql=sql, params=params: c.execute(
+                sql, params).fetchall())  # type: ignore[arg-type]
+            yield from rows
+            if len(rows) < EXPORT_BATCH:
+                return
+            after = rows[-1][0]
+
+
+def _filter_sql(where: CandidateFilter) -> tuple[str, dict[str, Any]]:
+    cond = ""
+    params: dict[str, Any] = {}
+    if where.sources is not None:
+        cond += " AND source = ANY(%(sources)s)"
+        params["sources"] = list(where.sources)
+    if where.model is not None:
+        cond += " AND model = %(model)s"
+        params["model"] = where.model
+    if where.skip_derived:
+        cond += " AND NOT starts_with(path, %(derived)s)"
+        params["derived"] = DERIVED_PREFIX
+    return cond, params
+
+
+def _vector(value: Any) -> Vector | None:
+    if value is None:
+        return None
+    return np.asarray(value.to_numpy() if hasattr(value, "to_numpy") else value,
+                      dtype=np.float32)
+
+
+def read_meta(conn: psycopg.Connection[Any], ns: str) -> dict[str, Any] | None:
+    row = conn.execute(f"SELECT value FROM {SCHEMA}.ns_meta WHERE ns = %s AND key = 'index'",
+                       (ns,)).fetchone()
+    if row is None:
+        return None
+    try:
+        value = json.loads(row[0])
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def stats(conn: psycopg.Connection[Any], ns: str, model: str | None) -> IndexStats:
+    by_source: dict[str, dict[str, int]] = {}
+    for source, n in conn.execute(f"SELECT source, count(*) FROM {SCHEMA}.files WHERE ns = %s"
+                                  " GROUP BY source", (ns,)):
+        by_source.setdefault(source, {"files": 0, "chunks": 0})["files"] = int(n)
+    row = conn.execute(
+        f"SELECT source, count(*), count(embedding), count(*) FILTER (WHERE embedding IS NULL"
+        f" AND model = %s) FROM {SCHEMA}.chunks WHERE ns = %s GROUP BY source",
+        (model or "", ns)).fetchall()
+    vectors = pending = 0
+    for source, n, with_vec, waiting in row:
+        by_source.setdefault(source, {"files": 0, "chunks": 0})["chunks"] = int(n)
+        vectors += int(with_vec)
+        pending += int(waiting)
+    cache = conn.execute(f"SELECT count(*) FROM {SCHEMA}.embedding_cache").fetchone()
+    return IndexStats(files=sum(v["files"] for v in by_source.values()),
+                      chunks=sum(v["chunks"] for v in by_source.values()),
+                      cache_entries=int(cache[0]) if cache else 0, vectors=vectors,
+                      pending_vectors=pending if model and model != FTS_ONLY_MODEL else 0,
+                      by_source=by_source)

@@ -1,0 +1,129 @@
+"""The PostgreSQL schema: OpenClaw's tables with a namespace column, in a schema of its own.
+
+Everything lives in the `openmemd` schema, so the database can hold other things. Every row of
+`files`, `chunks`, `skipped`, `ns_meta` and `ns_stats` carries its namespace (many daemons
+share one database); `embedding_cache` is shared by all namespaces (a team embeds a shared
+document once). `chunks.fts` is the keyword index of the CJK-expanded text (see fts.py) and
+`chunks.doclen` its token count, so the keyword leg can compute FTS5's BM25 exactly.
+
+Vectors are `vector` without a fixed dimension (namespaces may use different models), plus a
+`dims` column; each dimension in use gets its own partial HNSW index on
+`embedding::vector(dims)` (cosine), created when the first vector of that size is written.
+`vector` rather than `halfvec`: chunk vectors are small (384 floats = 1.5 kB) and recall is
+the point; halfvec halves that at some quality cost nobody has measured here yet.
+
+The schema is created on first use under a transaction-level advisory lock (two daemons
+starting together do not race) and versioned by the `meta` row `schema_version`: a database
+written by a newer openmemd is refused with a clear message, never "repaired".
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+
+from openmemd.errors import UnavailableError
+
+SCHEMA = "openmemd"
+SCHEMA_VERSION = 1
+FTS_CONFIG = f"{SCHEMA}.fts"
+DERIVED_SQL = "starts_with(path, %(derived)s)"
+# Any constant: serialises schema creation between daemons.
+_DDL_LOCK = 0x6F6D_6464_0001
+# Token types the default parser can produce from fts.prepare()'s words-and-spaces text.
+_TOKEN_TYPES = ("asciiword, word, numword, asciihword, hword, numhword, hword_asciipart, "
+                "hword_part, hword_numpart, email, protocol, url, host, url_path, file, sfloat, "
+                "float, int, uint, version, tag, entity")
+
+
+class SchemaTooNewError(UnavailableError):
+    """The database was written by a newer openmemd; this one does not touch it."""
+
+
+_DDL = f"""
+CREATE SCHEMA IF NOT EXISTS {SCHEMA};
+CREATE TABLE IF NOT EXISTS {SCHEMA}.meta (key text PRIMARY KEY, value text NOT NULL);
+CREATE TABLE IF NOT EXISTS {SCHEMA}.ns_meta (
+  ns text NOT NULL, key text NOT NULL, value text NOT NULL, PRIMARY KEY (ns, key));
+CREATE TABLE IF NOT EXISTS {SCHEMA}.ns_stats (
+  ns text PRIMARY KEY, docs bigint NOT NULL DEFAULT 0, tokens bigint NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS {SCHEMA}.files (
+  ns text NOT NULL, path text NOT NULL, source text NOT NULL DEFAULT 'memory',
+  hash text NOT NULL, mtime bigint NOT NULL, size bigint NOT NULL,
+  ctime_ns bigint NOT NULL DEFAULT 0, ino bigint NOT NULL DEFAULT 0,
+  PRIMARY KEY (ns, path));
+CREATE TABLE IF NOT EXISTS {SCHEMA}.chunks (
+  ns text NOT NULL, id text NOT NULL, path text NOT NULL,
+  source text NOT NULL DEFAULT 'memory', start_line integer NOT NULL,
+  end_line integer NOT NULL, hash text NOT NULL, model text NOT NULL, text text NOT NULL,
+  fts tsvector NOT NULL, doclen integer NOT NULL,
+  embedding vector, dims integer, updated_at bigint NOT NULL,
+  PRIMARY KEY (ns, id));
+CREATE INDEX IF NOT EXISTS chunks_ns_path ON {SCHEMA}.chunks (ns, path);
+CREATE INDEX IF NOT EXISTS chunks_pending ON {SCHEMA}.chunks (ns, model) WHERE embedding IS NULL;
+CREATE INDEX IF NOT EXISTS chunks_fts ON {SCHEMA}.chunks USING gin (fts);
+CREATE TABLE IF NOT EXISTS {SCHEMA}.embedding_cache (
+  provider text NOT NULL, model text NOT NULL, provider_key text NOT NULL, hash text NOT NULL,
+  embedding vector NOT NULL, dims integer NOT NULL, updated_at bigint NOT NULL,
+  PRIMARY KEY (provider, model, provider_key, hash));
+CREATE INDEX IF NOT EXISTS embedding_cache_updated_at ON {SCHEMA}.embedding_cache (updated_at);
+CREATE TABLE IF NOT EXISTS {SCHEMA}.skipped (
+  ns text NOT NULL, name bytea NOT NULL, source text NOT NULL, mtime bigint NOT NULL,
+  size bigint NOT NULL, ctime_ns bigint NOT NULL, ino bigint NOT NULL, path text NOT NULL,
+  reason text NOT NULL, PRIMARY KEY (ns, name));
+"""
+
+# English stemming without stop words: FTS5's porter tokenizer keeps every word, and BM25's
+# document lengths must count them all (fts.py says why snowball stands in for porter).
+_FTS_DDL = f"""
+CREATE TEXT SEARCH DICTIONARY {SCHEMA}.english_all (TEMPLATE = snowball, Language = english);
+CREATE TEXT SEARCH CONFIGURATION {FTS_CONFIG} (COPY = simple);
+ALTER TEXT SEARCH CONFIGURATION {FTS_CONFIG} ALTER MAPPING FOR {_TOKEN_TYPES}
+  WITH {SCHEMA}.english_all;
+"""
+
+
+def ensure_schema(conn: psycopg.Connection[Any]) -> None:
+    """Create what is missing, or refuse a newer schema. Idempotent; safe to race."""
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_DDL_LOCK,))
+        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        exists = conn.execute("SELECT to_regclass(%s)", (f"{SCHEMA}.meta",)).fetchone()
+        if exists and exists[0] is not None:
+            row = conn.execute(f"SELECT value FROM {SCHEMA}.meta WHERE key = 'schema_version'"
+                               ).fetchone()
+            found = int(row[0]) if row else 0
+            if found > SCHEMA_VERSION:
+                raise SchemaTooNewError(
+                    f"the openmemd schema in this database is version {found}, newer than "
+                    f"this openmemd understands ({SCHEMA_VERSION}); upgrade openmemd (it "
+                    "leaves the database untouched)")
+            if found == SCHEMA_VERSION:
+                return
+        conn.execute(_DDL)
+        has_cfg = conn.execute(
+            "SELECT 1 FROM pg_ts_config c JOIN pg_namespace n ON n.oid = c.cfgnamespace"
+            " WHERE n.nspname = %s AND c.cfgname = 'fts'", (SCHEMA,)).fetchone()
+        if has_cfg is None:
+            conn.execute(_FTS_DDL)
+        conn.execute(f"INSERT INTO {SCHEMA}.meta(key, value) VALUES ('schema_version', %s)"
+                     " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                     (str(SCHEMA_VERSION),))
+
+
+def ensure_hnsw(conn: psycopg.Connection[Any], dims: int) -> None:
+    """The partial HNSW index for vectors of `dims` (cosine)."""
+    dims = int(dims)
+    found = conn.execute("SELECT to_regclass(%s)", (f"{SCHEMA}.chunks_hnsw_{dims}",)).fetchone()
+    if found and found[0] is not None:
+        return
+    conn.execute(
+        f"CREATE INDEX IF NOT EXISTS chunks_hnsw_{dims} ON {SCHEMA}.chunks USING hnsw "
+        f"((embedding::vector({dims})) vector_cosine_ops) WHERE dims = {dims}")
+
+
+def hnsw_dims(conn: psycopg.Connection[Any]) -> set[int]:
+    rows = conn.execute("SELECT indexname FROM pg_indexes WHERE schemaname = %s AND "
+                        "indexname LIKE 'chunks_hnsw_%%'", (SCHEMA,)).fetchall()
+    return {int(r[0].rsplit("_", 1)[1]) for r in rows}

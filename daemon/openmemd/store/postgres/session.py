@@ -1,0 +1,73 @@
+"""The writer's own connection, holding the namespace's advisory lock while the writer lives.
+
+One writer per namespace: a session-level `pg_try_advisory_lock` on a key derived from the
+namespace. The lock lives as long as this connection; if the server goes away the lock goes
+with it, so the next write reconnects and takes it again -- or finds that another daemon took
+it meanwhile and stops with the same "locked" error as at start.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+from typing import Any
+
+import psycopg
+
+from openmemd.errors import IndexLockedError
+from openmemd.store.postgres.connect import Target, configure_session, connect, translated
+
+_LOCK_SQL = "SELECT pg_try_advisory_lock(hashtextextended(%s, 0))"
+
+
+def lock_key(ns: str) -> str:
+    return f"openmemd-writer:{ns}"
+
+
+class WriterSession:
+    def __init__(self, target: Target, ns: str) -> None:
+        self.target = target
+        self.ns = ns
+        self._conn: psycopg.Connection[Any] | None = None
+        self._mutex = threading.Lock()
+
+    def connection(self) -> psycopg.Connection[Any]:
+        """The live, locked connection: (re)connects and (re)locks when needed."""
+        with self._mutex:
+            conn = self._conn
+            if conn is not None and not (conn.closed or conn.broken):
+                return conn
+            self._conn = None
+            if conn is not None:
+                conn.close()
+            conn = connect(self.target)
+            try:
+                with translated(self.target, "locking the namespace in"):
+                    # Who holds a lock shows in pg_stat_activity.application_name.
+                    conn.execute("SELECT set_config('application_name', %s, false)",
+                                 (f"openmemd writer {socket.gethostname()}:{os.getpid()}",))
+                    row = conn.execute(_LOCK_SQL, (lock_key(self.ns),)).fetchone()
+                    if not (row and row[0]):
+                        raise IndexLockedError(
+                            f"the namespace {self.ns!r} at {self.target.shown} is being "
+                            "written by another openmemd process (on this host or another); "
+                            "use that daemon (it answers these commands), stop it first, or "
+                            "give this one its own store.namespace")
+                    configure_session(conn)
+            except BaseException:
+                conn.close()
+                raise
+            self._conn = conn
+            return conn
+
+    def close(self) -> None:
+        with self._mutex:
+            conn, self._conn = self._conn, None
+        if conn is not None and not conn.closed:
+            try:
+                conn.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))",
+                             (lock_key(self.ns),))
+            except psycopg.Error:
+                pass  # closing the session releases it anyway
+            conn.close()

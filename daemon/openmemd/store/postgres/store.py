@@ -1,0 +1,186 @@
+"""`IndexStore` on PostgreSQL: one namespace of a shared database.
+
+Opening does not connect: the schema is ensured on first use (and again after a failed
+attempt), so a daemon starts while the server is down, answers "unavailable" meanwhile, and
+works as soon as the server is back.
+
+Rebuild: `build` fills a staging namespace (`<ns>` + STAGING_SUFFIX, a name no configured
+namespace can take) under the same advisory lock; one transaction then deletes the old rows and
+renames the staging ones, so readers see the old index until that commit and the new one
+after. Heal: PostgreSQL keeps its own storage consistent, so there is no damaged file to move
+aside; `heal` empties the namespace (the shared embedding cache stays) for a refill.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import psycopg
+
+from openmemd.log import get_logger
+from openmemd.store.base import Recovery, StoreWriter, VectorMode
+from openmemd.store.postgres import fts, schema
+from openmemd.store.postgres.connect import Outage, Target, connect, make_pool, translated
+from openmemd.store.postgres.reader import PgReader
+from openmemd.store.postgres.schema import SCHEMA
+from openmemd.store.postgres.session import WriterSession
+from openmemd.store.postgres.writer import PgWriter
+
+T = TypeVar("T")
+log = get_logger(__name__)
+STAGING_SUFFIX = "\x1frebuild"
+NS_TABLES = ("files", "chunks", "skipped", "ns_meta", "ns_stats")
+MAINTAIN_AFTER_ROWS = 1000  # ANALYZE after this many written rows
+
+
+class PgStore:
+    backend = "postgres"
+    fts_tokenizer = fts.TOKENIZER_ID
+
+    def __init__(self, target: Target, namespace: str, search_namespaces: tuple[str, ...],
+                 *, pool_size: int) -> None:
+        self.target = target
+        self.namespace = namespace
+        self.search_namespaces = search_namespaces or (namespace,)
+        self._pool = make_pool(target, pool_size)
+        self._ready_lock = threading.Lock()
+        self._server: dict[str, str] = {}  # versions, once the schema is ensured
+        self._hnsw: set[int] = set()
+        self._session: WriterSession | None = None
+        self._writer: PgWriter | None = None
+        self._outage = Outage(target)
+        self._reader = PgReader(self._pool, target, namespace, self.search_namespaces,
+                                self._ensure_ready, self._outage)
+        self._analyzed_at = 0
+
+    # -- first use ------------------------------------------------------------------------------
+    def _ensure_ready(self) -> None:
+        if self._server:
+            return
+        with self._ready_lock:
+            if self._server:
+                return
+            conn = connect(self.target)
+            try:
+                with translated(self.target, "preparing the schema in"):
+                    schema.ensure_schema(conn)
+                    versions = conn.execute(
+                        "SELECT current_setting('server_version'), (SELECT extversion FROM"
+                        " pg_extension WHERE extname = 'vector')").fetchone()
+                    self._hnsw.update(schema.hnsw_dims(conn))
+            finally:
+                conn.close()
+            self._server = {"server": str(versions[0]) if versions else "",
+                            "pgvector": str(versions[1]) if versions else ""}
+            log.info("store_ready", backend="postgres", url=self.target.shown,
+                     namespace=self.namespace, server=self._server["server"],
+                     pgvector=self._server["pgvector"])
+
+    # -- the protocol ---------------------------------------------------------------------------
+    def location(self) -> str:
+        return f"{self.target.shown} (namespace {self.namespace})"
+
+    def writer(self) -> StoreWriter:
+        if self._writer is None:
+            self._ensure_ready()
+            session = WriterSession(self.target, self.namespace)
+            session.connection()  # takes the lock now: a second writer fails here
+            self._session = session
+            self._writer = PgWriter(session, self.namespace, self._hnsw)
+        return self._writer
+
+    def reader(self) -> PgReader:
+        return self._reader
+
+    def exists(self) -> bool:
+        row = self._reader._run(lambda conn: conn.execute(
+            f"SELECT EXISTS (SELECT 1 FROM {SCHEMA}.ns_meta WHERE ns = %s) OR EXISTS"
+            f" (SELECT 1 FROM {SCHEMA}.files WHERE ns = %s)",
+            (self.namespace, self.namespace)).fetchone())
+        return bool(row and row[0])
+
+    def rebuild(self, build: Callable[[StoreWriter], T]) -> T:
+        main = self.writer()
+        assert self._session is not None
+        staging_ns = self.namespace + STAGING_SUFFIX
+        staging = PgWriter(self._session, staging_ns, self._hnsw)
+        with main.transaction():
+            self._clear(staging_ns)  # left by a rebuild that died half-way
+        try:
+            result = build(staging)
+        except BaseException:
+            try:
+                with main.transaction():
+                    self._clear(staging_ns)
+            except Exception:  # the server may be gone; the next rebuild clears it
+                log.warning("store_staging_left", namespace=self.namespace)
+            raise
+        with main.transaction():
+            self._clear(self.namespace)
+            for table in NS_TABLES:
+                self._execute(f"UPDATE {SCHEMA}.{table} SET ns = %s WHERE ns = %s",
+                              (self.namespace, staging_ns))
+        log.info("store_rebuilt", namespace=self.namespace)
+        return result
+
+    def _clear(self, ns: str) -> None:
+        for table in NS_TABLES:
+            self._execute(f"DELETE FROM {SCHEMA}.{table} WHERE ns = %s", (ns,))
+
+    def _execute(self, sql: str, params: Any) -> None:
+        assert self._session is not None
+        with translated(self.target, "writing to"):
+            self._session.connection().execute(sql, params)
+
+    def heal(self, reason: str) -> Recovery:
+        main = self.writer()
+        with main.transaction():
+            self._clear(self.namespace)
+        kept = self._reader.stats(None).cache_entries  # the shared cache, all of it kept
+        log.warning("store_namespace_emptied", namespace=self.namespace, reason=reason,
+                    cache_kept=kept)
+        return Recovery(reason=reason, moved_to=None, salvaged_vectors=kept)
+
+    def damage(self) -> str:
+        return ""  # nothing can replace the database under us the way a file can be
+
+    def vector_mode(self) -> VectorMode:
+        try:
+            self._ensure_ready()
+        except Exception as exc:
+            return VectorMode(False, "pgvector", reason=str(exc))
+        return VectorMode(True, "pgvector", version=self._server.get("pgvector", ""))
+
+    def status(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "backend": "postgres", "url": self.target.shown, "namespace": self.namespace,
+            "searchNamespaces": list(self.search_namespaces),
+            "schemaVersion": schema.SCHEMA_VERSION}
+        try:
+            self._reader._run(lambda conn: conn.execute("SELECT 1"))
+        except Exception as exc:
+            out.update(reachable=False, error=str(exc))
+            return out
+        out.update(reachable=True, serverVersion=self._server.get("server", ""),
+                   pgvectorVersion=self._server.get("pgvector", ""))
+        return out
+
+    def maintain(self) -> None:
+        """ANALYZE once enough rows changed (the planner's choice of HNSW vs scan needs it)."""
+        written = self._writer.rows_written if self._writer else 0
+        if written - self._analyzed_at < MAINTAIN_AFTER_ROWS or self._session is None:
+            return
+        with translated(self.target, "maintaining"):
+            self._session.connection().execute(f"ANALYZE {SCHEMA}.chunks")
+        self._analyzed_at = written
+
+    def close(self) -> None:
+        if self._session is not None:
+            self._session.close()
+        self._session = self._writer = None
+        try:
+            self._pool.close(timeout=2)
+        except psycopg.Error:
+            pass

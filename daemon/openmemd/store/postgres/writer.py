@@ -1,0 +1,221 @@
+"""`StoreWriter` on PostgreSQL: one namespace's rows, written on the locked writer connection.
+
+Every statement names the namespace; `ns_stats` (chunk count and token total per namespace,
+BM25's N and avgdl) changes in the same transaction as the chunks it counts.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+import psycopg
+
+from openmemd.store.base import (
+    CacheKey,
+    ChunkRow,
+    FileSignature,
+    PendingChunk,
+    Skipped,
+    Vector,
+)
+from openmemd.store.postgres import fts, reader, schema
+from openmemd.store.postgres.schema import FTS_CONFIG, SCHEMA
+from openmemd.store.postgres.session import WriterSession
+
+
+class PgWriter:
+    def __init__(self, session: WriterSession, ns: str, hnsw_dims: set[int]) -> None:
+        self._session = session
+        self.ns = ns
+        self._hnsw_dims = hnsw_dims  # shared with the store: dimensions with an HNSW index
+        self.rows_written = 0
+
+    def _conn(self) -> psycopg.Connection[Any]:
+        return self._session.connection()
+
+    def _exec(self, sql: str, params: Any = None) -> psycopg.Cursor[Any]:
+        with self._translated():
+            return self._conn().execute(sql, params)  # type: ignore[arg-type]
+
+    @contextmanager
+    def _translated(self) -> Iterator[None]:
+        from openmemd.store.postgres.connect import translated
+
+        with translated(self._session.target, "writing to"):
+            yield
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        with self._translated(), self._conn().transaction():
+            yield
+
+    # -- files ----------------------------------------------------------------------------------
+    def load_signatures(self) -> dict[str, FileSignature]:
+        rows = self._exec(f"SELECT path, source, mtime, size, ctime_ns, ino FROM {SCHEMA}.files"
+                          " WHERE ns = %s", (self.ns,)).fetchall()
+        return {r[0]: FileSignature(r[0], r[1], int(r[2]), int(r[3]), int(r[4]), int(r[5]))
+                for r in rows}
+
+    def file_hash(self, path: str) -> str | None:
+        row = self._exec(f"SELECT hash FROM {SCHEMA}.files WHERE ns = %s AND path = %s",
+                         (self.ns, path)).fetchone()
+        return None if row is None else str(row[0])
+
+    def upsert_file(self, path: str, source: str, file_hash: str, mtime: int, size: int,
+                    ctime_ns: int, ino: int) -> None:
+        self._exec(
+            f"INSERT INTO {SCHEMA}.files(ns, path, source, hash, mtime, size, ctime_ns, ino)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (ns, path) DO UPDATE SET"
+            " source = excluded.source, hash = excluded.hash, mtime = excluded.mtime,"
+            " size = excluded.size, ctime_ns = excluded.ctime_ns, ino = excluded.ino",
+            (self.ns, path, source, file_hash, mtime, size, ctime_ns, ino))
+
+    def touch_file(self, path: str, mtime: int, size: int, ctime_ns: int, ino: int) -> None:
+        self._exec(f"UPDATE {SCHEMA}.files SET mtime = %s, size = %s, ctime_ns = %s, ino = %s"
+                   " WHERE ns = %s AND path = %s", (mtime, size, ctime_ns, ino, self.ns, path))
+
+    def delete_file(self, path: str) -> None:
+        self._delete_chunks(path)
+        self._exec(f"DELETE FROM {SCHEMA}.files WHERE ns = %s AND path = %s", (self.ns, path))
+
+    # -- chunks and vectors ---------------------------------------------------------------------
+    def _delete_chunks(self, path: str) -> None:
+        row = self._exec(
+            f"WITH gone AS (DELETE FROM {SCHEMA}.chunks WHERE ns = %s AND path = %s"
+            " RETURNING doclen) SELECT count(*), coalesce(sum(doclen), 0) FROM gone",
+            (self.ns, path)).fetchone()
+        if row and row[0]:
+            self._add_stats(-int(row[0]), -int(row[1]))
+
+    def _add_stats(self, docs: int, tokens: int) -> None:
+        self._exec(f"INSERT INTO {SCHEMA}.ns_stats(ns, docs, tokens) VALUES (%s, %s, %s)"
+                   " ON CONFLICT (ns) DO UPDATE SET docs = ns_stats.docs + excluded.docs,"
+                   " tokens = ns_stats.tokens + excluded.tokens", (self.ns, docs, tokens))
+
+    def replace_chunks(self, path: str, rows: Sequence[ChunkRow]) -> None:
+        self._delete_chunks(path)
+        if not rows:
+            return
+        params = []
+        tokens = 0
+        for r in rows:
+            text, doclen = fts.prepared_text(r.fts_text)
+            tokens += doclen
+            vec = None if r.vector is None else np.asarray(r.vector, dtype=np.float32)
+            if vec is not None:
+                self._ensure_hnsw(int(vec.shape[0]))
+            params.append((self.ns, r.id, r.path, r.source, r.start_line, r.end_line, r.hash,
+                           r.model, r.text, text, doclen, vec,
+                           None if vec is None else int(vec.shape[0]), r.updated_at))
+        with self._translated():
+            self._conn().cursor().executemany(
+                f"INSERT INTO {SCHEMA}.chunks(ns, id, path, source, start_line, end_line, hash,"
+                " model, text, fts, doclen, embedding, dims, updated_at) VALUES (%s, %s, %s,"
+                f" %s, %s, %s, %s, %s, %s, to_tsvector('{FTS_CONFIG}', %s), %s, %s, %s, %s)",
+                params)
+        self._add_stats(len(rows), tokens)
+        self.rows_written += len(rows)
+
+    def _ensure_hnsw(self, dims: int) -> None:
+        if dims in self._hnsw_dims or dims <= 0:
+            return
+        conn = self._conn()
+        with self._translated():
+            schema.ensure_hnsw(conn, dims)
+        # Inside a transaction the index exists only if it commits: remember it only when
+        # created outside one (ensure_hnsw checks by name first, so a repeat is cheap).
+        if conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
+            self._hnsw_dims.add(dims)
+
+    def pending_vectors(self, model: str, limit: int) -> list[PendingChunk]:
+        rows = self._exec(f"SELECT id, hash, text FROM {SCHEMA}.chunks WHERE ns = %s AND"
+                          " model = %s AND embedding IS NULL ORDER BY id LIMIT %s",
+                          (self.ns, model, limit)).fetchall()
+        return [PendingChunk(r[0], r[1], r[2]) for r in rows]
+
+    def count_pending_vectors(self, model: str) -> int:
+        row = self._exec(f"SELECT count(*) FROM {SCHEMA}.chunks WHERE ns = %s AND model = %s"
+                         " AND embedding IS NULL", (self.ns, model)).fetchone()
+        return int(row[0]) if row else 0
+
+    def set_vectors(self, vectors: Sequence[tuple[str, Vector]]) -> None:
+        if not vectors:
+            return
+        params = []
+        for cid, vector in vectors:
+            vec = np.asarray(vector, dtype=np.float32)
+            self._ensure_hnsw(int(vec.shape[0]))
+            params.append((vec, int(vec.shape[0]), self.ns, cid))
+        with self._translated():
+            self._conn().cursor().executemany(
+                f"UPDATE {SCHEMA}.chunks SET embedding = %s, dims = %s WHERE ns = %s AND id = %s",
+                params)
+        self.rows_written += len(params)
+
+    # -- the embedding cache (shared by every namespace) ----------------------------------------
+    def cache_lookup(self, key: CacheKey, hashes: Sequence[str]) -> dict[str, Vector]:
+        if not hashes:
+            return {}
+        rows = self._exec(
+            f"SELECT hash, embedding FROM {SCHEMA}.embedding_cache WHERE provider = %s AND"
+            " model = %s AND provider_key = %s AND hash = ANY(%s)",
+            (key.provider, key.model, key.provider_key, list(hashes))).fetchall()
+        return {r[0]: v for r in rows if (v := reader._vector(r[1])) is not None}
+
+    def cache_store(self, key: CacheKey, items: Sequence[tuple[str, Vector]],
+                    now_ms: int) -> None:
+        if not items:
+            return
+        params = [(key.provider, key.model, key.provider_key, h,
+                   np.asarray(v, dtype=np.float32), int(np.asarray(v).shape[0]), now_ms)
+                  for h, v in items]
+        with self._translated():
+            self._conn().cursor().executemany(
+                f"INSERT INTO {SCHEMA}.embedding_cache(provider, model, provider_key, hash,"
+                " embedding, dims, updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s)"
+                " ON CONFLICT (provider, model, provider_key, hash) DO UPDATE SET"
+                " embedding = excluded.embedding, dims = excluded.dims,"
+                " updated_at = excluded.updated_at", params)
+
+    def cache_prune(self, max_entries: int) -> int:
+        """The cap applies to the shared cache (all namespaces); 0 = no cap."""
+        if max_entries <= 0:
+            return 0
+        cur = self._exec(
+            f"DELETE FROM {SCHEMA}.embedding_cache WHERE (provider, model, provider_key, hash)"
+            f" IN (SELECT provider, model, provider_key, hash FROM {SCHEMA}.embedding_cache"
+            " ORDER BY updated_at DESC, hash DESC OFFSET %s)", (max_entries,))
+        return max(0, int(cur.rowcount))
+
+    # -- meta and bookkeeping -------------------------------------------------------------------
+    def read_meta(self) -> dict[str, Any] | None:
+        with self._translated():
+            return reader.read_meta(self._conn(), self.ns)
+
+    def write_meta(self, meta: Mapping[str, Any]) -> None:
+        self._exec(f"INSERT INTO {SCHEMA}.ns_meta(ns, key, value) VALUES (%s, 'index', %s)"
+                   " ON CONFLICT (ns, key) DO UPDATE SET value = excluded.value",
+                   (self.ns, json.dumps(dict(meta), sort_keys=True)))
+
+    def load_skipped(self) -> dict[bytes, Skipped]:
+        rows = self._exec(f"SELECT name, source, mtime, size, ctime_ns, ino, path, reason FROM"
+                          f" {SCHEMA}.skipped WHERE ns = %s", (self.ns,)).fetchall()
+        return {bytes(r[0]): Skipped((r[1], int(r[2]), int(r[3]), int(r[4]), int(r[5])),
+                                     r[6], r[7]) for r in rows}
+
+    def set_skipped(self, name: bytes, skipped: Skipped) -> None:
+        source, mtime, size, ctime_ns, ino = skipped.signature
+        self._exec(
+            f"INSERT INTO {SCHEMA}.skipped(ns, name, source, mtime, size, ctime_ns, ino, path,"
+            " reason) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (ns, name) DO"
+            " UPDATE SET source = excluded.source, mtime = excluded.mtime, size = excluded.size,"
+            " ctime_ns = excluded.ctime_ns, ino = excluded.ino, path = excluded.path,"
+            " reason = excluded.reason",
+            (self.ns, name, source, mtime, size, ctime_ns, ino, skipped.path, skipped.reason))
+
+    def delete_skipped(self, name: bytes) -> None:
+        self._exec(f"DELETE FROM {SCHEMA}.skipped WHERE ns = %s AND name = %s", (self.ns, name))

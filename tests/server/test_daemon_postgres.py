@@ -1,0 +1,68 @@
+"""End to end on PostgreSQL: the real daemon with `[store] backend = "postgres"` on the embedded
+server indexes a tiny workspace and answers over its socket; with the server stopped it keeps
+running, searches answer `unavailable` and status is degraded with the reason; once the server
+is back, searches work again."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from daemon_harness import DEBOUNCE_MS, Daemon, make_daemon
+from helpers import wait_for
+from openmemd.client import RemoteError
+
+SECRET = "pw-never-shown"
+
+
+@pytest.fixture
+def pg_daemon(pg_url: str) -> Iterator[Daemon]:
+    url = pg_url.replace("postgresql://postgres@", f"postgresql://postgres:{SECRET}@")
+    yield from make_daemon(
+        f'[embedding]\nprovider = "none"\n[sync]\nwatch_debounce_ms = {DEBOUNCE_MS}\n'
+        f'[store]\nbackend = "postgres"\nurl = "{url}"\nnamespace = "team/{{agent}}"\n'
+        'statement_timeout_ms = 5000\n')
+
+
+def found(d: Daemon, query: str) -> set[str]:
+    with d.client() as c:
+        return {r["path"] for r in c.search(query, min_score=0.0)["results"]}
+
+
+def test_indexes_and_searches_over_the_socket(pg_daemon: Daemon) -> None:
+    (pg_daemon.workspace / "MEMORY.md").write_text("# Memory\n\nThe launch codeword is pelican.\n")
+    pg_daemon.start()
+    assert wait_for(lambda: "MEMORY.md" in found(pg_daemon, "pelican"), 60)
+    (pg_daemon.workspace / "memory" / "2024-05-01.md").write_text("Deploy freeze on Friday.\n")
+    assert wait_for(lambda: "memory/2024-05-01.md" in found(pg_daemon, "freeze"), 60)
+    with pg_daemon.client() as c:
+        st = c.status()
+    assert st["health"] == "healthy", st["problems"]
+    assert pg_daemon.stop() == 0
+    logs = (pg_daemon.proc.stdout.read() + pg_daemon.proc.stderr.read()) if pg_daemon.proc else ""
+    assert "team/main" in logs and SECRET not in logs and SECRET not in str(st)
+
+
+def test_server_outage_is_unavailable_then_converges(pg_daemon: Daemon, pg_server) -> None:
+    (pg_daemon.workspace / "MEMORY.md").write_text("# Memory\n\nThe launch codeword is pelican.\n")
+    pg_daemon.start()
+    assert wait_for(lambda: "MEMORY.md" in found(pg_daemon, "pelican"), 60)
+    pg_server.stop()
+    try:
+        with pg_daemon.client() as c, pytest.raises(RemoteError) as err:
+            c.search("pelican")
+        assert err.value.code == "unavailable", err.value
+        assert "PostgreSQL" in str(err.value) and SECRET not in str(err.value)
+        with pg_daemon.client() as c:
+            st = c.status()
+        assert st["health"] == "degraded"
+        assert any("PostgreSQL" in p for p in st["problems"]), st["problems"]
+        assert SECRET not in str(st)
+        # an edit while the server is down is picked up once it is back
+        (pg_daemon.workspace / "memory" / "2024-05-02.md").write_text("Walrus sighting.\n")
+    finally:
+        pg_server.start()
+    assert wait_for(lambda: "MEMORY.md" in found(pg_daemon, "pelican"), 60)
+    assert wait_for(lambda: "memory/2024-05-02.md" in found(pg_daemon, "walrus"), 120)
+    assert pg_daemon.ready()

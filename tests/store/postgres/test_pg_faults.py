@@ -1,0 +1,81 @@
+"""Outages, the statement timeout, schema versions and the password: a real server stopped and
+started again (never a mock)."""
+
+from __future__ import annotations
+
+import psycopg
+import pytest
+from pg_rows import fill, row, unit
+
+from openmemd.store.base import CandidateFilter, StoreUnavailableError
+from openmemd.store.postgres.schema import SCHEMA, SchemaTooNewError
+from openmemd.text.tokens import query_terms
+
+SECRET = "s3cret-pw"
+
+
+@pytest.fixture
+def secret_url(pg_server, pg_url):
+    # trust authentication accepts any password: enough to see where the URL's copy goes
+    return pg_url.replace("postgresql://postgres@", f"postgresql://postgres:{SECRET}@")
+
+
+def test_server_down_then_back(pg_server, pg_store, secret_url):
+    store = pg_store(url=secret_url)
+    fill(store, {"a.md": [row("a", "a.md", "kafka consumer lag", unit(1))]})
+    terms = query_terms("kafka")
+    assert store.reader().keyword_candidates(terms, limit=3, where=CandidateFilter())
+    pg_server.stop()
+    try:
+        with pytest.raises(StoreUnavailableError) as read_err:
+            store.reader().keyword_candidates(terms, limit=3, where=CandidateFilter())
+        with pytest.raises(StoreUnavailableError) as write_err:
+            fill(store, {"b.md": [row("b", "b.md", "kafka broker", unit(2))]})
+        status = store.status()
+        assert status["reachable"] is False and status["error"]
+        for text in (str(read_err.value), str(write_err.value), str(status), store.location()):
+            assert SECRET not in text
+            assert "unavailable" in text or "***" in text or "127.0.0.1" in text
+    finally:
+        pg_server.start()
+    # the pool and the writer reconnect (and re-lock) by themselves
+    fill(store, {"b.md": [row("b", "b.md", "kafka broker", unit(2))]})
+    hits = store.reader().keyword_candidates(terms, limit=3, where=CandidateFilter())
+    assert {h.id for h in hits} == {"a", "b"}
+    status = store.status()
+    assert status["reachable"] is True and status["serverVersion"].startswith("18")
+    assert status["pgvectorVersion"] and status["namespace"] == "host/main"
+    assert SECRET not in str(status) and "***" in status["url"]
+
+
+def test_down_at_open(pg_server, pg_settings):
+    from openmemd.store.postgres import open_postgres_store
+
+    url = f"postgresql://postgres:{SECRET}@127.0.0.1:1/none"  # nothing listens on port 1
+    store = open_postgres_store(pg_settings(url=url), "main")  # opening does not connect
+    try:
+        with pytest.raises(StoreUnavailableError, match="unavailable") as err:
+            store.reader().stored_files()
+        assert SECRET not in str(err.value)
+        assert store.vector_mode().available is False
+    finally:
+        store.close()
+
+
+def test_statement_timeout_bounds_a_query(pg_store):
+    store = pg_store("statement_timeout_ms = 200")
+    store.exists()
+    with pytest.raises(StoreUnavailableError, match="statement_timeout_ms"):
+        store.reader()._run(lambda c: c.execute("SELECT pg_sleep(2)"))
+
+
+def test_newer_schema_is_refused_untouched(pg_store, pg_url):
+    store = pg_store()
+    assert store.exists() is False  # creates the schema
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(f"UPDATE {SCHEMA}.meta SET value = '99' WHERE key = 'schema_version'")
+    other = pg_store()
+    with pytest.raises(SchemaTooNewError, match="version 99"):
+        other.reader().stored_files()
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        assert conn.execute(f"SELECT value FROM {SCHEMA}.meta").fetchone() == ("99",)

@@ -1,0 +1,78 @@
+"""The PostgreSQL store against the interface: writes, both search legs, namespaces, lock,
+rebuild, schema versions. (The shared contract suite runs it too, see tests/store/.)"""
+
+from __future__ import annotations
+
+import pytest
+from pg_rows import fill, row, unit
+
+from openmemd.errors import IndexLockedError
+from openmemd.store.base import CacheKey, CandidateFilter
+from openmemd.text.tokens import query_terms
+
+
+def test_keyword_and_vector_legs(pg_store):
+    store = pg_store()
+    fill(store, {"MEMORY.md": [row("a", "MEMORY.md", "Alice adopted a puppy named Rex", unit(1)),
+                               row("b", "MEMORY.md", "Bob likes hiking in the Alps", unit(2))],
+                 "memory/dreaming/light/2024-01-01.md": [
+                     row("c", "memory/dreaming/light/2024-01-01.md", "puppy report", unit(3))]})
+    r = store.reader()
+    hits = r.keyword_candidates(query_terms("puppies adopted"), limit=5, where=CandidateFilter())
+    assert hits[0].id == "a"
+    assert {h.id for h in hits} == {"a", "c"}
+    assert all(h.measure > 0 and h.namespace == "host/main" for h in hits)
+    skip = r.keyword_candidates(query_terms("puppy"), limit=5,
+                                where=CandidateFilter(skip_derived=True))
+    assert [h.id for h in skip] == ["a"]
+    vec = r.vector_candidates(unit(2), limit=2, where=CandidateFilter(model="m"))
+    assert vec[0].id == "b" and vec[0].measure == pytest.approx(1.0, abs=1e-5)
+    assert r.cosines(unit(2), ["a", "b", "zz"], model="m").keys() == {"a", "b"}
+    rel = r.keyword_relevance(query_terms("puppy"), ["a", "b"])
+    assert set(rel) == {"a"}
+
+
+def test_second_writer_is_locked_and_lock_is_freed(pg_store):
+    first = pg_store()
+    first.writer()
+    second = pg_store()
+    with pytest.raises(IndexLockedError, match="host/main"):
+        second.writer()
+    first.close()
+    second.writer()  # free once the first writer is gone
+
+
+def test_namespaces_share_the_cache_and_search_each_other(pg_store):
+    a = pg_store(agent="a")
+    b = pg_store('search_namespaces = ["host/a", "host/b"]', agent="b")
+    key = CacheKey("local", "m", "k")
+    wa = fill(a, {"n.md": [row("x", "n.md", "shared team note about kafka", unit(1))]})
+    with wa.transaction():
+        wa.cache_store(key, [("h1", unit(1))], 5)
+    fill(b, {"n.md": [row("x", "n.md", "own note about kafka", unit(1))]})
+    assert set(b.writer().cache_lookup(key, ["h1", "h2"])) == {"h1"}
+    hits = b.reader().keyword_candidates(query_terms("kafka"), limit=5, where=CandidateFilter())
+    assert {(h.id, h.namespace) for h in hits} == {("x", "host/b"), ("x@host/a", "host/a")}
+    assert set(b.reader().cosines(unit(1), ["x", "x@host/a"], model="m")) == {"x", "x@host/a"}
+    # a searches only its own namespace by default
+    assert [h.namespace for h in a.reader().keyword_candidates(
+        query_terms("kafka"), limit=5, where=CandidateFilter())] == ["host/a"]
+
+
+def test_rebuild_keeps_old_rows_until_done(pg_store):
+    store = pg_store()
+    fill(store, {"a.md": [row("a", "a.md", "old text here", unit(1))]})
+
+    def build(w):
+        with w.transaction():
+            w.upsert_file("b.md", "memory", "fh", 1, 1, 1, 1)
+            w.replace_chunks("b.md", [row("b", "b.md", "new text here", unit(2))])
+        # readers still see the old index while the build runs
+        assert set(store.reader().stored_files()) == {"a.md"}
+        return 42
+
+    assert store.rebuild(build) == 42
+    assert set(store.reader().stored_files()) == {"b.md"}
+    with pytest.raises(RuntimeError):
+        store.rebuild(lambda w: (_ for _ in ()).throw(RuntimeError("boom")))
+    assert set(store.reader().stored_files()) == {"b.md"}
