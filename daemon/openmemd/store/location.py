@@ -44,7 +44,7 @@ def open_location(location: str, settings: Settings, agent_id: str, *,
     if path.is_dir():
         raise BadRequestError(f"{path} is a folder: name the index file (e.g. main.sqlite)")
     if create:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)  # an index is private
     from openmemd.store.sqlite.store import SqliteStore
 
     return SqliteStore(path)
