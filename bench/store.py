@@ -10,9 +10,9 @@ vectors around topic centroids; deterministic) are written through the store int
 `--batch-files` files of 10 chunks per transaction). Per backend and size it prints:
 
   load/s       chunks written per second through the writer (text generation not counted)
-  hnsw s       PostgreSQL: building the HNSW index after the load (the bench drops the
-               backend's HNSW index before loading and re-creates it from its own definition,
-               the way a bulk import should run); `--hnsw-during-load` keeps it instead
+  hnsw s       PostgreSQL: one HNSW build from scratch over the loaded rows (REINDEX of the
+               backend's index, timed after the load). The backend creates its HNSW index
+               with the first vector, so the load itself includes incremental HNSW inserts
   hybrid p50/p95   `search.pipeline.run_search` with the store's reader, as the daemon runs it
                (keyword leg + vector leg + fusion), query vector precomputed; the real model's
                query embedding is timed on its own line and comes on top
@@ -74,17 +74,17 @@ def pct(samples: list[float]) -> tuple[float, float]:
     return statistics.median(s), s[min(len(s) - 1, round(0.95 * (len(s) - 1)))]
 
 
-def meta() -> dict[str, Any]:
+def meta(store: IndexStore) -> dict[str, Any]:
     return IndexIdentity(provider="bench", model=MODEL, provider_key="bench", dims=DIMS,
                          sources=("memory",), extra_paths=(), chunk_tokens=400,
-                         chunk_overlap=80).to_meta()
+                         chunk_overlap=80, fts_tokenizer=store.fts_tokenizer).to_meta()
 
 
 def load(store: IndexStore, corpus: Corpus, batch_files: int) -> float:
     """Write the corpus through the store writer; chunks per second of writer time."""
     writer = store.writer()
     with writer.transaction():
-        writer.write_meta(meta())
+        writer.write_meta(meta(store))
     spent = 0.0
     now_ms = int(time.time() * 1000)
     for b in range(0, (corpus.n - 1) // store_data.BLOCK + 1):
@@ -146,19 +146,15 @@ def bench_postgres(url: str, data_dir: Path | None, n: int, args: argparse.Names
     store = open_store(settings, AGENT)
     row = Row("postgres", n)
     try:
-        store.writer()  # creates the schema
-        dropped = [] if args.hnsw_during_load else store_pg.hnsw_indexes(db_url)
-        store_pg.drop_indexes(db_url, dropped)
         row.load_rate = load(store, Corpus(n, chars=args.chars), args.batch_files)
-        if dropped:
-            row.hnsw_s = store_pg.build_indexes(db_url, dropped)
-            print(f"  HNSW index built in {row.hnsw_s:.1f} s", flush=True)
+        hnsw = store_pg.hnsw_indexes(db_url)
+        row.hnsw_s = store_pg.rebuild_indexes(db_url, hnsw)
+        print(f"  HNSW index rebuilt from scratch in {row.hnsw_s:.1f} s", flush=True)
         store_pg.admin(db_url, "VACUUM ANALYZE")
         store.maintain()
         measure(store, row, texts, qvecs, exact)
         row.rss = store_pg.server_pss(data_dir)
         row.disk = store_pg.database_bytes(db_url)
-        hnsw = store_pg.hnsw_indexes(db_url)
         row.notes = f"HNSW index {store_pg.index_bytes(db_url, hnsw) / 2**20:,.0f} MB"
     finally:
         store.close()
@@ -221,8 +217,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--chars", type=int, default=600, help="characters per chunk")
     ap.add_argument("--batch-files", type=int, default=100, help="files per transaction")
-    ap.add_argument("--hnsw-during-load", action="store_true",
-                    help="keep the HNSW index while loading (incremental inserts)")
     ap.add_argument("--work-dir", type=Path)
     args = ap.parse_args(argv)
     pg_sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
