@@ -50,13 +50,18 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report.to_dict(), ensure_ascii=False, indent=2))
     else:
-        print(f"Copied {report.files} files, {report.chunks} chunks ({report.vectors} with "
-              f"vectors) and {report.cache_entries} cached embeddings")
+        print(f"Copied {_n(report.files, 'file')}, {_n(report.chunks, 'chunk')} "
+              f"({report.vectors} with vectors) and "
+              f"{_n(report.cache_entries, 'cached embedding')}")
         print(f"  from {report.source}")
         print(f"  to   {report.target}")
         if report.removed_files:
-            print(f"  removed {report.removed_files} files the source does not have")
+            print(f"  removed {_n(report.removed_files, 'file')} the source does not have")
     return EXIT_OK
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def _progress(what: str, n: int) -> None:
