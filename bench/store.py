@@ -83,6 +83,7 @@ def meta(store: IndexStore) -> dict[str, Any]:
 def load(store: IndexStore, corpus: Corpus, batch_files: int) -> float:
     """Write the corpus through the store writer; chunks per second of writer time."""
     writer = store.writer()
+    writer.load_signatures()  # as the indexer starts: a path new to the index needs no delete
     with writer.transaction():
         writer.write_meta(meta(store))
     spent = 0.0
@@ -101,10 +102,10 @@ def load(store: IndexStore, corpus: Corpus, batch_files: int) -> float:
         for s in range(0, len(files), batch_files):
             started = time.perf_counter()
             with writer.transaction():
-                for path, rows in files[s:s + batch_files]:
+                for path, rows in files[s:s + batch_files]:  # in the indexer's order
+                    writer.replace_chunks(path, rows)
                     size = sum(len(r.text) for r in rows)
                     writer.upsert_file(path, "memory", f"h-{path}", now_ms, size, 0, 0)
-                    writer.replace_chunks(path, rows)
             spent += time.perf_counter() - started
         done = min(corpus.n, (b + 1) * store_data.BLOCK)
         print(f"\r  loaded {done}/{corpus.n} ({done / spent:,.0f} chunks/s of writer time)",

@@ -103,6 +103,7 @@ def copy_index(source: IndexStore, target: IndexStore, *, batch_chunks: int = DE
     reader = source.reader()
     before = set(target.reader().stored_files()) if target.exists() else set()
     writer = target.writer()
+    writer.load_signatures()  # what the target holds: a writer skips deletes for new paths
     note = progress or (lambda _what, _n: None)
 
     meta = reader.read_meta()
@@ -150,12 +151,12 @@ def _copy_files(writer: StoreWriter, files: dict[str, StoredFileRecord],
     def flush() -> None:
         nonlocal pending, size
         with writer.transaction():
-            for path, group in pending:
+            for path, group in pending:  # the indexer's order: chunks, then the file row
+                writer.replace_chunks(path, group)
                 record = files.get(path)
                 if record is not None:
                     writer.upsert_file(record.path, record.source, record.hash, record.mtime,
                                        record.size, record.ctime_ns, record.ino)
-                writer.replace_chunks(path, group)
         pending, size = [], 0
         note("chunks", chunks)
 
