@@ -101,9 +101,9 @@ def copy_index(source: IndexStore, target: IndexStore, *, batch_chunks: int = DE
         raise NotFoundError(f"no index at {source.location()}")
     batch_chunks = max(1, batch_chunks)
     reader = source.reader()
-    before = set(target.reader().stored_files()) if target.exists() else set()
     writer = target.writer()
-    writer.load_signatures()  # what the target holds: a writer skips deletes for new paths
+    # what the target holds (and, as for the indexer, lets a writer skip deletes for new paths)
+    before = set(writer.load_signatures())
     note = progress or (lambda _what, _n: None)
 
     meta = reader.read_meta()
@@ -132,10 +132,11 @@ def _copy_cache(writer: StoreWriter, entries: Iterable[CacheEntry], batch: int,
         with writer.transaction():
             # `cache_store` takes one timestamp per call: entries are passed in runs of the
             # same key and time, so each keeps its own `updated_at` (pruning order survives).
+            readable = [e for e in group if e.vector.size]  # a damaged entry: not copied
             for (key, updated_at), run in itertools.groupby(
-                    group, key=lambda e: (e.key, e.updated_at)):
+                    readable, key=lambda e: (e.key, e.updated_at)):
                 writer.cache_store(key, [(e.hash, e.vector) for e in run], updated_at)
-        done += len(group)
+        done += len(readable)
         note("cache entries", done)
     return done
 
