@@ -42,9 +42,11 @@ ALLOWED = {
     "server": FOUNDATION | {"api", "client"},
     "client": FOUNDATION,
     "discovery": FOUNDATION | {"client"},  # which daemon a command talks to
-    "cli": FOUNDATION | {"api", "client", "discovery", "cli_report", "config_cmd", "mcp_cli"},
+    "cli": FOUNDATION | {"api", "client", "discovery", "cli_report", "config_cmd", "mcp_cli",
+                         "store_cmd"},
     "cli_report": FOUNDATION | {"api", "client", "discovery"},  # `status` / `workspace`
     "config_cmd": FOUNDATION,  # `openmemd config show`
+    "store_cmd": FOUNDATION | {"api"},  # `openmemd store copy`, through api.store_copy
     # `openmemd add` / `openmemd mcp`: beside cli; only cli imports mcp_cli, only mcp_cli
     # imports mcp_server (the optional SDK).
     "mcp_cli": FOUNDATION | {"api", "client", "discovery", "mcp_server", "mcp_pipe"},

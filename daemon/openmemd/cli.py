@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openmemd import __version__, config_cmd, mcp_cli
+from openmemd import __version__, config_cmd, mcp_cli, store_cmd
 from openmemd.config import DEFAULT_AGENT, PHASE_CHOICES, ConfigError, Settings, load_settings
 from openmemd.errors import OpenmemdError
 from openmemd.progress import ProgressBar
@@ -101,6 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
     _common(p)
     config_cmd.add_parser(sub, _common)
     mcp_cli.add_parsers(sub, _common)
+    store_cmd.add_parser(sub, _common)
     return parser
 
 
@@ -317,6 +318,7 @@ COMMANDS: dict[str, Callable[[Settings, argparse.Namespace], int]] = {
     "run": cmd_run, "status": cmd_status, "index": cmd_index, "search": cmd_search,
     "get": cmd_get, "dream": cmd_dream, "service": cmd_service, "workspace": cmd_workspace,
     "config": config_cmd.run, "add": mcp_cli.cmd_add, "mcp": mcp_cli.cmd_mcp,
+    "store": store_cmd.run,
 }
 
 

