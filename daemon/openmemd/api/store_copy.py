@@ -32,6 +32,7 @@ from typing import TypeVar
 from openmemd.config import Settings
 from openmemd.errors import BadRequestError, NotFoundError
 from openmemd.log import get_logger
+from openmemd.store import is_url, open_location
 from openmemd.store.base import (
     CacheEntry,
     ChunkRow,
@@ -39,7 +40,6 @@ from openmemd.store.base import (
     StoredFileRecord,
     StoreWriter,
 )
-from openmemd.store.location import is_url, open_location
 
 __all__ = ["CopyOrderError", "CopyReport", "copy_between", "copy_index", "open_location"]
 

@@ -1,15 +1,19 @@
 """The storage seam: `open_store` picks the backend; `store.base` is the interface.
 
-Only this module chooses a backend: everything above it holds an `IndexStore`.
+Only this module chooses a backend: everything above it holds an `IndexStore`. `open_store`
+opens the index the settings configure; `open_location` one named by where it is (a SQLite
+index file, or a PostgreSQL URL and namespace), for `openmemd store copy`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from openmemd import paths
+from openmemd.errors import BadRequestError
 from openmemd.store.base import IndexStore
 
 if TYPE_CHECKING:  # importing the storage interface need not load the settings
@@ -32,6 +36,37 @@ def open_store(settings: Settings, agent_id: str, *, long_lived: bool = False) -
     path = settings.index_path(agent_id)
     paths.private_state(path.parent, settings.state_path())  # 0700, its files 0600
     return SqliteStore(path, long_lived=long_lived)
+
+
+URL_SCHEMES = ("postgresql://", "postgres://")
+
+
+def is_url(location: str) -> bool:
+    return location.lower().startswith(URL_SCHEMES)
+
+
+def open_location(location: str, settings: Settings, agent_id: str, *,
+                  namespace: str | None = None, create: bool = False) -> IndexStore:
+    """The index at `location`: a `postgresql://` URL (PostgreSQL backend, in `namespace`,
+    default the configured `store.namespace` of `agent_id`) or a path (a SQLite index file).
+    `create`: make the file's folder if missing (a copy's target)."""
+    if is_url(location):
+        store = dataclasses.replace(settings.store, backend="postgres", url=location,
+                                    namespace=namespace or settings.store.namespace)
+        return open_store(dataclasses.replace(settings, store=store), agent_id)
+    if "://" in location:
+        raise BadRequestError(f"not a PostgreSQL URL nor a path: {location.split('://')[0]}://"
+                              "... (use postgresql://...)")
+    if namespace:
+        raise BadRequestError("a namespace applies to a PostgreSQL URL, not to a SQLite file")
+    path = Path(location).expanduser().absolute()
+    if path.is_dir():
+        raise BadRequestError(f"{path} is a folder: name the index file (e.g. main.sqlite)")
+    if create:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)  # an index is private
+    from openmemd.store.sqlite.store import SqliteStore
+
+    return SqliteStore(path)
 
 
 def warm_in_background(locations: Iterable[Path | str]) -> None:

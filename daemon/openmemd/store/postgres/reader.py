@@ -140,12 +140,13 @@ class PgReader:
     # -- export ---------------------------------------------------------------------------------
     def export_files(self) -> Iterator[StoredFileRecord]:
         for r in self._stream(f"SELECT path, source, hash, mtime, size, ctime_ns, ino FROM "
-                              f"{SCHEMA}.files", "path"):
+                              f"{SCHEMA}.files", "path", (0,)):
             yield StoredFileRecord(r[0], r[1], r[2], int(r[3]), int(r[4]), int(r[5]), int(r[6]))
 
     def export_chunks(self) -> Iterator[ChunkRow]:
         for r in self._stream(f"SELECT id, path, source, start_line, end_line, hash, model,"
-                              f" text, embedding, updated_at FROM {SCHEMA}.chunks", "id"):
+                              f" text, embedding, updated_at FROM {SCHEMA}.chunks",
+                              "path, id", (1, 0)):
             yield ChunkRow(id=r[0], path=r[1], source=r[2], start_line=int(r[3]),
                            end_line=int(r[4]), hash=r[5], model=r[6], text=r[7],
                            fts_text=fts_index_text(r[7]), vector=_vector(r[8]),
@@ -171,19 +172,21 @@ class PgReader:
     def _fetch(self, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
         return self._run(lambda c: c.execute(sql, params).fetchall())
 
-    def _stream(self, select: str, key: str) -> Iterator[tuple[Any, ...]]:
-        """Keyset pagination over the own namespace by `key` (the first selected column), so
-        no server cursor stays open while the caller consumes rows."""
-        after: str | None = None
+    def _stream(self, select: str, order: str, key: tuple[int, ...]
+                ) -> Iterator[tuple[Any, ...]]:
+        """Keyset pagination over the own namespace in `order` (columns that are unique
+        together; `key`: their positions in the selected row), so no server cursor stays open
+        while the caller consumes rows."""
+        after: tuple[Any, ...] | None = None
         while True:
-            cond = "" if after is None else f" AND {key} > %s"
+            cond = "" if after is None else f" AND ({order}) > %s"
             params: tuple[Any, ...] = (self.ns,) if after is None else (self.ns, after)
-            sql = f"{select} WHERE ns = %s{cond} ORDER BY {key} LIMIT {EXPORT_BATCH}"
+            sql = f"{select} WHERE ns = %s{cond} ORDER BY {order} LIMIT {EXPORT_BATCH}"
             rows = self._fetch(sql, params)
             yield from rows
             if len(rows) < EXPORT_BATCH:
                 return
-            after = rows[-1][0]
+            after = tuple(rows[-1][i] for i in key)
 
 
 def _filter_sql(where: CandidateFilter) -> tuple[str, dict[str, Any]]:

@@ -43,10 +43,10 @@ def export_files(conn: Connection) -> Iterator[StoredFileRecord]:
 
 
 def export_chunks(conn: Connection) -> Iterator[ChunkRow]:
-    """Every chunk with its vector (None while pending), by id."""
+    """Every chunk with its vector (None while pending), a file's chunks together."""
     for row in conn.execute(
             "SELECT id, path, source, start_line, end_line, hash, model, text, embedding, "
-            "updated_at FROM chunks ORDER BY id"):
+            "updated_at FROM chunks ORDER BY path, id"):
         cid, path, source, start, end, hash_, model, text, embedding, updated_at = row
         yield ChunkRow(id=cid, path=path, source=source, start_line=int(start),
                        end_line=int(end), hash=hash_, model=model, text=text,
