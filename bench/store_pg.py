@@ -13,8 +13,8 @@ timed); that is measurement, not a way into the store.
 
 from __future__ import annotations
 
+import shutil
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -42,6 +42,8 @@ def embedded(root: Path) -> Iterator[Any]:
                          "(or give --pg-url)")
     root.mkdir(parents=True, exist_ok=True)
     server = pg_server.PgServer(root)
+    if server.data.exists():  # a previous run's cluster (the bench owns this folder)
+        shutil.rmtree(server.data)
     server.init()
     with (server.data / "postgresql.auto.conf").open("a", encoding="utf-8") as f:
         f.writelines(f"{k} = {v}\n" for k, v in TUNING.items())  # later lines win
@@ -77,16 +79,6 @@ def hnsw_indexes(url: str) -> list[tuple[str, str]]:
     return [(r[0], r[1]) for r in admin(
         url, "SELECT schemaname || '.' || indexname, indexdef FROM pg_indexes "
              "WHERE indexdef ILIKE '%USING hnsw%'")]
-
-
-def rebuild_indexes(url: str, indexes: list[tuple[str, str]]) -> float:
-    """Build the HNSW indexes again from scratch over the loaded rows (REINDEX: the cost of
-    one build over the whole table, what a bulk load that indexes after loading pays);
-    seconds taken."""
-    started = time.monotonic()
-    for name, _ in indexes:
-        admin(url, f"SET maintenance_work_mem = '2GB'; REINDEX INDEX {name}")
-    return time.monotonic() - started
 
 
 def database_bytes(url: str) -> int:

@@ -271,8 +271,9 @@ class MemoryIndex(SelfHealing, DreamingAccess):
             reader, query, query_vector=vector, model=self.model, settings=q,
             max_results=max_results, min_score=min_score, sources=sources, now=time.time(),
             explain=explain))
-        if record and hits:
-            self._record(query, hits)
+        own = [h for h in hits if h.namespace in ("", self.store.namespace)]
+        if record and own:  # dreaming promotes only this workspace's own notes
+            self._record(query, own)
         return citations.apply(hits, self.settings.citations)  # after recording: raw snippets
 
     def get(self, path: str, from_line: int | None = None, lines: int | None = None

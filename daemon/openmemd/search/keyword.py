@@ -77,7 +77,8 @@ def keyword_search(reader: StoreReader, terms: QueryTerms, *, limit: int,
     top = max((w[0] for w in weighed), default=0.0)
     hits = [LegHit(id=c.id, path=c.path, source=c.source, start_line=c.start_line,
                    end_line=c.end_line, text=c.text, score=relative_score(relevance, top),
-                   raw=-c.measure, coverage=coverage, relevance=relevance)
+                   raw=-c.measure, coverage=coverage, relevance=relevance,
+                   namespace=c.namespace)
             for relevance, coverage, c in weighed]
     hits.sort(key=lambda h: (-h.score, h.raw, h.id))
     return hits

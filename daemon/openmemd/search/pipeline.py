@@ -81,10 +81,12 @@ class _Candidate:
     mmr_position: int | None = None
     order: int = 0  # tie-break: position in the leg(s) that found it
     legs: tuple[str, ...] = ()  # the legs whose candidates included it
+    namespace: str = ""  # where the chunk lives (a backend with namespaces)
 
     @classmethod
     def from_leg(cls, hit: LegHit) -> _Candidate:
-        return cls(hit.id, hit.path, hit.source, hit.start_line, hit.end_line, hit.text)
+        return cls(hit.id, hit.path, hit.source, hit.start_line, hit.end_line, hit.text,
+                   namespace=hit.namespace)
 
 
 def run_search(reader: StoreReader, query: str, *, query_vector: NDArray[np.float32] | None,
@@ -305,4 +307,5 @@ def _to_hit(c: _Candidate, mode: str, explain: bool, *, relaxed: bool) -> Search
         }
     return SearchHit(id=c.id, path=c.path, start_line=c.start_line, end_line=c.end_line,
                      score=score, snippet=make_snippet(c.text), source=c.source,
-                     citation=citation(c.path, c.start_line, c.end_line), explain=details)
+                     citation=citation(c.path, c.start_line, c.end_line), explain=details,
+                     namespace=c.namespace)

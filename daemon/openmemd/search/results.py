@@ -23,6 +23,7 @@ class SearchHit:
     source: str
     citation: str
     explain: dict[str, Any] | None = None
+    namespace: str = ""  # which namespace it came from (PostgreSQL); "" on SQLite
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape of OpenClaw's memory_search results (camelCase, no chunk id)."""
@@ -31,6 +32,8 @@ class SearchHit:
             "score": round(self.score, 6), "snippet": self.snippet, "source": self.source}
         if self.citation:  # empty when citations are off
             out["citation"] = self.citation
+        if self.namespace:  # only a backend with namespaces has one: SQLite replies unchanged
+            out["namespace"] = self.namespace
         if self.explain is not None:
             out["explain"] = self.explain
         return out
@@ -56,3 +59,4 @@ class LegHit:
     raw: float
     coverage: float = 0.0
     relevance: float = 0.0  # keyword leg: coverage-weighted BM25 relevance (−rank × ...)
+    namespace: str = ""

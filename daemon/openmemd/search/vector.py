@@ -39,5 +39,6 @@ def vector_search(reader: StoreReader, q: NDArray[np.float32] | None, *, model: 
     where = CandidateFilter(sources=tuple(sources) if sources else None, model=model,
                             skip_derived=skip_derived)
     return [LegHit(id=c.id, path=c.path, source=c.source, start_line=c.start_line,
-                   end_line=c.end_line, text=c.text, score=c.measure, raw=c.measure)
+                   end_line=c.end_line, text=c.text, score=c.measure, raw=c.measure,
+                   namespace=c.namespace)
             for c in reader.vector_candidates(q, limit=limit, where=where)]

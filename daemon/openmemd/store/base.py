@@ -312,6 +312,9 @@ class IndexStore(Protocol):
     # How the keyword index tokenizes text (recorded as `ftsTokenizer` in the index identity,
     # see `index.identity`): a different value means a full rebuild, never mixed keyword rows.
     fts_tokenizer: str
+    # Where this store writes, as its search hits name it (`Candidate.namespace`); "" for a
+    # backend without namespaces.
+    namespace: str
 
     def location(self) -> str:
         """Where the index lives, fit to show (a path, or a URL without its password plus

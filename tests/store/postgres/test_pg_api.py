@@ -37,3 +37,26 @@ def test_agents_have_their_own_namespaces(pg_settings, workspace, tmp_path) -> N
             "Alpha project notes."]
         assert [r.snippet for r in ops.search("project", min_score=0.0)] == [
             "Beta project notes."]
+
+
+def test_a_shared_namespace_is_searched_and_each_hit_names_its_namespace(
+        pg_settings, workspace, tmp_path) -> None:
+    # A team's notes: one daemon (agent "team") writes its namespace; a member searches it
+    # beside its own.
+    shared = tmp_path / "shared"
+    (shared / "memory").mkdir(parents=True)
+    (shared / "memory" / "2024-05-02.md").write_text("The team's deploy window is Tuesday.\n")
+    (workspace / "memory" / "2024-05-01.md").write_text("My own deploy checklist.\n")
+    settings = pg_settings(f'search_namespaces = ["host/{{agent}}", "host/team"]\n'
+                           f'[agents.team]\nworkspace = "{shared}"\n')
+    with MemoryIndex.open(config=settings, agent_id="team") as team:
+        team.sync()
+    with MemoryIndex.open(workspace, config=settings) as index:
+        index.sync()
+        hits = index.search("deploy", min_score=0.0)
+        assert sorted((h.to_dict()["namespace"], h.path) for h in hits) == [
+            ("host/main", "memory/2024-05-01.md"), ("host/team", "memory/2024-05-02.md")]
+        index.flush_recalls()
+    # dreaming records only this workspace's own notes, never another namespace's
+    recalled = (workspace / "memory" / ".dreams" / "short-term-recall.json").read_text()
+    assert "deploy checklist" in recalled and "Tuesday" not in recalled

@@ -35,6 +35,7 @@ T = TypeVar("T")
 class SqliteStore:
     backend = "sqlite"
     fts_tokenizer = schema.FTS_TOKENIZER_ID
+    namespace = ""  # one file, one agent
 
     def __init__(self, db_path: Path, *, long_lived: bool = False) -> None:
         self.db_path = db_path
