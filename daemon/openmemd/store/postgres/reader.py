@@ -10,7 +10,6 @@ same file cannot collide in fusion, and `cosines`/`keyword_relevance` take those
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
@@ -31,6 +30,7 @@ from openmemd.store.base import (
     Vector,
 )
 from openmemd.store.derived import DERIVED_PREFIX
+from openmemd.store.meta import meta_from_text
 from openmemd.store.postgres import keyword
 from openmemd.store.postgres.connect import Outage, Target, translated
 from openmemd.store.postgres.schema import SCHEMA
@@ -214,13 +214,7 @@ def _vector(value: Any) -> Vector | None:
 def read_meta(conn: psycopg.Connection[Any], ns: str) -> dict[str, Any] | None:
     row = conn.execute(f"SELECT value FROM {SCHEMA}.ns_meta WHERE ns = %s AND key = 'index'",
                        (ns,)).fetchone()
-    if row is None:
-        return None
-    try:
-        value = json.loads(row[0])
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
+    return None if row is None else meta_from_text(row[0])
 
 
 def stats(conn: psycopg.Connection[Any], ns: str, model: str | None) -> IndexStats:

@@ -8,7 +8,6 @@ it once a dimension has enough vectors to need it (see schema.HNSW_MIN_VECTORS).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -24,6 +23,7 @@ from openmemd.store.base import (
     Skipped,
     Vector,
 )
+from openmemd.store.meta import meta_to_text
 from openmemd.store.postgres import fts, reader
 from openmemd.store.postgres.schema import FTS_CONFIG, SCHEMA
 from openmemd.store.postgres.session import WriterSession
@@ -186,7 +186,7 @@ class PgWriter:
     def write_meta(self, meta: Mapping[str, Any]) -> None:
         self._exec(f"INSERT INTO {SCHEMA}.ns_meta(ns, key, value) VALUES (%s, 'index', %s)"
                    " ON CONFLICT (ns, key) DO UPDATE SET value = excluded.value",
-                   (self.ns, json.dumps(dict(meta), sort_keys=True)))
+                   (self.ns, meta_to_text(meta)))
 
     def load_skipped(self) -> dict[bytes, Skipped]:
         rows = self._exec(f"SELECT name, source, mtime, size, ctime_ns, ino, path, reason FROM"

@@ -111,7 +111,8 @@ def keyword_relevance(conn: Connection, terms: QueryTerms, ids: Sequence[str]
             "SELECT rowid, id, bm25(chunks_fts) FROM chunks_fts "
             f"WHERE chunks_fts MATCH ? AND +rowid IN ({_placeholders(len(rowids))})",
             [match, *rowids]).fetchall() if rowids else []
-        missed = [r for r in rowids if r not in {row[0] for row in rows}]
+        matched = {row[0] for row in rows}
+        missed = [r for r in rowids if r not in matched]
         aligned = all(rowids.get(rowid) == cid for rowid, cid, _rank in rows) and all(
             rowids[rowid] == cid for rowid, cid in conn.execute(
                 f"SELECT rowid, id FROM chunks_fts WHERE rowid IN ({_placeholders(len(missed))})",

@@ -38,14 +38,6 @@ def copy_embedding_cache(conn: db.Connection, old_db: Path) -> int:
         conn.execute("DETACH DATABASE old")
 
 
-def remove_files(base: Path) -> None:
-    for suffix in SIDECARS:
-        try:
-            os.unlink(f"{base}{suffix}")
-        except FileNotFoundError:
-            pass
-
-
 def swap_into_place(tmp: Path, db_path: Path) -> None:
     """Move the finished temp index over the live one; on failure put the old one back."""
     backup = db_path.with_name(f"{db_path.name}.backup-{uuid.uuid4().hex[:12]}")
@@ -64,7 +56,7 @@ def swap_into_place(tmp: Path, db_path: Path) -> None:
         for suffix in moved:
             os.replace(f"{backup}{suffix}", f"{db_path}{suffix}")
         raise
-    remove_files(backup)
+    health.remove_set(backup)
 
 
 def build_and_swap(db_path: Path, build: Callable[[Path], None]) -> None:
@@ -74,5 +66,5 @@ def build_and_swap(db_path: Path, build: Callable[[Path], None]) -> None:
         build(tmp)
         swap_into_place(tmp, db_path)
     except BaseException:
-        remove_files(tmp)
+        health.remove_set(tmp)
         raise

@@ -7,10 +7,10 @@ word tokenizer; `chunks.text` is always the original text.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from openmemd.store.derived import DERIVED_PREFIX
+from openmemd.store.meta import meta_from_text, meta_to_text
 from openmemd.store.sqlite import vec_log
 from openmemd.store.sqlite.db import Connection
 
@@ -113,15 +113,9 @@ def has_vec_table(conn: Connection) -> bool:
 
 def read_meta(conn: Connection) -> dict[str, Any] | None:
     row = conn.execute("SELECT value FROM meta WHERE key = ?", (META_KEY,)).fetchone()
-    if row is None:
-        return None
-    try:
-        value = json.loads(row[0])
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
+    return None if row is None else meta_from_text(row[0])
 
 
 def write_meta(conn: Connection, meta: dict[str, Any]) -> None:
     conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
-                 (META_KEY, json.dumps(meta, sort_keys=True)))
+                 (META_KEY, meta_to_text(meta)))
