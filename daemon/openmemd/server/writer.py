@@ -39,7 +39,7 @@ RETRY_FIRST_SECONDS = 1.0
 # A reconcile that wrote this many chunks or vectors (a first index, a large change) runs the
 # store's upkeep at once -- fresh statistics, and on PostgreSQL the vector index -- instead of
 # at the next hourly one.
-MAINTAIN_AFTER_ROWS = 1000
+UPKEEP_AFTER_ROWS = 1000
 RETRY_MAX_SECONDS = 30.0
 
 T = TypeVar("T")
@@ -305,7 +305,7 @@ class IndexWriter:
         log.info("indexer_reconciled", agent=self._name, reasons=reasons,
                  seconds=self.last_reconcile["seconds"], report=data)
         answer(report)
-        if report.rows_written >= MAINTAIN_AFTER_ROWS:
+        if report.rows_written >= UPKEEP_AFTER_ROWS:
             try:
                 self._index.checkpoint()
             except Exception as exc:  # upkeep only: the next hourly run tries again
