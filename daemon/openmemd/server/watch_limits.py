@@ -164,14 +164,14 @@ class UnwatchedConfirmer:
         self._full_every = full_every
         self._first_seen: dict[str, float] = {}
         self._unconfirmed: set[str] = set()
-        self._wanted = True
-        self._last_full: float | None = None
+        self._wanted = True  # start-up
+        self._last_full = float("-inf")
 
     def want_full_look(self) -> None:
         self._wanted = True
 
     def full_look_due(self, now: float) -> bool:
-        return (self._wanted or bool(self._unconfirmed) or self._last_full is None
+        return (self._wanted or bool(self._unconfirmed)
                 or now - self._last_full >= self._full_every)
 
     def look(self, root: str, start: str, may_contain: Callable[[str], bool],
