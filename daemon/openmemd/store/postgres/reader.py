@@ -41,6 +41,8 @@ T = TypeVar("T")
 
 
 class PgReader:
+    thread_safe = True  # a pooled connection per call
+
     def __init__(self, pool: psycopg_pool.ConnectionPool[Any], target: Target, ns: str,
                  search_ns: Sequence[str], ready: Callable[[], None], outage: Outage) -> None:
         self._pool = pool
