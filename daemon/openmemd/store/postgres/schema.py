@@ -1,10 +1,14 @@
 """The PostgreSQL schema: OpenClaw's tables with a namespace column, in a schema of its own.
 
 Everything lives in the `openmemd` schema, so the database can hold other things. Every row of
-`files`, `chunks`, `skipped`, `ns_meta` and `ns_stats` carries its namespace (many daemons
-share one database); `embedding_cache` is shared by all namespaces (a team embeds a shared
-document once). `chunks.fts` is the keyword index of the CJK-expanded text (see fts.py) and
-`chunks.doclen` its token count, so the keyword leg can compute FTS5's BM25 exactly.
+`files`, `chunks`, `skipped`, `ns_meta`, `ns_stats` and `ns_lexemes` carries its namespace
+(many daemons share one database); `embedding_cache` is shared by all namespaces (a team
+embeds a shared document once). `chunks.fts` is the keyword index of the CJK-expanded text
+(see fts.py) and `chunks.doclen` its token count, so the keyword leg can compute FTS5's BM25
+exactly. `ns_lexemes` holds n(q) per namespace and lexeme (how many of its chunks' `fts`
+contain it), kept by the writer in the same transaction as the chunks, so a query never counts
+a common word's matches through the GIN index (version 2; a version-1 database gets it filled
+in place).
 
 Vectors are `vector` without a fixed dimension (namespaces may use different models), plus a
 `dims` column; each dimension in use gets its own partial HNSW index on
@@ -27,7 +31,7 @@ import psycopg
 from openmemd.errors import UnavailableError
 
 SCHEMA = "openmemd"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 FTS_CONFIG = f"{SCHEMA}.fts"
 # Below this many vectors of one size an exact scan is fast (and exact); past it `maintain`
 # builds the HNSW index, once, after the bulk of the index is written rather than row by row.
@@ -71,6 +75,8 @@ CREATE TABLE IF NOT EXISTS {SCHEMA}.embedding_cache (
   embedding vector NOT NULL, dims integer NOT NULL, updated_at bigint NOT NULL,
   PRIMARY KEY (provider, model, provider_key, hash));
 CREATE INDEX IF NOT EXISTS embedding_cache_updated_at ON {SCHEMA}.embedding_cache (updated_at);
+CREATE TABLE IF NOT EXISTS {SCHEMA}.ns_lexemes (
+  ns text NOT NULL, lexeme text NOT NULL, docs integer NOT NULL, PRIMARY KEY (ns, lexeme));
 CREATE TABLE IF NOT EXISTS {SCHEMA}.skipped (
   ns text NOT NULL, name bytea NOT NULL, source text NOT NULL, mtime bigint NOT NULL,
   size bigint NOT NULL, ctime_ns bigint NOT NULL, ino bigint NOT NULL, path text NOT NULL,
@@ -85,6 +91,18 @@ CREATE TEXT SEARCH CONFIGURATION {FTS_CONFIG} (COPY = simple);
 ALTER TEXT SEARCH CONFIGURATION {FTS_CONFIG} ALTER MAPPING FOR {_TOKEN_TYPES}
   WITH {SCHEMA}.english_all;
 """
+
+
+# n(q) per namespace and lexeme, from the stored tsvectors (version 1 -> 2 migration).
+_FILL_LEXEMES = f"""
+INSERT INTO {SCHEMA}.ns_lexemes(ns, lexeme, docs)
+SELECT c.ns, u.lexeme, count(*) FROM {SCHEMA}.chunks c, unnest(c.fts) u GROUP BY 1, 2
+ON CONFLICT (ns, lexeme) DO UPDATE SET docs = excluded.docs
+"""
+# Whole-table statements (the migration's fill, a rebuild's swap, heal) touch every row of an
+# index: they get a bound of their own instead of store.statement_timeout_ms, sized for one
+# request.
+BULK_TIMEOUT_SQL = "SET LOCAL statement_timeout = '30min'"
 
 
 def ensure_schema(conn: psycopg.Connection[Any]) -> None:
@@ -104,7 +122,14 @@ def ensure_schema(conn: psycopg.Connection[Any]) -> None:
                     "leaves the database untouched)")
             if found == SCHEMA_VERSION:
                 return
+        fresh = exists is None or exists[0] is None
+        had_lexemes = not fresh and conn.execute(
+            "SELECT to_regclass(%s)", (f"{SCHEMA}.ns_lexemes",)).fetchone()[0] is not None
         conn.execute(_DDL)
+        if not fresh and not had_lexemes:
+            # version 1 -> 2: the lexeme counts of the chunks already stored, in one pass
+            conn.execute(BULK_TIMEOUT_SQL)
+            conn.execute(_FILL_LEXEMES)
         has_cfg = conn.execute(
             "SELECT 1 FROM pg_ts_config c JOIN pg_namespace n ON n.oid = c.cfgnamespace"
             " WHERE n.nspname = %s AND c.cfgname = 'fts'", (SCHEMA,)).fetchone()
