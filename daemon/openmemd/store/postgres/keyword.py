@@ -37,10 +37,10 @@ from openmemd.store.postgres import fts
 from openmemd.store.postgres.schema import FTS_CONFIG, SCHEMA
 from openmemd.text.tokens import QueryTerms
 
-# Past this many possible matches (and chunks), the bounded regime. A match costs ~30 us to
-# score (heap read, positions, Python), so this is ~150 ms at worst; a search that must answer
+# Past this many possible matches (and chunks), the bounded regime. A match costs ~22 us to
+# score (heap read, positions, Python), so this is ~45 ms at worst; a search that must answer
 # in tens of milliseconds cannot afford more.
-EXACT_MATCHES = 5_000
+EXACT_MATCHES = 2_000
 # Chunks read per query in the bounded regime: a few times the candidates asked for (so the
 # best of them by BM25 are chosen, not just the first found), at least SAMPLE_MIN. Each costs
 # a heap read (~30 us from the OS cache at 1M chunks).
@@ -147,9 +147,9 @@ def score(conn: psycopg.Connection[Any], terms: QueryTerms, namespaces: Sequence
         return _ranked(plan, rows, plan.bound, None)
     rows = conn.execute(select + " AND c.fts @@ %s::tsquery",
                         [*params, _any_query(plan)]).fetchall()
-    freqs = [_freqs(plan.phrases, r[6]) for r in rows]
+    freqs = [fts.frequencies(plan.phrases, r[6]) for r in rows]
     containing = [sum(1 for f in freqs if f[i]) for i in range(len(plan.phrases))]
-    return _ranked(plan, rows, containing, where, n_docs=max(plan.n_docs, len(rows)))
+    return _ranked(plan, rows, containing, where, freqs=freqs)
 
 
 def _known_containing(conn: psycopg.Connection[Any], plan: _Plan,
@@ -223,24 +223,20 @@ def _filter_sql(where: CandidateFilter | None) -> tuple[str, list[Any]]:
 
 
 def _ranked(plan: _Plan, rows: Sequence[tuple[Any, ...]], containing: Sequence[int],
-            where: CandidateFilter | None, *, n_docs: int | None = None) -> list[Scored]:
-    n = max(plan.n_docs, len(rows)) if n_docs is None else n_docs
-    idfs = [fts.idf(n, c) for c in containing]
+            where: CandidateFilter | None, *, freqs: Sequence[list[int]] | None = None
+            ) -> list[Scored]:
+    idfs = [fts.idf(max(plan.n_docs, len(rows)), c) for c in containing]
+    if freqs is None:
+        freqs = [fts.frequencies(plan.phrases, r[6]) for r in rows]
     out = []
-    for row in rows:
+    for row, f in zip(rows, freqs, strict=True):
         ns, cid, doclen, source, model, derived = row[:6]
         if where is not None and not _passes(where, source, model, derived):
             continue
-        f = _freqs(plan.phrases, row[6])
         if any(f):
             out.append(Scored(ns, cid, fts.bm25(f, idfs, int(doclen), plan.avgdl)))
     out.sort(key=lambda s: (-s.relevance, s.id, s.ns))
     return out
-
-
-def _freqs(phrases: Sequence[tuple[str, ...]], filtered: str) -> list[int]:
-    positions = fts.parse_positions(filtered)
-    return [fts.occurrences(p, positions) for p in phrases]
 
 
 def _passes(where: CandidateFilter, source: str, model: str, derived: bool) -> bool:
