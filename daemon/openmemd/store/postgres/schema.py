@@ -123,8 +123,9 @@ def ensure_schema(conn: psycopg.Connection[Any]) -> None:
             if found == SCHEMA_VERSION:
                 return
         fresh = exists is None or exists[0] is None
-        had_lexemes = not fresh and conn.execute(
-            "SELECT to_regclass(%s)", (f"{SCHEMA}.ns_lexemes",)).fetchone()[0] is not None
+        lexemes = None if fresh else conn.execute(
+            "SELECT to_regclass(%s)", (f"{SCHEMA}.ns_lexemes",)).fetchone()
+        had_lexemes = lexemes is not None and lexemes[0] is not None
         conn.execute(_DDL)
         if not fresh and not had_lexemes:
             # version 1 -> 2: the lexeme counts of the chunks already stored, in one pass
