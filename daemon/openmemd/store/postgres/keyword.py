@@ -11,8 +11,8 @@ index lookup; both calls of one search choose alike):
 * **Bounded** -- past that, scoring every match costs O(matches) (a common word is in 15% of a
   million chunks: 150k rows, seconds), so the leg scores a sample chosen the way `search/`
   ranks anyway (`search/keyword.py` weights relevance by word coverage): chunks holding *all*
-  the query's terms first, then the rarest half of them, and so on, then any term, until
-  enough are found, a few times the candidates asked for from each such query. Each sampled
+  the query's terms first, then those holding all but one of them, and so on, then any term,
+  until enough are found, a few times the candidates asked for from each such query. Each sampled
   chunk gets its exact BM25 score (a word's n(q) from `ns_lexemes`); a multi-word phrase's
   n(q) is taken as its rarest word's (an upper bound: the phrase's weight can be understated,
   never overstated), because counting a phrase means reading every chunk holding its words.
@@ -25,6 +25,8 @@ FTS5 counts over its whole table.
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -46,6 +48,8 @@ EXACT_MATCHES = 2_000
 # a heap read (~30 us from the OS cache at 1M chunks).
 SAMPLE_FACTOR = 4
 SAMPLE_MIN = 100
+# At most this many term combinations in one coverage level's query (5 words: C(5, 2) = 10).
+MAX_COMBINATIONS = 10
 
 
 @dataclass(frozen=True)
@@ -174,13 +178,12 @@ def _known_containing(conn: psycopg.Connection[Any], plan: _Plan,
 
 def _sample(conn: psycopg.Connection[Any], plan: _Plan, select: str, params: list[Any],
             where: CandidateFilter | None, *, limit: int = 0) -> list[tuple[Any, ...]]:
-    """Chunks passing `where` holding all the terms, then all but the most common, ..., then
-    any term (the module docstring says why): up to `want` of each, until `limit` are found
-    (more coverage levels would only add chunks `search/` ranks below these)."""
+    """Chunks passing `where` holding all the terms, then all but one, ..., then any term (the
+    module docstring says why): up to `want` of each, until `limit` are found (more coverage
+    levels would only add chunks `search/` ranks below these)."""
     want = max(SAMPLE_MIN, SAMPLE_FACTOR * limit)
     cond, extra = _filter_sql(where)
-    queries = [" & ".join(q for q, _ in plan.units[:j]) for j in _levels(len(plan.units))]
-    queries.append(_any_query(plan))
+    queries = [*_levels([q for q, _ in plan.units]), _any_query(plan)]
     found: dict[tuple[str, str], tuple[Any, ...]] = {}
     with conn.transaction():
         # The GIN index, always: with a LIMIT the planner bets a common word is met early in a
@@ -196,13 +199,20 @@ def _sample(conn: psycopg.Connection[Any], plan: _Plan, select: str, params: lis
     return list(found.values())
 
 
-def _levels(n: int) -> list[int]:
-    """How many of the rarest terms each query requires: all, then half as many, ..., 1 (a CJK
-    query has a dozen n-grams; one query per term dropped would be a dozen GIN scans)."""
-    out = []
-    while n > 0:
-        out.append(n)
-        n //= 2
+def _levels(units: Sequence[str]) -> list[str]:
+    """The coverage levels of a query's terms (tsqueries, rarest first): chunks holding all n,
+    then at least n-1 of them, ..., then any -- written out as an OR of ANDs, which one GIN
+    scan answers. A query of many terms (a CJK query has a dozen n-grams) would need too many
+    combinations (past MAX_COMBINATIONS in a level): its levels require the rarest n terms,
+    then the rarest half of them, and so on."""
+    n = len(units)
+    if math.comb(n, n // 2) <= MAX_COMBINATIONS:
+        return [" | ".join(f"({' & '.join(c)})" for c in itertools.combinations(units, j))
+                for j in range(n, 0, -1)]
+    out, j = [], n
+    while j >= 1:
+        out.append(" & ".join(units[:j]))
+        j //= 2
     return out
 
 
