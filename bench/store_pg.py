@@ -26,7 +26,8 @@ TUNING = {
     # durability as in production (the test fixture turns it off)
     "fsync": "on", "synchronous_commit": "on", "full_page_writes": "on",
     # a modest dedicated server; the HNSW build wants its graph in maintenance_work_mem
-    "shared_buffers": "'1GB'", "maintenance_work_mem": "'2GB'", "work_mem": "'32MB'",
+    # (1M halfvec graph: ~1.3 GB; past it the build goes on disk, many times slower)
+    "shared_buffers": "'1GB'", "maintenance_work_mem": "'4GB'", "work_mem": "'32MB'",
     "effective_cache_size": "'4GB'", "max_parallel_maintenance_workers": "1",
     "max_wal_size": "'4GB'", "checkpoint_timeout": "'15min'",
 }

@@ -205,7 +205,11 @@ class VectorMode:
 # -- the three roles ------------------------------------------------------------------------------
 
 class StoreReader(Protocol):
-    """Reads for search and status. One per thread; never writes."""
+    """Reads for search and status. One per thread unless `thread_safe`; never writes."""
+
+    # True when several threads may call this reader at once (a server behind a connection
+    # pool): a search then issues its two legs together and waits for the slower, not both.
+    thread_safe: bool
 
     def keyword_candidates(self, terms: QueryTerms, *, limit: int,
                            where: CandidateFilter) -> list[Candidate]:

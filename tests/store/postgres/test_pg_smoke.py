@@ -84,12 +84,19 @@ def test_maintain_builds_the_hnsw_index_and_search_uses_it(pg_store, monkeypatch
     monkeypatch.setattr(schema, "HNSW_MIN_VECTORS", 30)
     store = pg_store()
     fill(store, {f"f{i}.md": [row(f"c{i}", f"f{i}.md", f"note {i}", unit(i))] for i in range(40)})
+    with store._pool.connection() as conn:  # the float32 index an earlier openmemd built
+        conn.execute("CREATE INDEX chunks_hnsw_8 ON openmemd.chunks USING hnsw"
+                      " ((embedding::vector(8)) vector_cosine_ops) WHERE dims = 8")
     store.maintain()
+    with store._pool.connection() as conn:
+        names = {r[0] for r in conn.execute(
+            "SELECT indexname FROM pg_indexes WHERE indexname LIKE 'chunks_hnsw%'")}
+    assert names == {"chunks_hnsw_half_8"}
     with store._pool.connection() as conn:
         conn.execute("SET enable_seqscan = off")  # the table is tiny: make the plan honest
         plan = "\n".join(r[0] for r in conn.execute(
             "EXPLAIN SELECT id FROM openmemd.chunks WHERE dims = 8 AND ns = ANY(%s) ORDER BY"
-            " embedding::vector(8) <=> %s::vector(8) LIMIT 5", (["host/main"], unit(3))))
-    assert "chunks_hnsw_8" in plan
+            " embedding::halfvec(8) <=> %s::halfvec(8) LIMIT 5", (["host/main"], unit(3))))
+    assert "chunks_hnsw_half_8" in plan
     hits = store.reader().vector_candidates(unit(7), limit=3, where=CandidateFilter(model="m"))
     assert hits[0].id == "c7"

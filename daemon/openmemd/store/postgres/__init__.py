@@ -25,6 +25,8 @@ def open_postgres_store(settings: Settings, agent_id: str, *,
             "pip install 'openmemd[postgres]'") from None
     store = settings.store
     target = Target(store.url, store.statement_timeout_ms)
-    pool_size = settings.server.workers + 1 if long_lived else 2
+    # Each request thread searches with two connections at once (the keyword leg runs beside
+    # the vector leg, search/pipeline.py), plus one for status and maintenance.
+    pool_size = 2 * settings.server.workers + 1 if long_lived else 2
     return PgStore(target, store.namespace_for(agent_id), store.search_namespaces_for(agent_id),
                    pool_size=pool_size)

@@ -77,10 +77,23 @@ def occurrences(lexemes: Sequence[str], positions: Mapping[str, Sequence[int]]) 
 _TSV_ENTRY = re.compile(r"'((?:[^']|'')*)':([0-9A-D,]+)")
 
 
-def parse_positions(tsvector_text: str) -> dict[str, list[int]]:
-    """A tsvector's text form (`'dog':1A,4A 'trip':2A`) as {lexeme: positions}."""
-    return {m[1].replace("''", "'"): [int(p.rstrip("ABCD")) for p in m[2].split(",")]
-            for m in _TSV_ENTRY.finditer(tsvector_text)}
+def frequencies(phrases: Sequence[Sequence[str]], tsvector_text: str) -> list[int]:
+    """f(q, D) of each phrase, from the text form of a tsvector holding (at least) their
+    lexemes (`'dog':1A,4A 'trip':2A`). A single lexeme's count is its number of positions, read
+    without parsing them: this runs once per matching chunk."""
+    entries: dict[str, str] = {}
+    for m in _TSV_ENTRY.finditer(tsvector_text):
+        lexeme = m[1]
+        entries[lexeme.replace("''", "'") if "''" in lexeme else lexeme] = m[2]
+    out = []
+    for phrase in phrases:
+        if len(phrase) == 1:
+            raw = entries.get(phrase[0])
+            out.append(raw.count(",") + 1 if raw else 0)
+        else:
+            out.append(occurrences(phrase, {lx: [int(p.rstrip("ABCD")) for p in raw.split(",")]
+                                            for lx in phrase if (raw := entries.get(lx))}))
+    return out
 
 
 def idf(n_docs: int, containing: int) -> float:

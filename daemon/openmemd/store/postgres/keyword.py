@@ -1,16 +1,32 @@
-"""The keyword leg on PostgreSQL: candidates by a GIN `@@` OR-query, ranked by FTS5's BM25.
+"""The keyword leg on PostgreSQL: candidates from the GIN index, ranked by FTS5's BM25 (fts.py).
 
-Three round trips: the query's terms and phrases become lexemes with the same text search
-configuration the index uses; one scan of the GIN index returns every chunk of the searched
-namespaces holding any of them (id, |D|, filter columns, the positions of the query's lexemes,
-never the text), from which Python counts n(q) and f(q,D) and computes BM25 (fts.py); the text
-of the best `limit` is fetched last. Relevance for given ids counts n(q) in SQL and reads
-positions of those chunks only. n(q) is counted over all chunks of the searched
-namespaces, before source/model/derived filters, as FTS5 counts over its whole table.
+Two regimes, chosen per query from the document frequencies `ns_lexemes` keeps exactly (one
+index lookup; both calls of one search choose alike):
+
+* **Exact** -- at most EXACT_MATCHES chunks can hold a query term (the sum of the terms'
+  document frequencies, or the chunk count if smaller). One GIN scan returns every matching
+  chunk (id, |D|, filter columns, the positions of the query's lexemes, never the text);
+  Python counts f(q,D) and n(q) and ranks them all: the top-k FTS5's `ORDER BY rank` gives.
+  A memory written by hand is here (a year of daily notes is a few thousand chunks).
+* **Bounded** -- past that, scoring every match costs O(matches) (a common word is in 15% of a
+  million chunks: 150k rows, seconds), so the leg scores a sample chosen the way `search/`
+  ranks anyway (`search/keyword.py` weights relevance by word coverage): chunks holding *all*
+  the query's terms first, then those holding all but one of them, and so on, then any term,
+  until enough are found, a few times the candidates asked for from each such query. Each sampled
+  chunk gets its exact BM25 score (a word's n(q) from `ns_lexemes`); a multi-word phrase's
+  n(q) is taken as its rarest word's (an upper bound: the phrase's weight can be understated,
+  never overstated), because counting a phrase means reading every chunk holding its words.
+  What is approximate is only which chunks get scored when many hold the same terms: among
+  equally covered chunks the one with the most occurrences may be missed.
+
+n(q) counts all chunks of the searched namespaces, before source/model/derived filters, as
+FTS5 counts over its whole table.
 """
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +39,18 @@ from openmemd.store.postgres import fts
 from openmemd.store.postgres.schema import FTS_CONFIG, SCHEMA
 from openmemd.text.tokens import QueryTerms
 
+# Past this many possible matches (and chunks), the bounded regime. A match costs ~22 us to
+# score (heap read, positions, Python), so this is ~45 ms at worst; a search that must answer
+# in tens of milliseconds cannot afford more.
+EXACT_MATCHES = 2_000
+# Chunks read per query in the bounded regime: a few times the candidates asked for (so the
+# best of them by BM25 are chosen, not just the first found), at least SAMPLE_MIN. Each costs
+# a heap read (~30 us from the OS cache at 1M chunks).
+SAMPLE_FACTOR = 4
+SAMPLE_MIN = 100
+# At most this many term combinations in one coverage level's query (5 words: C(5, 2) = 10).
+MAX_COMBINATIONS = 10
+
 
 @dataclass(frozen=True)
 class Scored:
@@ -31,71 +59,191 @@ class Scored:
     relevance: float
 
 
-def _phrases(conn: psycopg.Connection[Any], terms: QueryTerms) -> list[tuple[str, ...]]:
-    """Each query term and phrase as the lexemes the index holds (in order, deduplicated)."""
-    texts = [" ".join(fts.prepare(t)) for t in (*terms.all, *terms.phrases)]
-    texts = [t for t in dict.fromkeys(texts) if t]
+@dataclass(frozen=True)
+class _Plan:
+    """One query against the searched namespaces: its phrases, BM25's corpus statistics and
+    the document frequencies known before reading any chunk."""
+
+    phrases: list[tuple[str, ...]]  # each query term and phrase as lexemes, deduplicated
+    units: list[tuple[str, int]]  # each query term: (tsquery, n(q) or its bound), rarest first
+    n_docs: int
+    avgdl: float
+    df: list[int | None]  # per phrase: n(q) from ns_lexemes (one lexeme), else None
+    bound: list[int]  # per phrase: n(q), or for a phrase the n(q) of its rarest word
+
+    @property
+    def bounded(self) -> bool:
+        return min(sum(self.bound), self.n_docs) > EXACT_MATCHES
+
+
+def _plan(conn: psycopg.Connection[Any], terms: QueryTerms,
+          namespaces: Sequence[str]) -> _Plan | None:
+    words = [" ".join(fts.prepare(t)) for t in terms.all]
+    extra = [" ".join(fts.prepare(t)) for t in terms.phrases]
+    texts = [t for t in dict.fromkeys(words + extra) if t]
     if not texts:
-        return []
-    rows = conn.execute(
-        "SELECT x.i, ARRAY(SELECT u.lexeme FROM unnest(to_tsvector(%s::regconfig, x.t)) u,"
-        " unnest(u.positions) p ORDER BY p) FROM unnest(%s::text[]) WITH ORDINALITY x(t, i)"
-        " ORDER BY x.i", (FTS_CONFIG, texts)).fetchall()
-    return list(dict.fromkeys(tuple(r[1]) for r in rows if r[1]))
+        return None
+    # One round trip: each text as the lexemes the index holds (in order), N and the token
+    # total, and n(q) of every lexeme met.
+    row = conn.execute(
+        "WITH t AS (SELECT x.i, ARRAY(SELECT u.lexeme FROM unnest(to_tsvector("
+        "%(cfg)s::regconfig, x.t)) u, unnest(u.positions) p ORDER BY p) AS lx"
+        " FROM unnest(%(texts)s::text[]) WITH ORDINALITY x(t, i))"
+        " SELECT (SELECT json_agg(lx ORDER BY i) FROM t),"
+        f" (SELECT coalesce(sum(docs), 0) FROM {SCHEMA}.ns_stats WHERE ns = ANY(%(ns)s)),"
+        f" (SELECT coalesce(sum(tokens), 0) FROM {SCHEMA}.ns_stats WHERE ns = ANY(%(ns)s)),"
+        " (SELECT json_object_agg(lexeme, d) FROM (SELECT lexeme, sum(docs) AS d FROM"
+        f" {SCHEMA}.ns_lexemes WHERE ns = ANY(%(ns)s) AND lexeme = ANY(ARRAY(SELECT unnest(lx)"
+        " FROM t)) GROUP BY lexeme) z)",
+        {"cfg": FTS_CONFIG, "texts": texts, "ns": list(namespaces)}).fetchone()
+    if row is None:
+        return None
+    as_lexemes = {t: tuple(lx or ()) for t, lx in zip(texts, row[0] or (), strict=True)}
+    phrases = list(dict.fromkeys(lx for t in texts if (lx := as_lexemes[t])))
+    if not phrases:
+        return None
+    n_docs, tokens = int(row[1]), int(row[2])
+    known = {k: int(v) for k, v in (row[3] or {}).items()}
+    df: list[int | None] = [known.get(p[0], 0) if len(p) == 1 else None for p in phrases]
+    bound = [d if d is not None else min(known.get(lx, 0) for lx in p)
+             for p, d in zip(phrases, df, strict=True)]
+    by_phrase = dict(zip(phrases, bound, strict=True))
+    term_lexemes = [as_lexemes[t] for t in dict.fromkeys(words) if as_lexemes.get(t)]
+    units = sorted({(q, by_phrase[lx]) for lx in term_lexemes
+                    if (q := fts.tsquery_phrase(lx))}, key=lambda u: (u[1], u[0]))
+    return _Plan(phrases, units, n_docs, tokens / n_docs if n_docs else 0.0, df, bound)
+
+
+def _select(plan: _Plan) -> tuple[str, list[Any]]:
+    """Each chunk's id, |D|, filter columns and the positions of the query's lexemes only:
+    setweight marks them, ts_filter keeps them (in C; far cheaper than unnesting every chunk's
+    tsvector)."""
+    lexemes = sorted({lx for p in plan.phrases for lx in p})
+    return (f"SELECT c.ns, c.id, c.doclen, c.source, c.model, starts_with(c.path, %s),"
+            f" ts_filter(setweight(c.fts, 'A', %s), '{{a}}')::text FROM {SCHEMA}.chunks c"
+            " WHERE c.ns = ANY(%s)", [DERIVED_PREFIX, lexemes])
+
+
+def _any_query(plan: _Plan) -> str:
+    return " | ".join(q for q in (fts.tsquery_phrase(p) for p in plan.phrases) if q)
 
 
 def score(conn: psycopg.Connection[Any], terms: QueryTerms, namespaces: Sequence[str],
-          where: CandidateFilter | None, ids: Sequence[tuple[str, str]] | None = None
-          ) -> list[Scored]:
-    """BM25 relevance of the matching chunks (all of them, or only `ids` = (ns, id) pairs)."""
-    phrases = _phrases(conn, terms)
-    queries = [q for q in (fts.tsquery_phrase(p) for p in phrases) if q]
-    if not queries:
+          where: CandidateFilter | None, ids: Sequence[tuple[str, str]] | None = None, *,
+          limit: int = 0) -> list[Scored]:
+    """BM25 relevance of the matching chunks -- all of them in the exact regime, a sample in
+    the bounded one (see the module docstring) -- or only of `ids` = (ns, id) pairs."""
+    plan = _plan(conn, terms, namespaces)
+    if plan is None:
         return []
-    lexemes = sorted({lx for p in phrases for lx in p})
-    stats = conn.execute(f"SELECT coalesce(sum(docs), 0), coalesce(sum(tokens), 0) FROM "
-                         f"{SCHEMA}.ns_stats WHERE ns = ANY(%s)", (list(namespaces),)).fetchone()
-    n_docs, tokens = (int(stats[0]), int(stats[1])) if stats else (0, 0)
-    any_query = " | ".join(queries)
-    # Each matching chunk's positions of the query's lexemes only: setweight marks them,
-    # ts_filter keeps them (in C; far cheaper than unnesting every chunk's tsvector).
-    select = (f"SELECT c.ns, c.id, c.doclen, c.source, c.model, starts_with(c.path, %s),"
-              f" ts_filter(setweight(c.fts, 'A', %s), '{{a}}')::text FROM {SCHEMA}.chunks c"
-              f" WHERE c.ns = ANY(%s) AND c.fts @@ %s::tsquery")
-    params: list[Any] = [DERIVED_PREFIX, lexemes, list(namespaces), any_query]
-    if ids is None:
-        rows = conn.execute(select, params).fetchall()
-        freqs = [_freqs(phrases, row[6]) for row in rows]
-        containing = [sum(1 for f in freqs if f[i]) for i in range(len(phrases))]
-    else:
-        # n(q) over every chunk, f(q,D) for the asked ones only.
-        counts = ", ".join("count(*) FILTER (WHERE c.fts @@ %s::tsquery)" for _ in queries)
-        row = conn.execute(f"SELECT count(*), {counts} FROM {SCHEMA}.chunks c WHERE"
-                           " c.ns = ANY(%s) AND c.fts @@ %s::tsquery",
-                           [*queries, list(namespaces), any_query]).fetchone()
-        matched, containing = (int(row[0]), [int(n) for n in row[1:]]) if row else (0, [])
-        n_docs = max(n_docs, matched)
-        rows = conn.execute(select + " AND (c.ns, c.id) IN (SELECT * FROM"
-                            " unnest(%s::text[], %s::text[]))",
-                            [*params, [k[0] for k in ids], [k[1] for k in ids]]).fetchall()
-        freqs = [_freqs(phrases, row[6]) for row in rows]
-    n_docs = max(n_docs, len(rows))
-    avgdl = tokens / n_docs if n_docs else 0.0
-    idfs = [fts.idf(n_docs, n) for n in containing]
+    select, params = _select(plan)
+    params.append(list(namespaces))
+    if ids is not None:
+        rows = conn.execute(select + " AND (c.ns, c.id) IN (SELECT * FROM unnest(%s::text[],"
+                            " %s::text[]))", [*params, [k[0] for k in ids],
+                                              [k[1] for k in ids]]).fetchall()
+        return _ranked(plan, rows, _known_containing(conn, plan, namespaces), None)
+    if plan.bounded:
+        rows = _sample(conn, plan, select, params, where, limit=limit)
+        return _ranked(plan, rows, plan.bound, None)
+    rows = conn.execute(select + " AND c.fts @@ %s::tsquery",
+                        [*params, _any_query(plan)]).fetchall()
+    freqs = [fts.frequencies(plan.phrases, r[6]) for r in rows]
+    containing = [sum(1 for f in freqs if f[i]) for i in range(len(plan.phrases))]
+    return _ranked(plan, rows, containing, where, freqs=freqs)
+
+
+def _known_containing(conn: psycopg.Connection[Any], plan: _Plan,
+                      namespaces: Sequence[str]) -> list[int]:
+    """n(q) of every phrase without reading the chunks asked about: words from ns_lexemes;
+    multi-word phrases counted through the GIN index in the exact regime (few rows by
+    definition), their bound in the bounded one, as `score` does."""
+    if plan.bounded or all(d is not None for d in plan.df):
+        return plan.bound
+    todo = [i for i, d in enumerate(plan.df) if d is None]
+    counts = ", ".join("count(*) FILTER (WHERE c.fts @@ %s::tsquery)" for _ in todo)
+    queries = [fts.tsquery_phrase(plan.phrases[i]) for i in todo]
+    row = conn.execute(f"SELECT {counts} FROM {SCHEMA}.chunks c WHERE c.ns = ANY(%s)"
+                       " AND c.fts @@ %s::tsquery",
+                       [*queries, list(namespaces), " | ".join(q for q in queries if q)]
+                       ).fetchone()
+    out = list(plan.bound)
+    for i, n in zip(todo, row or (), strict=True):
+        out[i] = int(n)
+    return out
+
+
+def _sample(conn: psycopg.Connection[Any], plan: _Plan, select: str, params: list[Any],
+            where: CandidateFilter | None, *, limit: int = 0) -> list[tuple[Any, ...]]:
+    """Chunks passing `where` holding all the terms, then all but one, ..., then any term (the
+    module docstring says why): up to `want` of each, until `limit` are found (more coverage
+    levels would only add chunks `search/` ranks below these)."""
+    want = max(SAMPLE_MIN, SAMPLE_FACTOR * limit)
+    cond, extra = _filter_sql(where)
+    queries = [*_levels([q for q, _ in plan.units]), _any_query(plan)]
+    found: dict[tuple[str, str], tuple[Any, ...]] = {}
+    with conn.transaction():
+        # The GIN index, always: with a LIMIT the planner bets a common word is met early in a
+        # sequential scan, but another namespace's rows may come first (seconds at 1M rows).
+        conn.execute("SET LOCAL enable_seqscan = off")
+        for query in dict.fromkeys(queries):
+            rows = conn.execute(f"{select}{cond} AND c.fts @@ %s::tsquery LIMIT %s",
+                                [*params, *extra, query, want]).fetchall()
+            for r in rows:
+                found.setdefault((r[0], r[1]), r)
+            if len(found) >= max(limit, 1):
+                break
+    return list(found.values())
+
+
+def _levels(units: Sequence[str]) -> list[str]:
+    """The coverage levels of a query's terms (tsqueries, rarest first): chunks holding all n,
+    then at least n-1 of them, ..., then any -- written out as an OR of ANDs, which one GIN
+    scan answers. A query of many terms (a CJK query has a dozen n-grams) would need too many
+    combinations (past MAX_COMBINATIONS in a level): its levels require the rarest n terms,
+    then the rarest half of them, and so on."""
+    n = len(units)
+    if math.comb(n, n // 2) <= MAX_COMBINATIONS:
+        return [" | ".join(f"({' & '.join(c)})" for c in itertools.combinations(units, j))
+                for j in range(n, 0, -1)]
+    out, j = [], n
+    while j >= 1:
+        out.append(" & ".join(units[:j]))
+        j //= 2
+    return out
+
+
+def _filter_sql(where: CandidateFilter | None) -> tuple[str, list[Any]]:
+    if where is None:
+        return "", []
+    cond, params = "", list[Any]()
+    if where.sources is not None:
+        cond += " AND c.source = ANY(%s)"
+        params.append(list(where.sources))
+    if where.model is not None:
+        cond += " AND c.model = %s"
+        params.append(where.model)
+    if where.skip_derived:
+        cond += " AND NOT starts_with(c.path, %s)"
+        params.append(DERIVED_PREFIX)
+    return cond, params
+
+
+def _ranked(plan: _Plan, rows: Sequence[tuple[Any, ...]], containing: Sequence[int],
+            where: CandidateFilter | None, *, freqs: Sequence[list[int]] | None = None
+            ) -> list[Scored]:
+    idfs = [fts.idf(max(plan.n_docs, len(rows)), c) for c in containing]
+    if freqs is None:
+        freqs = [fts.frequencies(plan.phrases, r[6]) for r in rows]
     out = []
     for row, f in zip(rows, freqs, strict=True):
         ns, cid, doclen, source, model, derived = row[:6]
         if where is not None and not _passes(where, source, model, derived):
             continue
         if any(f):
-            out.append(Scored(ns, cid, fts.bm25(f, idfs, int(doclen), avgdl)))
+            out.append(Scored(ns, cid, fts.bm25(f, idfs, int(doclen), plan.avgdl)))
     out.sort(key=lambda s: (-s.relevance, s.id, s.ns))
     return out
-
-
-def _freqs(phrases: Sequence[tuple[str, ...]], filtered: str) -> list[int]:
-    positions = fts.parse_positions(filtered)
-    return [fts.occurrences(p, positions) for p in phrases]
 
 
 def _passes(where: CandidateFilter, source: str, model: str, derived: bool) -> bool:
@@ -111,7 +259,7 @@ def candidates(conn: psycopg.Connection[Any], terms: QueryTerms, namespaces: Seq
     """The best `limit` (Scored, (path, source, start_line, end_line, text)) pairs."""
     if limit <= 0 or not terms:
         return []
-    best = score(conn, terms, namespaces, where)[:limit]
+    best = score(conn, terms, namespaces, where, limit=limit)[:limit]
     if not best:
         return []
     rows = conn.execute(

@@ -37,10 +37,15 @@ from openmemd.store.postgres.schema import SCHEMA
 from openmemd.text.tokens import QueryTerms, fts_index_text
 
 EXPORT_BATCH = 500
+# The vector leg reads this many times `limit` nearest by the index's halfvec distance and keeps
+# the best `limit` by float32 distance.
+RERANK_FACTOR = 2
 T = TypeVar("T")
 
 
 class PgReader:
+    thread_safe = True  # a pooled connection per call
+
     def __init__(self, pool: psycopg_pool.ConnectionPool[Any], target: Target, ns: str,
                  search_ns: Sequence[str], ready: Callable[[], None], outage: Outage) -> None:
         self._pool = pool
@@ -90,13 +95,18 @@ class PgReader:
         if limit <= 0 or dims == 0 or where.model == FTS_ONLY_MODEL:
             return []
         cond, params = _filter_sql(where)
-        distance = f"embedding::vector({dims}) <=> %(q)s::vector({dims})"
-        # The inner ORDER BY is the distance alone, so the HNSW index can serve it; ties by id
-        # are broken outside.
-        sql = (f"SELECT * FROM (SELECT ns, id, path, source, start_line, end_line, text,"
-               f" {distance} AS d FROM {SCHEMA}.chunks WHERE dims = {dims} AND ns = ANY(%(ns)s)"
-               f"{cond} ORDER BY {distance} LIMIT %(limit)s) x ORDER BY d, id")
-        params.update(q=np.asarray(query, dtype=np.float32), ns=self.search_ns, limit=limit)
+        # The inner ORDER BY is the halfvec distance alone, so the HNSW index (on halfvec) can
+        # serve it; its best RERANK_FACTOR x limit are re-ranked by the float32 distance (exact
+        # scores, and near-ties the index's half precision may have swapped put back), ties by
+        # id; the text is read for the final `limit` only.
+        sql = (f"SELECT c.ns, c.id, c.path, c.source, c.start_line, c.end_line, c.text, x.d"
+               f" FROM (SELECT ns, id, embedding::vector({dims}) <=> %(q)s::vector({dims}) AS d"
+               f" FROM {SCHEMA}.chunks WHERE dims = {dims} AND ns = ANY(%(ns)s){cond}"
+               f" ORDER BY embedding::halfvec({dims}) <=> %(q)s::halfvec({dims})"
+               f" LIMIT %(pool)s) x JOIN {SCHEMA}.chunks c ON c.ns = x.ns AND c.id = x.id"
+               " ORDER BY x.d, x.id LIMIT %(limit)s")
+        params.update(q=np.asarray(query, dtype=np.float32), ns=self.search_ns, limit=limit,
+                      pool=RERANK_FACTOR * limit)
         rows = self._run(lambda c: c.execute(sql, params).fetchall())
         return [Candidate(id=self._public_id(r[0], r[1]), path=r[2], source=r[3],
                           start_line=int(r[4]), end_line=int(r[5]), text=r[6],

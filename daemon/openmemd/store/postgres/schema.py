@@ -1,17 +1,23 @@
 """The PostgreSQL schema: OpenClaw's tables with a namespace column, in a schema of its own.
 
 Everything lives in the `openmemd` schema, so the database can hold other things. Every row of
-`files`, `chunks`, `skipped`, `ns_meta` and `ns_stats` carries its namespace (many daemons
-share one database); `embedding_cache` is shared by all namespaces (a team embeds a shared
-document once). `chunks.fts` is the keyword index of the CJK-expanded text (see fts.py) and
-`chunks.doclen` its token count, so the keyword leg can compute FTS5's BM25 exactly.
+`files`, `chunks`, `skipped`, `ns_meta`, `ns_stats` and `ns_lexemes` carries its namespace
+(many daemons share one database); `embedding_cache` is shared by all namespaces (a team
+embeds a shared document once). `chunks.fts` is the keyword index of the CJK-expanded text
+(see fts.py) and `chunks.doclen` its token count, so the keyword leg can compute FTS5's BM25
+exactly. `ns_lexemes` holds n(q) per namespace and lexeme (how many of its chunks' `fts`
+contain it), kept by the writer in the same transaction as the chunks, so a query never counts
+a common word's matches through the GIN index (version 2; a version-1 database gets it filled
+in place).
 
-Vectors are `vector` without a fixed dimension (namespaces may use different models), plus a
-`dims` column; each dimension in use gets its own partial HNSW index on
-`embedding::vector(dims)` (cosine), built by `PgStore.maintain` once that size has enough
-vectors to need one (below that, the exact scan is fast and exact).
-`vector` rather than `halfvec`: chunk vectors are small (384 floats = 1.5 kB) and recall is
-the point; halfvec halves that at some quality cost nobody has measured here yet.
+Vectors are `vector` (float32) without a fixed dimension (namespaces may use different
+models), plus a `dims` column; each dimension in use gets its own partial HNSW index on
+`embedding::halfvec(dims)` (cosine), built by `PgStore.maintain` once that size has enough
+vectors to need one (below that, the exact scan is fast and exact). The index is on halfvec:
+measured on 100k bench chunks (384 dims, ef_search 200) it is 43% smaller than on float32 (112
+vs 195 MB; at 10M chunks that is ~8 GB of RAM less) with the same recall@10 (0.994 vs 0.982,
+within the run-to-run spread of the graph), and the reader re-ranks what it returns by the
+float32 distance, so scores stay exact.
 
 The schema is created on first use under a transaction-level advisory lock (two daemons
 starting together do not race) and versioned by the `meta` row `schema_version`: a database
@@ -27,7 +33,7 @@ import psycopg
 from openmemd.errors import UnavailableError
 
 SCHEMA = "openmemd"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 FTS_CONFIG = f"{SCHEMA}.fts"
 # Below this many vectors of one size an exact scan is fast (and exact); past it `maintain`
 # builds the HNSW index, once, after the bulk of the index is written rather than row by row.
@@ -71,6 +77,8 @@ CREATE TABLE IF NOT EXISTS {SCHEMA}.embedding_cache (
   embedding vector NOT NULL, dims integer NOT NULL, updated_at bigint NOT NULL,
   PRIMARY KEY (provider, model, provider_key, hash));
 CREATE INDEX IF NOT EXISTS embedding_cache_updated_at ON {SCHEMA}.embedding_cache (updated_at);
+CREATE TABLE IF NOT EXISTS {SCHEMA}.ns_lexemes (
+  ns text NOT NULL, lexeme text NOT NULL, docs integer NOT NULL, PRIMARY KEY (ns, lexeme));
 CREATE TABLE IF NOT EXISTS {SCHEMA}.skipped (
   ns text NOT NULL, name bytea NOT NULL, source text NOT NULL, mtime bigint NOT NULL,
   size bigint NOT NULL, ctime_ns bigint NOT NULL, ino bigint NOT NULL, path text NOT NULL,
@@ -85,6 +93,18 @@ CREATE TEXT SEARCH CONFIGURATION {FTS_CONFIG} (COPY = simple);
 ALTER TEXT SEARCH CONFIGURATION {FTS_CONFIG} ALTER MAPPING FOR {_TOKEN_TYPES}
   WITH {SCHEMA}.english_all;
 """
+
+
+# n(q) per namespace and lexeme, from the stored tsvectors (version 1 -> 2 migration).
+_FILL_LEXEMES = f"""
+INSERT INTO {SCHEMA}.ns_lexemes(ns, lexeme, docs)
+SELECT c.ns, u.lexeme, count(*) FROM {SCHEMA}.chunks c, unnest(c.fts) u GROUP BY 1, 2
+ON CONFLICT (ns, lexeme) DO UPDATE SET docs = excluded.docs
+"""
+# Whole-table statements (the migration's fill, a rebuild's swap, heal) touch every row of an
+# index: they get a bound of their own instead of store.statement_timeout_ms, sized for one
+# request.
+BULK_TIMEOUT_SQL = "SET LOCAL statement_timeout = '30min'"
 
 
 def ensure_schema(conn: psycopg.Connection[Any]) -> None:
@@ -104,7 +124,15 @@ def ensure_schema(conn: psycopg.Connection[Any]) -> None:
                     "leaves the database untouched)")
             if found == SCHEMA_VERSION:
                 return
+        fresh = exists is None or exists[0] is None
+        lexemes = None if fresh else conn.execute(
+            "SELECT to_regclass(%s)", (f"{SCHEMA}.ns_lexemes",)).fetchone()
+        had_lexemes = lexemes is not None and lexemes[0] is not None
         conn.execute(_DDL)
+        if not fresh and not had_lexemes:
+            # version 1 -> 2: the lexeme counts of the chunks already stored, in one pass
+            conn.execute(BULK_TIMEOUT_SQL)
+            conn.execute(_FILL_LEXEMES)
         has_cfg = conn.execute(
             "SELECT 1 FROM pg_ts_config c JOIN pg_namespace n ON n.oid = c.cfgnamespace"
             " WHERE n.nspname = %s AND c.cfgname = 'fts'", (SCHEMA,)).fetchone()
@@ -115,12 +143,17 @@ def ensure_schema(conn: psycopg.Connection[Any]) -> None:
                      (str(SCHEMA_VERSION),))
 
 
+def hnsw_name(dims: int) -> str:
+    return f"chunks_hnsw_half_{int(dims)}"
+
+
 def ensure_hnsw(conn: psycopg.Connection[Any], dims: int) -> bool:
-    """The partial HNSW index for vectors of `dims` (cosine), built CONCURRENTLY (writers of
-    every namespace keep writing meanwhile) on an autocommit connection. True if it was built
-    now. An interrupted concurrent build leaves an invalid index: it is dropped and redone."""
+    """The partial halfvec HNSW index for vectors of `dims` (cosine), built CONCURRENTLY
+    (writers of every namespace keep writing meanwhile) on an autocommit connection. True if it
+    was built now. An interrupted concurrent build leaves an invalid index: it is dropped and
+    redone. A float32 index an earlier openmemd built for `dims` is dropped once this one is."""
     dims = int(dims)
-    name = f"chunks_hnsw_{dims}"
+    name = hnsw_name(dims)
     row = conn.execute("SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid ="
                        " i.indexrelid JOIN pg_namespace n ON n.oid = c.relnamespace"
                        " WHERE n.nspname = %s AND c.relname = %s", (SCHEMA, name)).fetchone()
@@ -130,7 +163,8 @@ def ensure_hnsw(conn: psycopg.Connection[Any], dims: int) -> bool:
         conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {SCHEMA}.{name}")
     conn.execute(
         f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {name} ON {SCHEMA}.chunks USING hnsw "
-        f"((embedding::vector({dims})) vector_cosine_ops) WHERE dims = {dims}")
+        f"((embedding::halfvec({dims})) halfvec_cosine_ops) WHERE dims = {dims}")
+    conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {SCHEMA}.chunks_hnsw_{dims}")
     return True
 
 
@@ -143,5 +177,5 @@ def dims_needing_hnsw(conn: psycopg.Connection[Any]) -> list[int]:
 
 def hnsw_dims(conn: psycopg.Connection[Any]) -> set[int]:
     rows = conn.execute("SELECT indexname FROM pg_indexes WHERE schemaname = %s AND "
-                        "indexname LIKE 'chunks_hnsw_%%'", (SCHEMA,)).fetchall()
+                        "indexname LIKE 'chunks_hnsw_half_%%'", (SCHEMA,)).fetchall()
     return {int(r[0].rsplit("_", 1)[1]) for r in rows}

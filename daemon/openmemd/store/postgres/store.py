@@ -24,18 +24,15 @@ from openmemd.store.base import Recovery, StoreWriter, VectorMode
 from openmemd.store.postgres import fts, schema
 from openmemd.store.postgres.connect import Outage, Target, connect, make_pool, translated
 from openmemd.store.postgres.reader import PgReader
-from openmemd.store.postgres.schema import SCHEMA
+from openmemd.store.postgres.schema import BULK_TIMEOUT_SQL, SCHEMA
 from openmemd.store.postgres.session import WriterSession
 from openmemd.store.postgres.writer import PgWriter
 
 T = TypeVar("T")
 log = get_logger(__name__)
 STAGING_SUFFIX = "\x1frebuild"
-NS_TABLES = ("files", "chunks", "skipped", "ns_meta", "ns_stats")
+NS_TABLES = ("files", "chunks", "skipped", "ns_meta", "ns_stats", "ns_lexemes")
 MAINTAIN_AFTER_ROWS = 1000  # ANALYZE after this many written rows
-# Whole-namespace statements (a rebuild's swap, heal) touch every row of an index: they get a
-# bound of their own instead of store.statement_timeout_ms, which is sized for one request.
-BULK_TIMEOUT_SQL = "SET LOCAL statement_timeout = '30min'"
 
 
 class PgStore:

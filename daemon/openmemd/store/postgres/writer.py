@@ -1,9 +1,13 @@
 """`StoreWriter` on PostgreSQL: one namespace's rows, written on the locked writer connection.
 
 Every statement names the namespace; `ns_stats` (chunk count and token total per namespace,
-BM25's N and avgdl) changes in the same transaction as the chunks it counts. Writes never
-create the HNSW index: inserting into it costs ~10x a plain row, so `PgStore.maintain` builds
-it once a dimension has enough vectors to need it (see schema.HNSW_MIN_VECTORS).
+BM25's N and avgdl) and `ns_lexemes` (n(q)) change in the same transaction as the chunks they
+count. Inside a transaction, `replace_chunks` and `upsert_file` are collected and written a
+batch at a time (bulk.py): before any other statement on the connection (so every read sees the
+writer's own writes, exactly as if they had been written at once) and before the commit (so a
+failure rolls the whole transaction back). Writes never create the HNSW index: inserting into
+it costs ~10x a plain row, so `PgStore.maintain` builds it once a dimension has enough vectors
+to need it (see schema.HNSW_MIN_VECTORS).
 """
 
 from __future__ import annotations
@@ -24,8 +28,8 @@ from openmemd.store.base import (
     Vector,
 )
 from openmemd.store.meta import meta_to_text
-from openmemd.store.postgres import fts, reader
-from openmemd.store.postgres.schema import FTS_CONFIG, SCHEMA
+from openmemd.store.postgres import bulk, fts, reader
+from openmemd.store.postgres.schema import SCHEMA
 from openmemd.store.postgres.session import WriterSession
 
 
@@ -34,13 +38,29 @@ class PgWriter:
         self._session = session
         self.ns = ns
         self.rows_written = 0
+        self._batch = bulk.Batch()
+        self._in_transaction = False
 
     def _conn(self) -> psycopg.Connection[Any]:
         return self._session.connection()
 
     def _exec(self, sql: str, params: Any = None) -> psycopg.Cursor[Any]:
         with self._translated():
+            self._flush()  # whatever runs next sees (or follows) the buffered writes
             return self._conn().execute(sql, params)
+
+    def _flush(self) -> None:
+        if not self._batch:
+            return
+        conn = self._conn()
+        if self._in_transaction:
+            bulk.flush(conn, self.ns, self._batch)
+            return
+        try:  # a write outside transaction(): still all or nothing
+            with conn.transaction():
+                bulk.flush(conn, self.ns, self._batch)
+        finally:
+            self._batch.clear()
 
     @contextmanager
     def _translated(self) -> Iterator[None]:
@@ -51,8 +71,19 @@ class PgWriter:
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        with self._translated(), self._conn().transaction():
-            yield
+        # The batch holds only this block's writes: flushed at its start (nothing is pending
+        # there by construction) and before its commit, dropped with a rollback.
+        with self._translated():
+            self._flush()
+            outer = self._in_transaction
+            self._in_transaction = True
+            try:
+                with self._conn().transaction():
+                    yield
+                    self._flush()
+            finally:
+                self._in_transaction = outer
+                self._batch.clear()
 
     # -- files ----------------------------------------------------------------------------------
     def load_signatures(self) -> dict[str, FileSignature]:
@@ -68,6 +99,9 @@ class PgWriter:
 
     def upsert_file(self, path: str, source: str, file_hash: str, mtime: int, size: int,
                     ctime_ns: int, ino: int) -> None:
+        if self._in_transaction:
+            self._batch.files[path] = (source, file_hash, mtime, size, ctime_ns, ino)
+            return
         self._exec(
             f"INSERT INTO {SCHEMA}.files(ns, path, source, hash, mtime, size, ctime_ns, ino)"
             " VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (ns, path) DO UPDATE SET"
@@ -85,39 +119,21 @@ class PgWriter:
 
     # -- chunks and vectors ---------------------------------------------------------------------
     def _delete_chunks(self, path: str) -> None:
-        row = self._exec(
-            f"WITH gone AS (DELETE FROM {SCHEMA}.chunks WHERE ns = %s AND path = %s"
-            " RETURNING doclen) SELECT count(*), coalesce(sum(doclen), 0) FROM gone",
-            (self.ns, path)).fetchone()
-        if row and row[0]:
-            self._add_stats(-int(row[0]), -int(row[1]))
-
-    def _add_stats(self, docs: int, tokens: int) -> None:
-        self._exec(f"INSERT INTO {SCHEMA}.ns_stats(ns, docs, tokens) VALUES (%s, %s, %s)"
-                   " ON CONFLICT (ns) DO UPDATE SET docs = ns_stats.docs + excluded.docs,"
-                   " tokens = ns_stats.tokens + excluded.tokens", (self.ns, docs, tokens))
+        self._exec(bulk.DELETE_PATHS, {"ns": self.ns, "paths": [path]})
 
     def replace_chunks(self, path: str, rows: Sequence[ChunkRow]) -> None:
-        self._delete_chunks(path)
-        if not rows:
-            return
         params = []
-        tokens = 0
         for r in rows:
             text, doclen = fts.prepared_text(r.fts_text)
-            tokens += doclen
             vec = None if r.vector is None else np.asarray(r.vector, dtype=np.float32)
-            params.append((self.ns, r.id, r.path, r.source, r.start_line, r.end_line, r.hash,
-                           r.model, r.text, text, doclen, vec,
+            params.append((r.id, r.path, r.source, r.start_line, r.end_line, r.hash, r.model,
+                           r.text, text, doclen, vec,
                            None if vec is None else int(vec.shape[0]), r.updated_at))
-        with self._translated():
-            self._conn().cursor().executemany(
-                f"INSERT INTO {SCHEMA}.chunks(ns, id, path, source, start_line, end_line, hash,"
-                " model, text, fts, doclen, embedding, dims, updated_at) VALUES (%s, %s, %s,"
-                f" %s, %s, %s, %s, %s, %s, to_tsvector('{FTS_CONFIG}', %s), %s, %s, %s, %s)",
-                params)
-        self._add_stats(len(rows), tokens)
+        self._batch.replace(path, params)
         self.rows_written += len(rows)
+        if not self._in_transaction or self._batch.rows >= bulk.FLUSH_ROWS:
+            with self._translated():
+                self._flush()
 
     def pending_vectors(self, model: str, limit: int) -> list[PendingChunk]:
         rows = self._exec(f"SELECT id, hash, text FROM {SCHEMA}.chunks WHERE ns = %s AND"
@@ -138,6 +154,7 @@ class PgWriter:
             vec = np.asarray(vector, dtype=np.float32)
             params.append((vec, int(vec.shape[0]), self.ns, cid))
         with self._translated():
+            self._flush()
             self._conn().cursor().executemany(
                 f"UPDATE {SCHEMA}.chunks SET embedding = %s, dims = %s WHERE ns = %s AND id = %s",
                 params)
@@ -161,6 +178,7 @@ class PgWriter:
                    np.asarray(v, dtype=np.float32), int(np.asarray(v).shape[0]), now_ms)
                   for h, v in items]
         with self._translated():
+            self._flush()
             self._conn().cursor().executemany(
                 f"INSERT INTO {SCHEMA}.embedding_cache(provider, model, provider_key, hash,"
                 " embedding, dims, updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s)"
@@ -181,6 +199,7 @@ class PgWriter:
     # -- meta and bookkeeping -------------------------------------------------------------------
     def read_meta(self) -> dict[str, Any] | None:
         with self._translated():
+            self._flush()
             return reader.read_meta(self._conn(), self.ns)
 
     def write_meta(self, meta: Mapping[str, Any]) -> None:

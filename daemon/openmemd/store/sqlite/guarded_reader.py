@@ -35,6 +35,7 @@ class GuardedReader:
                  guard: Callable[[], AbstractContextManager[None]]) -> None:
         self.inner = inner
         self._guard = guard
+        self.thread_safe = inner.thread_safe
 
     def _call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         with self._guard():

@@ -38,6 +38,8 @@ class SqliteReader:
     per file. `matrix_cache` is that cache (a process-wide default when None).
     """
 
+    thread_safe = False  # one sqlite3 connection
+
     def __init__(self, conn: Connection, vec: VectorSupport, db_file: str, *,
                  matrix_cache: MatrixCache | None = None) -> None:
         self.conn = conn

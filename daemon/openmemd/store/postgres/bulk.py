@@ -1,0 +1,117 @@
+"""The writer's buffer: chunk and file rows written set-based, a batch at a time.
+
+Written one file at a time, a load is bound by round trips (a DELETE, an INSERT per chunk, a
+stats upsert and a file upsert per file), not by work. So `PgWriter` collects what
+`replace_chunks` and `upsert_file` are given inside a transaction here, and `flush` writes it
+with a handful of statements whatever its size: one DELETE of the replaced paths' old chunks,
+one binary COPY of the new rows into a temporary table, one INSERT ... SELECT computing the
+tsvectors server-side, one upsert of the file rows. The counters that must match the chunks
+(`ns_stats`: BM25's N and total length; `ns_lexemes`: n(q) per lexeme) change in the same
+statements as the chunks they count, aggregated over the batch.
+
+The lexemes are counted from `tsvector_to_array` (no positions: half the cost of unnesting the
+tsvector itself). A `ns_lexemes` row that falls to 0 is left in place (readers treat 0 as
+absent): a replaced file mostly brings its words back, and a rebuild or heal starts the
+namespace's rows afresh.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import psycopg
+
+from openmemd.store.postgres.schema import FTS_CONFIG, SCHEMA
+
+# Buffered chunk rows that trigger a flush before the transaction ends (bounds memory).
+FLUSH_ROWS = 5000
+_TEMP = "pg_temp.openmemd_load"
+_COLUMNS = ("id", "path", "source", "start_line", "end_line", "hash", "model", "text", "words",
+            "doclen", "embedding", "dims", "updated_at")
+_TYPES = ("text", "text", "text", "int4", "int4", "text", "text", "text", "text", "int4",
+          "vector", "int4", "int8")
+_CREATE_TEMP = ("CREATE TEMP TABLE IF NOT EXISTS openmemd_load ("
+                + ", ".join(f"{c} {t}" for c, t in zip(_COLUMNS, _TYPES, strict=True)) + ")")
+_COPY = f"COPY {_TEMP} ({', '.join(_COLUMNS)}) FROM STDIN (FORMAT BINARY)"
+
+_STATS_UPSERT = (f"INSERT INTO {SCHEMA}.ns_stats(ns, docs, tokens) SELECT %(ns)s, {{sign}}count(*),"
+                 " {sign}coalesce(sum(doclen), 0) FROM {rows} HAVING count(*) > 0"
+                 " ON CONFLICT (ns) DO UPDATE SET docs = ns_stats.docs + excluded.docs,"
+                 " tokens = ns_stats.tokens + excluded.tokens")
+
+# Old chunks of the given paths out; their lexeme and token counts with them.
+DELETE_PATHS = f"""
+WITH gone AS (
+  DELETE FROM {SCHEMA}.chunks WHERE ns = %(ns)s AND path = ANY(%(paths)s) RETURNING fts, doclen),
+lx AS (
+  UPDATE {SCHEMA}.ns_lexemes l SET docs = l.docs - g.n
+  FROM (SELECT u.lexeme, count(*)::integer AS n
+        FROM gone, unnest(tsvector_to_array(gone.fts)) u(lexeme) GROUP BY u.lexeme) g
+  WHERE l.ns = %(ns)s AND l.lexeme = g.lexeme)
+{_STATS_UPSERT.format(sign="-", rows="gone")}
+"""
+
+# The staged rows in, with their tsvectors (openmemd's FTS configuration, see fts.py) and counts.
+_INSERT = f"""
+WITH ins AS (
+  INSERT INTO {SCHEMA}.chunks(ns, id, path, source, start_line, end_line, hash, model, text,
+                              fts, doclen, embedding, dims, updated_at)
+  SELECT %(ns)s, id, path, source, start_line, end_line, hash, model, text,
+         to_tsvector('{FTS_CONFIG}', words), doclen, embedding, dims, updated_at FROM {_TEMP}
+  RETURNING fts, doclen),
+lx AS (
+  INSERT INTO {SCHEMA}.ns_lexemes(ns, lexeme, docs)
+  SELECT %(ns)s, u.lexeme, count(*) FROM ins, unnest(tsvector_to_array(ins.fts)) u(lexeme)
+  GROUP BY u.lexeme
+  ON CONFLICT (ns, lexeme) DO UPDATE SET docs = ns_lexemes.docs + excluded.docs)
+{_STATS_UPSERT.format(sign="", rows="ins")}
+"""
+
+_FILES_UPSERT = (
+    f"INSERT INTO {SCHEMA}.files(ns, path, source, hash, mtime, size, ctime_ns, ino)"
+    " SELECT %s, * FROM unnest(%s::text[], %s::text[], %s::text[], %s::bigint[], %s::bigint[],"
+    " %s::bigint[], %s::bigint[]) ON CONFLICT (ns, path) DO UPDATE SET"
+    " source = excluded.source, hash = excluded.hash, mtime = excluded.mtime,"
+    " size = excluded.size, ctime_ns = excluded.ctime_ns, ino = excluded.ino")
+
+
+@dataclass
+class Batch:
+    """What waits for the next flush: each replaced path's new rows (the last call wins, as it
+    would row by row) and each upserted file's row (likewise)."""
+
+    chunks: dict[str, list[tuple[Any, ...]]] = field(default_factory=dict)
+    files: dict[str, tuple[Any, ...]] = field(default_factory=dict)
+    rows: int = 0
+
+    def __bool__(self) -> bool:
+        return bool(self.chunks or self.files)
+
+    def replace(self, path: str, rows: list[tuple[Any, ...]]) -> None:
+        self.rows += len(rows) - len(self.chunks.get(path, ()))
+        self.chunks[path] = rows
+
+    def clear(self) -> None:
+        self.chunks.clear()
+        self.files.clear()
+        self.rows = 0
+
+
+def flush(conn: psycopg.Connection[Any], ns: str, batch: Batch) -> None:
+    """Write `batch` (then empty it). Call inside a transaction: a failure leaves nothing."""
+    if batch.chunks:
+        conn.execute(DELETE_PATHS, {"ns": ns, "paths": list(batch.chunks)})
+    if batch.rows:
+        conn.execute(_CREATE_TEMP)  # per connection; a rolled-back creation is redone here
+        with conn.cursor().copy(_COPY) as copy:
+            copy.set_types(_TYPES)
+            for rows in batch.chunks.values():
+                for r in rows:
+                    copy.write_row(r)
+        conn.execute(_INSERT, {"ns": ns})
+        conn.execute(f"TRUNCATE {_TEMP}")
+    if batch.files:
+        cols = list(zip(*batch.files.values(), strict=True))
+        conn.execute(_FILES_UPSERT, (ns, list(batch.files), *map(list, cols)))
+    batch.clear()
