@@ -65,11 +65,11 @@ class _Plan:
     the document frequencies known before reading any chunk."""
 
     phrases: list[tuple[str, ...]]  # each query term and phrase as lexemes, deduplicated
-    units: list[tuple[str, int]]  # each query term: (tsquery, n(q) or its bound), rarest first
+    units: list[str]  # each query term as a tsquery, rarest first (by `bound`)
     n_docs: int
     avgdl: float
-    df: list[int | None]  # per phrase: n(q) from ns_lexemes (one lexeme), else None
-    bound: list[int]  # per phrase: n(q), or for a phrase the n(q) of its rarest word
+    # per phrase: n(q) from ns_lexemes -- exact for one lexeme, the rarest word's for more
+    bound: list[int]
 
     @property
     def bounded(self) -> bool:
@@ -104,14 +104,13 @@ def _plan(conn: psycopg.Connection[Any], terms: QueryTerms,
         return None
     n_docs, tokens = int(row[1]), int(row[2])
     known = {k: int(v) for k, v in (row[3] or {}).items()}
-    df: list[int | None] = [known.get(p[0], 0) if len(p) == 1 else None for p in phrases]
-    bound = [d if d is not None else min(known.get(lx, 0) for lx in p)
-             for p, d in zip(phrases, df, strict=True)]
+    bound = [min(known.get(lx, 0) for lx in p) for p in phrases]
     by_phrase = dict(zip(phrases, bound, strict=True))
     term_lexemes = [as_lexemes[t] for t in dict.fromkeys(words) if as_lexemes.get(t)]
     units = sorted({(q, by_phrase[lx]) for lx in term_lexemes
                     if (q := fts.tsquery_phrase(lx))}, key=lambda u: (u[1], u[0]))
-    return _Plan(phrases, units, n_docs, tokens / n_docs if n_docs else 0.0, df, bound)
+    return _Plan(phrases, [q for q, _ in units], n_docs, tokens / n_docs if n_docs else 0.0,
+                 bound)
 
 
 def _select(plan: _Plan) -> tuple[str, list[Any]]:
@@ -158,9 +157,9 @@ def _known_containing(conn: psycopg.Connection[Any], plan: _Plan,
     """n(q) of every phrase without reading the chunks asked about: words from ns_lexemes;
     multi-word phrases counted through the GIN index in the exact regime (few rows by
     definition), their bound in the bounded one, as `score` does."""
-    if plan.bounded or all(d is not None for d in plan.df):
+    todo = [i for i, p in enumerate(plan.phrases) if len(p) > 1]
+    if plan.bounded or not todo:
         return plan.bound
-    todo = [i for i, d in enumerate(plan.df) if d is None]
     counts = ", ".join("count(*) FILTER (WHERE c.fts @@ %s::tsquery)" for _ in todo)
     queries = [fts.tsquery_phrase(plan.phrases[i]) for i in todo]
     row = conn.execute(f"SELECT {counts} FROM {SCHEMA}.chunks c WHERE c.ns = ANY(%s)"
@@ -180,7 +179,7 @@ def _sample(conn: psycopg.Connection[Any], plan: _Plan, select: str, params: lis
     levels would only add chunks `search/` ranks below these)."""
     want = max(SAMPLE_MIN, SAMPLE_FACTOR * limit)
     cond, extra = _filter_sql(where)
-    queries = [*_levels([q for q, _ in plan.units]), _any_query(plan)]
+    queries = [*_levels(plan.units), _any_query(plan)]
     found: dict[tuple[str, str], tuple[Any, ...]] = {}
     with conn.transaction():
         # The GIN index, always: with a LIMIT the planner bets a common word is met early in a

@@ -143,8 +143,9 @@ def ensure_schema(conn: psycopg.Connection[Any]) -> None:
                      (str(SCHEMA_VERSION),))
 
 
-def hnsw_name(dims: int) -> str:
-    return f"chunks_hnsw_half_{int(dims)}"
+# The HNSW index of one vector size is HNSW_PREFIX + dims (on halfvec; an earlier openmemd
+# built `chunks_hnsw_<dims>` on float32).
+HNSW_PREFIX = "chunks_hnsw_half_"
 
 
 def ensure_hnsw(conn: psycopg.Connection[Any], dims: int) -> bool:
@@ -153,7 +154,7 @@ def ensure_hnsw(conn: psycopg.Connection[Any], dims: int) -> bool:
     was built now. An interrupted concurrent build leaves an invalid index: it is dropped and
     redone. A float32 index an earlier openmemd built for `dims` is dropped once this one is."""
     dims = int(dims)
-    name = hnsw_name(dims)
+    name = f"{HNSW_PREFIX}{dims}"
     row = conn.execute("SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid ="
                        " i.indexrelid JOIN pg_namespace n ON n.oid = c.relnamespace"
                        " WHERE n.nspname = %s AND c.relname = %s", (SCHEMA, name)).fetchone()
@@ -177,5 +178,5 @@ def dims_needing_hnsw(conn: psycopg.Connection[Any]) -> list[int]:
 
 def hnsw_dims(conn: psycopg.Connection[Any]) -> set[int]:
     rows = conn.execute("SELECT indexname FROM pg_indexes WHERE schemaname = %s AND "
-                        "indexname LIKE 'chunks_hnsw_half_%%'", (SCHEMA,)).fetchall()
+                        "starts_with(indexname, %s)", (SCHEMA, HNSW_PREFIX)).fetchall()
     return {int(r[0].rsplit("_", 1)[1]) for r in rows}
