@@ -166,7 +166,8 @@ def bench_postgres(url: str, data_dir: Path | None, n: int, args: argparse.Names
             store_pg.admin(db_url, "VACUUM ANALYZE")
         measure(store, row, texts, qvecs, exact)
         if args.agreement_queries:
-            row.agreement = keyword_agreement(store, texts[:args.agreement_queries], qvecs)
+            row.agreement = keyword_agreement(store, texts[:args.agreement_queries],
+                                              qvecs[:args.agreement_queries])
         row.rss = store_pg.server_pss(data_dir)
         row.disk = store_pg.database_bytes(db_url)
         row.notes = f"HNSW index {store_pg.index_bytes(db_url, hnsw) / 2**20:,.0f} MB"
@@ -214,7 +215,7 @@ def keyword_agreement(store: IndexStore, texts: list[str],
                 for q in texts]
         tops = [{h.path + str(h.start_line) for h in run_search(reader, q, query_vector=v,
                                                                  **args)}
-                for q, v in zip(texts, qvecs, strict=False)]
+                for q, v in zip(texts, qvecs, strict=True)]
         return legs, tops
 
     bounded = run()
