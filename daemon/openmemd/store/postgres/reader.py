@@ -98,13 +98,15 @@ class PgReader:
         # The inner ORDER BY is the halfvec distance alone, so the HNSW index (on halfvec) can
         # serve it; its best RERANK_FACTOR x limit are re-ranked by the float32 distance (exact
         # scores, and near-ties the index's half precision may have swapped put back), ties by
-        # id; the text is read for the final `limit` only.
-        sql = (f"SELECT c.ns, c.id, c.path, c.source, c.start_line, c.end_line, c.text, x.d"
-               f" FROM (SELECT ns, id, embedding::vector({dims}) <=> %(q)s::vector({dims}) AS d"
-               f" FROM {SCHEMA}.chunks WHERE dims = {dims} AND ns = ANY(%(ns)s){cond}"
+        # id; the float32 distance and the text are read for those rows only (an exact scan,
+        # below the HNSW threshold, would otherwise compute both distances for every row).
+        sql = (f"SELECT c.ns, c.id, c.path, c.source, c.start_line, c.end_line, c.text,"
+               f" c.embedding::vector({dims}) <=> %(q)s::vector({dims}) AS d"
+               f" FROM (SELECT ns, id FROM {SCHEMA}.chunks WHERE dims = {dims}"
+               f" AND ns = ANY(%(ns)s){cond}"
                f" ORDER BY embedding::halfvec({dims}) <=> %(q)s::halfvec({dims})"
                f" LIMIT %(pool)s) x JOIN {SCHEMA}.chunks c ON c.ns = x.ns AND c.id = x.id"
-               " ORDER BY x.d, x.id LIMIT %(limit)s")
+               " ORDER BY d, c.id LIMIT %(limit)s")
         params.update(q=np.asarray(query, dtype=np.float32), ns=self.search_ns, limit=limit,
                       pool=RERANK_FACTOR * limit)
         rows = self._run(lambda c: c.execute(sql, params).fetchall())
