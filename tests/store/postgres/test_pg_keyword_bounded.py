@@ -96,3 +96,12 @@ def test_filters_apply_before_the_sample(pg_store, monkeypatch):
     assert set(kept) <= {"a1", "a2"} and len(kept) == 1
     assert _measures(reader, "telescope", limit=1,
                      where=CandidateFilter(sources=("sessions",))) == {}
+
+
+def test_odd_queries_are_plain_queries_in_the_bounded_regime(filled, monkeypatch):
+    _bounded(monkeypatch)
+    # quotes, backslashes and tsquery operators are words or separators, never syntax
+    for query in ["quasar's \\telescope", "quasar & | ! <-> telescope:*", "'quasar'", "!!!"]:
+        found = _measures(filled, query, limit=2)
+        assert set(found) <= {"a1", "a2", "b1", "b2", "b3"}
+    assert "a2" in _measures(filled, "quasar's \\telescope", limit=2)
