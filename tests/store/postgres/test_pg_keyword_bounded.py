@@ -9,6 +9,7 @@ from pg_rows import fill, row
 
 from openmemd.store.base import CandidateFilter
 from openmemd.store.postgres import keyword
+from openmemd.store.postgres.schema import SAMPLE_INDEX, SAMPLE_PREDICATE
 from openmemd.text.tokens import query_terms
 
 ANY = CandidateFilter()
@@ -62,11 +63,15 @@ def test_chunks_holding_every_term_are_scored_first(filled, monkeypatch):
     assert len(_measures(filled, "quasar telescope", limit=4)) >= 4
 
 
-def test_coverage_levels():
-    assert keyword._levels(["a", "b", "c"]) == ["(a & b & c)", "(a & b) | (a & c) | (b & c)",
-                                               "(a) | (b) | (c)"]
-    many = [f"t{i}" for i in range(12)]  # a CJK query's n-grams: rarest-first halving
-    assert keyword._levels(many) == [" & ".join(many[:j]) for j in (12, 6, 3, 1)]
+def test_coverage_levels_and_their_gin_cost():
+    units = [("a", 2), ("b", 5), ("c", 9)]  # (tsquery, postings), rarest first
+    # each conjunction costs its rarest term's postings: GIN skips through the others' lists
+    assert keyword._levels(units) == [("(a & b & c)", 2),
+                                      ("(a & b) | (a & c) | (b & c)", 2 + 2 + 5)]
+    assert keyword._levels([("a", 2)]) == []  # one term: only the "any term" query
+    many = [(f"t{i}", 10 + i) for i in range(12)]  # a CJK query's n-grams: rarest-first halving
+    assert keyword._levels(many) == [(" & ".join(f"t{i}" for i in range(j)), 10)
+                                     for j in (12, 6, 3)]
 
 
 def test_a_phrase_is_never_weighted_more_than_exactly(filled, monkeypatch):
@@ -105,3 +110,54 @@ def test_odd_queries_are_plain_queries_in_the_bounded_regime(filled, monkeypatch
         found = _measures(filled, query, limit=2)
         assert set(found) <= {"a1", "a2", "b1", "b2", "b3"}
     assert "a2" in _measures(filled, "quasar's \\telescope", limit=2)
+
+
+SAMPLED = {f"s{i}.md": [row(f"s{i}", f"s{i}.md", f"Telescope note number {i}.")]
+           for i in range(64)}
+
+
+def _in_sample(store):
+    with store._pool.connection() as conn:
+        return {r[0] for r in conn.execute(
+            "SELECT id FROM openmemd.chunks WHERE " + SAMPLE_PREDICATE.format(c=""))}
+
+
+def test_levels_past_the_postings_budget_read_the_sample_index(pg_store, monkeypatch):
+    store = pg_store()
+    fill(store, SAMPLED)
+    bucket = _in_sample(store)
+    assert 0 < len(bucket) < 64  # a sixteenth of the ids, give or take
+    reader = store.reader()
+    _bounded(monkeypatch)
+    # within the budget: the whole index, whose first match (by position) is outside the bucket
+    whole = _measures(reader, "telescope note", limit=1)
+    assert len(whole) == 1 and not set(whole) <= bucket
+    # past it: the level is read from the sample index, so what it finds is in the bucket
+    monkeypatch.setattr(keyword, "POSTINGS_BUDGET", 10)  # the level costs 64 (64 // 16 fits)
+    sampled = _measures(reader, "telescope note", limit=1)
+    assert len(sampled) == 1 and set(sampled) <= bucket
+    # and the scores are the same as the exact regime's
+    monkeypatch.setattr(keyword, "EXACT_MATCHES", 10**9)
+    exact = _measures(reader, "telescope note", limit=64)
+    for cid, measure in sampled.items():
+        assert measure == pytest.approx(exact[cid], rel=1e-9)
+    with store._pool.connection() as conn:
+        conn.execute("SET enable_seqscan = off")  # the table is tiny: make the plan honest
+        # (the namespace's B-tree left out: on 64 rows it would win, on a million it does not)
+        plan = "\n".join(r[0] for r in conn.execute(
+            "EXPLAIN SELECT c.id FROM openmemd.chunks c WHERE "
+            + SAMPLE_PREDICATE.format(c="c.") + " AND c.fts @@ 'telescop'::tsquery LIMIT 5"))
+    assert SAMPLE_INDEX in plan  # the predicate is the index's: the planner can use it
+
+
+def test_maintain_builds_the_sample_index_a_database_lacks(pg_store):
+    store = pg_store()
+    fill(store, SAMPLED)
+    with store._pool.connection() as conn:  # a database from before the sample index
+        conn.execute(f"DROP INDEX openmemd.{SAMPLE_INDEX}")
+    store.maintain()
+    with store._pool.connection() as conn:
+        valid = conn.execute(
+            "SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid"
+            " WHERE c.relname = %s", (SAMPLE_INDEX,)).fetchall()
+    assert valid == [(True,)]

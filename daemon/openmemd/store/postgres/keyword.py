@@ -11,13 +11,21 @@ index lookup; both calls of one search choose alike):
 * **Bounded** -- past that, scoring every match costs O(matches) (a common word is in 15% of a
   million chunks: 150k rows, seconds), so the leg scores a sample chosen the way `search/`
   ranks anyway (`search/keyword.py` weights relevance by word coverage): chunks holding *all*
-  the query's terms first, then those holding all but one of them, and so on, then any term,
-  until enough are found, a few times the candidates asked for from each such query. Each sampled
+  the query's terms first, then those holding all but one of them, and so on, until enough are
+  found, a few times the candidates asked for from each such query; then chunks holding any
+  term. What bounds the cost is the GIN index's work: a coverage level costs about the postings
+  of the rarest term of each of its conjunctions (GIN skips through the others' lists), and a
+  query for "any term" builds a bitmap of every match before its LIMIT applies (a word in 6% of
+  a million chunks: ~25 ms). So a level is read from the whole index while the levels' postings
+  fit POSTINGS_BUDGET, and past that from `chunks_fts_sample`, a GIN index over a fixed
+  sixteenth of the chunks (`schema.SAMPLE_PREDICATE`) whose posting lists and bitmaps are
+  sixteen times smaller; "any term" comes from there too once it has enough matches. Each sampled
   chunk gets its exact BM25 score (a word's n(q) from `ns_lexemes`); a multi-word phrase's
   n(q) is taken as its rarest word's (an upper bound: the phrase's weight can be understated,
   never overstated), because counting a phrase means reading every chunk holding its words.
   What is approximate is only which chunks get scored when many hold the same terms: among
-  equally covered chunks the one with the most occurrences may be missed.
+  equally covered chunks the one with the most occurrences may be missed, and past the budget a
+  level's chunks come from a sixteenth of the index.
 
 n(q) counts all chunks of the searched namespaces, before source/model/derived filters, as
 FTS5 counts over its whole table.
@@ -36,7 +44,7 @@ import psycopg
 from openmemd.store.base import CandidateFilter
 from openmemd.store.derived import DERIVED_PREFIX
 from openmemd.store.postgres import fts
-from openmemd.store.postgres.schema import FTS_CONFIG, SCHEMA
+from openmemd.store.postgres.schema import FTS_CONFIG, SAMPLE_PREDICATE, SAMPLE_SHARDS, SCHEMA
 from openmemd.text.tokens import QueryTerms
 
 # Past this many possible matches (and chunks), the bounded regime. A match costs ~22 us to
@@ -50,6 +58,11 @@ SAMPLE_FACTOR = 4
 SAMPLE_MIN = 100
 # At most this many term combinations in one coverage level's query (5 words: C(5, 2) = 10).
 MAX_COMBINATIONS = 10
+# GIN work the coverage levels after the first may spend, in postings of the rarest term of
+# each of their conjunctions (the postings GIN walks; it skips through the other terms' lists).
+# ~0.2 us a posting at 1M chunks (measured), so ~10 ms: the vector leg's time, beside which
+# this leg runs.
+POSTINGS_BUDGET = 50_000
 
 
 @dataclass(frozen=True)
@@ -65,7 +78,7 @@ class _Plan:
     the document frequencies known before reading any chunk."""
 
     phrases: list[tuple[str, ...]]  # each query term and phrase as lexemes, deduplicated
-    units: list[str]  # each query term as a tsquery, rarest first (by `bound`)
+    units: list[tuple[str, int]]  # each query term as (tsquery, n(q) bound), rarest first
     n_docs: int
     avgdl: float
     # per phrase: n(q) from ns_lexemes -- exact for one lexeme, the rarest word's for more
@@ -109,8 +122,7 @@ def _plan(conn: psycopg.Connection[Any], terms: QueryTerms,
     term_lexemes = [as_lexemes[t] for t in dict.fromkeys(words) if as_lexemes.get(t)]
     units = sorted({(q, by_phrase[lx]) for lx in term_lexemes
                     if (q := fts.tsquery_phrase(lx))}, key=lambda u: (u[1], u[0]))
-    return _Plan(phrases, [q for q, _ in units], n_docs, tokens / n_docs if n_docs else 0.0,
-                 bound)
+    return _Plan(phrases, units, n_docs, tokens / n_docs if n_docs else 0.0, bound)
 
 
 def _select(plan: _Plan) -> tuple[str, list[Any]]:
@@ -175,18 +187,35 @@ def _known_containing(conn: psycopg.Connection[Any], plan: _Plan,
 def _sample(conn: psycopg.Connection[Any], plan: _Plan, select: str, params: list[Any],
             where: CandidateFilter | None, *, limit: int = 0) -> list[tuple[Any, ...]]:
     """Chunks passing `where` holding all the terms, then all but one, ..., then any term (the
-    module docstring says why): up to `want` of each, until `limit` are found (more coverage
+    module docstring says why): each level from the whole GIN index while POSTINGS_BUDGET
+    allows, then from the sample index, up to `want` of each, until `limit` are found (more
     levels would only add chunks `search/` ranks below these)."""
     want = max(SAMPLE_MIN, SAMPLE_FACTOR * limit)
     cond, extra = _filter_sql(where)
-    queries = [*_levels(plan.units), _any_query(plan)]
+    sampled = f" AND {SAMPLE_PREDICATE.format(c='c.')}"
+    levels: list[tuple[str, str]] = []
+    spent = 0
+    for query, cost in _levels(plan.units):
+        if spent + cost <= POSTINGS_BUDGET:
+            levels.append((query, ""))
+            spent += cost
+        elif spent + cost // SAMPLE_SHARDS <= POSTINGS_BUDGET:
+            levels.append((query, sampled))
+            spent += cost // SAMPLE_SHARDS
+        else:
+            break
+    # Any term, from the sample index when a sixteenth of the matches is still `want` (the sum
+    # of the terms' postings counts a chunk once per term it holds, so this is optimistic).
+    postings = sum(n for _, n in plan.units)
+    levels.append((" | ".join(q for q, _ in plan.units),
+                   sampled if postings >= SAMPLE_SHARDS * want else ""))
     found: dict[tuple[str, str], tuple[Any, ...]] = {}
     with conn.transaction():
         # The GIN index, always: with a LIMIT the planner bets a common word is met early in a
         # sequential scan, but another namespace's rows may come first (seconds at 1M rows).
         conn.execute("SET LOCAL enable_seqscan = off")
-        for query in dict.fromkeys(queries):
-            rows = conn.execute(f"{select}{cond} AND c.fts @@ %s::tsquery LIMIT %s",
+        for query, shard in dict.fromkeys(levels):
+            rows = conn.execute(f"{select}{cond}{shard} AND c.fts @@ %s::tsquery LIMIT %s",
                                 [*params, *extra, query, want]).fetchall()
             for r in rows:
                 found.setdefault((r[0], r[1]), r)
@@ -195,19 +224,22 @@ def _sample(conn: psycopg.Connection[Any], plan: _Plan, select: str, params: lis
     return list(found.values())
 
 
-def _levels(units: Sequence[str]) -> list[str]:
-    """The coverage levels of a query's terms (tsqueries, rarest first): chunks holding all n,
-    then at least n-1 of them, ..., then any -- written out as an OR of ANDs, which one GIN
-    scan answers. A query of many terms (a CJK query has a dozen n-grams) would need too many
-    combinations (past MAX_COMBINATIONS in a level): its levels require the rarest n terms,
-    then the rarest half of them, and so on."""
+def _levels(units: Sequence[tuple[str, int]]) -> list[tuple[str, int]]:
+    """The coverage levels of a query's terms ((tsquery, n(q)), rarest first) that need two or
+    more of them, each with its GIN cost (the postings of each conjunction's rarest term):
+    chunks holding all n, then at least n-1 of them, ... -- written out as an OR of ANDs, which
+    one GIN scan answers. A query of many terms (a CJK query has a dozen n-grams) would need
+    too many combinations (past MAX_COMBINATIONS in a level): its levels require the rarest n
+    terms, then the rarest half of them, and so on."""
     n = len(units)
     if math.comb(n, n // 2) <= MAX_COMBINATIONS:
-        return [" | ".join(f"({' & '.join(c)})" for c in itertools.combinations(units, j))
-                for j in range(n, 0, -1)]
+        return [(" | ".join(f"({' & '.join(q for q, _ in c)})"
+                            for c in itertools.combinations(units, j)),
+                 sum(min(df for _, df in c) for c in itertools.combinations(units, j)))
+                for j in range(n, 1, -1)]
     out, j = [], n
-    while j >= 1:
-        out.append(" & ".join(units[:j]))
+    while j >= 2:
+        out.append((" & ".join(q for q, _ in units[:j]), min(df for _, df in units[:j])))
         j //= 2
     return out
 

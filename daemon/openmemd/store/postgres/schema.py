@@ -38,6 +38,13 @@ FTS_CONFIG = f"{SCHEMA}.fts"
 # Below this many vectors of one size an exact scan is fast (and exact); past it `maintain`
 # builds the HNSW index, once, after the bulk of the index is written rather than row by row.
 HNSW_MIN_VECTORS = 20_000
+# The keyword leg's sample index (keyword.py): a GIN index over the chunks whose id hashes to
+# one of SAMPLE_SHARDS buckets, so a query for a common word builds a bitmap a sixteenth the
+# size. `{c}` is the table's alias with its dot, or nothing.
+SAMPLE_SHARDS = 16
+SAMPLE_PREDICATE = f"(hashtext({{c}}id) & {SAMPLE_SHARDS - 1}) = 0"
+SAMPLE_INDEX = "chunks_fts_sample"
+_SAMPLE_DEFINITION = f"USING gin (fts) WHERE {SAMPLE_PREDICATE.format(c='')}"
 # Any constant: serialises schema creation between daemons.
 _DDL_LOCK = 0x6F6D_6464_0001
 # Token types the default parser can produce from fts.prepare()'s words-and-spaces text.
@@ -72,6 +79,7 @@ CREATE TABLE IF NOT EXISTS {SCHEMA}.chunks (
 CREATE INDEX IF NOT EXISTS chunks_ns_path ON {SCHEMA}.chunks (ns, path);
 CREATE INDEX IF NOT EXISTS chunks_pending ON {SCHEMA}.chunks (ns, model) WHERE embedding IS NULL;
 CREATE INDEX IF NOT EXISTS chunks_fts ON {SCHEMA}.chunks USING gin (fts);
+CREATE INDEX IF NOT EXISTS {SAMPLE_INDEX} ON {SCHEMA}.chunks {_SAMPLE_DEFINITION};
 CREATE TABLE IF NOT EXISTS {SCHEMA}.embedding_cache (
   provider text NOT NULL, model text NOT NULL, provider_key text NOT NULL, hash text NOT NULL,
   embedding vector NOT NULL, dims integer NOT NULL, updated_at bigint NOT NULL,
@@ -149,12 +157,27 @@ HNSW_PREFIX = "chunks_hnsw_half_"
 
 
 def ensure_hnsw(conn: psycopg.Connection[Any], dims: int) -> bool:
-    """The partial halfvec HNSW index for vectors of `dims` (cosine), built CONCURRENTLY
-    (writers of every namespace keep writing meanwhile) on an autocommit connection. True if it
-    was built now. An interrupted concurrent build leaves an invalid index: it is dropped and
-    redone. A float32 index an earlier openmemd built for `dims` is dropped once this one is."""
+    """The partial halfvec HNSW index for vectors of `dims` (cosine), built as
+    `_build_concurrently` does. True if it was built now. A float32 index an earlier openmemd
+    built for `dims` is dropped once this one is."""
     dims = int(dims)
-    name = f"{HNSW_PREFIX}{dims}"
+    built = _build_concurrently(conn, f"{HNSW_PREFIX}{dims}",
+                                f"USING hnsw ((embedding::halfvec({dims})) halfvec_cosine_ops)"
+                                f" WHERE dims = {dims}")
+    conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {SCHEMA}.chunks_hnsw_{dims}")
+    return built
+
+
+def ensure_fts_sample(conn: psycopg.Connection[Any]) -> bool:
+    """The keyword leg's sample index (a database created before it has none), built as
+    `_build_concurrently` does. True if it was built now."""
+    return _build_concurrently(conn, SAMPLE_INDEX, _SAMPLE_DEFINITION)
+
+
+def _build_concurrently(conn: psycopg.Connection[Any], name: str, definition: str) -> bool:
+    """Index `name` on chunks, built CONCURRENTLY (writers of every namespace keep writing
+    meanwhile) on an autocommit connection, unless a valid one exists. An interrupted
+    concurrent build leaves an invalid index: it is dropped and redone."""
     row = conn.execute("SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid ="
                        " i.indexrelid JOIN pg_namespace n ON n.oid = c.relnamespace"
                        " WHERE n.nspname = %s AND c.relname = %s", (SCHEMA, name)).fetchone()
@@ -162,10 +185,7 @@ def ensure_hnsw(conn: psycopg.Connection[Any], dims: int) -> bool:
         return False
     if row is not None:
         conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {SCHEMA}.{name}")
-    conn.execute(
-        f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {name} ON {SCHEMA}.chunks USING hnsw "
-        f"((embedding::halfvec({dims})) halfvec_cosine_ops) WHERE dims = {dims}")
-    conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {SCHEMA}.chunks_hnsw_{dims}")
+    conn.execute(f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {name} ON {SCHEMA}.chunks {definition}")
     return True
 
 

@@ -48,6 +48,7 @@ class PgStore:
         self._ready_lock = threading.Lock()
         self._server: dict[str, str] = {}  # versions, once the schema is ensured
         self._hnsw: set[int] = set()  # vector sizes with an HNSW index
+        self._sample_index = False  # the keyword sample index is known to exist
         self._session: WriterSession | None = None
         self._writer: PgWriter | None = None
         self._outage = Outage(target)
@@ -170,11 +171,12 @@ class PgStore:
 
     def maintain(self) -> None:
         """Periodic upkeep, by the daemon that writes this namespace: build the HNSW index of a
-        vector size grown past schema.HNSW_MIN_VECTORS (CONCURRENTLY: every daemon keeps
-        writing), and ANALYZE once enough rows changed (the planner's choice between HNSW and
-        a scan needs it). Cheap when nothing changed: nothing runs until MAINTAIN_AFTER_ROWS
-        rows were written. On a connection of its own, so it never lands inside the writer's
-        transaction whatever thread calls it."""
+        vector size grown past schema.HNSW_MIN_VECTORS and the keyword sample index if the
+        database predates it (CONCURRENTLY: every daemon keeps writing), and ANALYZE once
+        enough rows changed (the planner's choice between HNSW and a scan needs it). Cheap when
+        nothing changed: nothing runs until MAINTAIN_AFTER_ROWS rows were written. On a
+        connection of its own, so it never lands inside the writer's transaction whatever
+        thread calls it."""
         if self._writer is None:
             return
         written = self._writer.rows_written
@@ -185,6 +187,13 @@ class PgStore:
             with translated(self.target, "maintaining"):
                 # An HNSW build over millions of rows takes minutes to hours.
                 conn.execute("SET statement_timeout = 0")
+                if not self._sample_index:
+                    try:
+                        if schema.ensure_fts_sample(conn):
+                            log.info("store_fts_sample_built")
+                    except psycopg.errors.DuplicateTable:
+                        pass  # another daemon built it at the same moment
+                    self._sample_index = True
                 for dims in schema.dims_needing_hnsw(conn):
                     if dims in self._hnsw:
                         continue
