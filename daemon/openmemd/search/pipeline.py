@@ -180,8 +180,9 @@ class _KeywordLeg:
         return self._run() if self._future is None else self._future.result()
 
 
-# Threads for keyword legs started early; a search waits for its own leg, so a handful covers
-# the daemon's concurrent searches (more just queue for a moment).
+# Threads for the keyword calls a search makes beside its vector calls (the leg, then the scores
+# of the vector leg's hits); a search waits only for its own, and no task waits for another, so
+# a handful covers the daemon's concurrent searches (more just queue for a moment).
 _LEG_WORKERS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="openmemd-keyword-leg")
 
 
@@ -210,21 +211,32 @@ def _fill_missing_legs(reader: StoreReader, candidates: list[_Candidate], terms:
     any vector-only hit. Vectors are read by id (no scan); keyword scores come from the same
     keyword query as the keyword leg, restricted to those ids.
     """
+    no_keyword = [c for c in candidates if c.keyword_score is None]
+    keyword_scores: Future[dict[str, tuple[float, float, float]]] | None = None
+    if no_keyword:
+        top = max((h.relevance for h in keyword_hits), default=0.0)
+        chunks = [LegHit(c.id, c.path, c.source, c.start_line, c.end_line, c.text, 0.0, 0.0)
+                  for c in no_keyword]
+        score = functools.partial(keyword_scores_for, reader, terms, chunks, top_relevance=top)
+        if reader.thread_safe:  # beside the cosines below: two round trips at once
+            keyword_scores = _LEG_WORKERS.submit(contextvars.copy_context().run, score)
+        else:
+            _set_keyword_scores(no_keyword, score())
     no_vector = [c for c in candidates if c.vector_score is None]
     if no_vector:
         sims = reader.cosines(q, [c.id for c in no_vector], model=model)
         for c in no_vector:
             if c.id in sims:
                 c.vector_cosine, c.vector_score = sims[c.id], calibrate(sims[c.id])
-    no_keyword = [c for c in candidates if c.keyword_score is None]
-    if no_keyword:
-        top = max((h.relevance for h in keyword_hits), default=0.0)
-        scores = keyword_scores_for(
-            reader, terms, [LegHit(c.id, c.path, c.source, c.start_line, c.end_line, c.text,
-                                 0.0, 0.0) for c in no_keyword], top_relevance=top)
-        for c in no_keyword:
-            if c.id in scores:
-                c.keyword_score, c.bm25_rank, c.coverage = scores[c.id]
+    if keyword_scores is not None:
+        _set_keyword_scores(no_keyword, keyword_scores.result())
+
+
+def _set_keyword_scores(candidates: list[_Candidate],
+                        scores: dict[str, tuple[float, float, float]]) -> None:
+    for c in candidates:
+        if c.id in scores:
+            c.keyword_score, c.bm25_rank, c.coverage = scores[c.id]
 
 
 def _score_fused(candidates: list[_Candidate], vector_hits: list[LegHit],
