@@ -14,8 +14,9 @@ vectors around topic centroids; deterministic) are written through the store int
                backend writes no HNSW index while loading and `IndexStore.maintain()` builds it
                (CONCURRENTLY) once a vector size has 20k vectors; timed after the load
   hybrid p50/p95   `search.pipeline.run_search` with the store's reader, as the daemon runs it
-               (keyword leg + vector leg + fusion), query vector precomputed; the real model's
-               query embedding is timed on its own line and comes on top
+               (keyword leg + vector leg + fusion; the daemon's GIL switch interval), query
+               vector precomputed; the real model's query embedding is timed on its own line
+               and comes on top
   vector p50   the vector leg alone (`vector_candidates`, 24 candidates)
   recall@10    of `vector_candidates(limit=10)` against exact numpy search over the same
                vectors, over --queries fresh query vectors of the corpus's distribution
@@ -50,6 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import store_data
 import store_pg
+from openmemd.api import long_lived
 from openmemd.config import QuerySettings, Settings
 from openmemd.index.identity import IndexIdentity
 from openmemd.search.pipeline import run_search
@@ -274,6 +276,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--agreement-queries", type=int, default=20,
                     help="queries for the kw agree column (0: skip; exact costs seconds each)")
     args = ap.parse_args(argv)
+    long_lived.shorten_gil_switch()  # as the daemon does: both search legs share this process
     if args.measure_only and (not args.pg_url or args.sqlite_sizes):
         ap.error("--measure-only needs --pg-url and --sqlite-sizes ''")
     pg_sizes = [int(s) for s in args.sizes.split(",") if s.strip()]

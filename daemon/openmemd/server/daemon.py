@@ -68,6 +68,7 @@ def run_daemon(settings: Settings, *, foreground: bool = True, config_path: str 
     del foreground
     configure_logging(settings)
     long_lived.enable_resident_vectors()  # a long-lived process: vectors from memory
+    long_lived.shorten_gil_switch()  # two search legs on two threads answer sooner
     daemon = Daemon(settings, reload=reload or _default_reload(settings, config_path))
     code = daemon.run()
     # The process ends here, without the interpreter's teardown: everything that matters is
