@@ -58,10 +58,10 @@ SAMPLE_FACTOR = 4
 SAMPLE_MIN = 100
 # At most this many term combinations in one coverage level's query (5 words: C(5, 2) = 10).
 MAX_COMBINATIONS = 10
-# GIN work the coverage levels after the first may spend, in postings of the rarest term of
-# each of their conjunctions (the postings GIN walks; it skips through the other terms' lists).
-# ~0.2 us a posting at 1M chunks (measured), so ~10 ms: the vector leg's time, beside which
-# this leg runs.
+# GIN work a query's coverage levels may spend on the whole index, in postings of the rarest
+# term of each of their conjunctions (the postings GIN walks; it skips through the other terms'
+# lists); a level past it is read from the sample index, a sixteenth of the work. ~0.2 us a
+# posting at 1M chunks (measured), so ~10 ms: the vector leg's time, beside which this leg runs.
 POSTINGS_BUDGET = 50_000
 
 
@@ -190,6 +190,8 @@ def _sample(conn: psycopg.Connection[Any], plan: _Plan, select: str, params: lis
     module docstring says why): each level from the whole GIN index while POSTINGS_BUDGET
     allows, then from the sample index, up to `want` of each, until `limit` are found (more
     levels would only add chunks `search/` ranks below these)."""
+    if not plan.units:
+        return []
     want = max(SAMPLE_MIN, SAMPLE_FACTOR * limit)
     cond, extra = _filter_sql(where)
     sampled = f" AND {SAMPLE_PREDICATE.format(c='c.')}"
