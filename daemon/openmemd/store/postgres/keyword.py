@@ -234,12 +234,14 @@ def _levels(units: Sequence[tuple[str, int]]) -> list[tuple[str, int]]:
     too many combinations (past MAX_COMBINATIONS in a level): its levels require the rarest n
     terms, then the rarest half of them, and so on."""
     n = len(units)
+    out: list[tuple[str, int]] = []
     if math.comb(n, n // 2) <= MAX_COMBINATIONS:
-        return [(" | ".join(f"({' & '.join(q for q, _ in c)})"
-                            for c in itertools.combinations(units, j)),
-                 sum(min(df for _, df in c) for c in itertools.combinations(units, j)))
-                for j in range(n, 1, -1)]
-    out, j = [], n
+        for j in range(n, 1, -1):
+            combos = list(itertools.combinations(units, j))
+            out.append((" | ".join(f"({' & '.join(q for q, _ in c)})" for c in combos),
+                        sum(min(df for _, df in c) for c in combos)))
+        return out
+    j = n
     while j >= 2:
         out.append((" & ".join(q for q, _ in units[:j]), min(df for _, df in units[:j])))
         j //= 2
