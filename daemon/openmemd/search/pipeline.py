@@ -38,6 +38,7 @@ import math
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -59,6 +60,7 @@ from openmemd.search.vector import normalise_query, vector_search
 from openmemd.store.base import FTS_ONLY_MODEL, CandidateFilter, StoreReader
 from openmemd.text.tokens import QueryTerms, query_terms, text_units
 
+T = TypeVar("T")
 RELAXED_MIN_COVERAGE = 0.5  # share of query terms a keyword hit needs for the relaxed fallback
 
 
@@ -173,8 +175,7 @@ class _KeywordLeg:
 
     def start(self) -> None:
         if self._thread_safe and self._future is None:
-            # The caller's context (structlog's bound request id) goes along.
-            self._future = _LEG_WORKERS.submit(contextvars.copy_context().run, self._run)
+            self._future = _beside(self._run)
 
     def hits(self) -> list[LegHit]:
         return self._run() if self._future is None else self._future.result()
@@ -184,6 +185,11 @@ class _KeywordLeg:
 # of the vector leg's hits); a search waits only for its own, and no task waits for another, so
 # a handful covers the daemon's concurrent searches (more just queue for a moment).
 _LEG_WORKERS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="openmemd-keyword-leg")
+
+
+def _beside(call: Callable[[], T]) -> Future[T]:
+    """`call` on a leg thread, with the caller's context (structlog's bound request id)."""
+    return _LEG_WORKERS.submit(contextvars.copy_context().run, call)
 
 
 def _fuse(vector_hits: list[LegHit], keyword_hits: list[LegHit],
@@ -219,7 +225,7 @@ def _fill_missing_legs(reader: StoreReader, candidates: list[_Candidate], terms:
                   for c in no_keyword]
         score = functools.partial(keyword_scores_for, reader, terms, chunks, top_relevance=top)
         if reader.thread_safe:  # beside the cosines below: two round trips at once
-            keyword_scores = _LEG_WORKERS.submit(contextvars.copy_context().run, score)
+            keyword_scores = _beside(score)
         else:
             _set_keyword_scores(no_keyword, score())
     no_vector = [c for c in candidates if c.vector_score is None]
