@@ -33,7 +33,8 @@ POOL_WAIT_S = 3.0
 # Recall with filters: pgvector's HNSW returns at most ef_search rows before filtering; an
 # iterative scan keeps going until `limit` rows pass the filters (pgvector >= 0.8). 400: at 1M
 # bench chunks (halfvec index, m 16, ef_construction 64) recall@10 against exact search is
-# 0.928 at 200 and 0.962 at 400, for ~1 ms more (bench/store.py).
+# 0.928-0.931 at 200 and 0.955-0.965 at 400 (three builds), for ~4 ms more on the vector leg
+# (p50 8.9 -> 12.7 ms, bench/store.py).
 HNSW_EF_SEARCH = 400
 
 
