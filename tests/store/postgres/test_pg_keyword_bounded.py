@@ -150,14 +150,30 @@ def test_levels_past_the_postings_budget_read_the_sample_index(pg_store, monkeyp
     assert SAMPLE_INDEX in plan  # the predicate is the index's: the planner can use it
 
 
+def _sample_index_validity(store):
+    with store._pool.connection() as conn:
+        return [r[0] for r in conn.execute(
+            "SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid"
+            " WHERE c.relname = %s", (SAMPLE_INDEX,))]
+
+
 def test_maintain_builds_the_sample_index_a_database_lacks(pg_store):
     store = pg_store()
     fill(store, SAMPLED)
     with store._pool.connection() as conn:  # a database from before the sample index
         conn.execute(f"DROP INDEX openmemd.{SAMPLE_INDEX}")
     store.maintain()
+    assert _sample_index_validity(store) == [True]
+
+
+def test_maintain_redoes_a_sample_index_a_killed_build_left_invalid(pg_store):
+    store = pg_store()
+    fill(store, SAMPLED)
     with store._pool.connection() as conn:
-        valid = conn.execute(
-            "SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid"
-            " WHERE c.relname = %s", (SAMPLE_INDEX,)).fetchall()
-    assert valid == [(True,)]
+        # what a CREATE INDEX CONCURRENTLY killed half-way leaves: the index, marked invalid
+        conn.execute("UPDATE pg_index SET indisvalid = false WHERE indexrelid = %s::regclass",
+                     (f"openmemd.{SAMPLE_INDEX}",))
+    store.maintain()
+    assert _sample_index_validity(store) == [True]
+    reader = store.reader()
+    assert _measures(reader, "telescope")  # and searches keep working
