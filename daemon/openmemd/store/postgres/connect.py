@@ -31,11 +31,11 @@ CONNECT_TIMEOUT_S = 5
 # down, `Outage` answers at once instead.
 POOL_WAIT_S = 3.0
 # Recall with filters: pgvector's HNSW returns at most ef_search rows before filtering; an
-# iterative scan keeps going until `limit` rows pass the filters (pgvector >= 0.8). 400: at 1M
-# bench chunks (halfvec index, m 16, ef_construction 64) recall@10 against exact search is
-# 0.928-0.931 at 200 and 0.955-0.965 at 400 (three builds), for ~4 ms more on the vector leg
-# (p50 8.9 -> 12.7 ms, bench/store.py).
-HNSW_EF_SEARCH = 400
+# iterative scan keeps going until `limit` rows pass the filters (pgvector >= 0.8). 150: at 1M
+# bench chunks (halfvec index, m 16, ef_construction 128, see schema.py) recall@10 against
+# exact search is 0.962 at 100, 0.986 at 150 and 0.991 at 200; the index pgvector's default
+# ef_construction 64 builds needed 400 for 0.955-0.965.
+HNSW_EF_SEARCH = 150
 
 
 @dataclass(frozen=True)
