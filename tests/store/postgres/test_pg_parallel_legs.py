@@ -57,3 +57,45 @@ def test_legs_run_together_and_agree(pg_store):
     assert apart.relevance_threads == [threading.current_thread().name]
     assert first and [(h.path, h.score, h.explain) for h in first] == [
         (h.path, h.score, h.explain) for h in second]
+
+
+def _relevance_of_a(reader: Any, terms: Any) -> float:
+    return float(reader.keyword_relevance(terms, ["a"])["a"])
+
+
+def test_a_searchs_hit_scores_use_its_keyword_legs_statistics(pg_store):
+    """The vector hits' keyword scores are normalised by the keyword leg's best, so they are
+    computed from the leg's reading of N, |D| and n(q) even if a write came in between; the
+    plan is taken once, and not kept past the search's terms."""
+    import gc
+
+    from openmemd.store.base import CandidateFilter
+    from openmemd.text.tokens import query_terms
+
+    store = pg_store()
+    docs = {"a.md": [row("a", "a.md", "telescope notes from the hill", unit(1))],
+            "b.md": [row("b", "b.md", "cleaning the telescope lens", unit(2))]}
+    docs.update({f"o{i}.md": [row(f"o{i}", f"o{i}.md", f"garden diary day {i}", unit(10 + i))]
+                 for i in range(10)})
+    fill(store, docs)
+    reader = store.reader()
+    terms = query_terms("telescope")
+    leg = {c.id: c.measure for c in reader.keyword_candidates(
+        terms, limit=5, where=CandidateFilter())}
+    assert set(leg) == {"a", "b"}
+    more = {f"t{i}.md": [row(f"t{i}", f"t{i}.md", "a telescope for the new observatory dome",
+                             unit(30 + i))] for i in range(3)}
+    fill(store, more)  # N, the average |D| and n(telescope) all change
+    assert _relevance_of_a(reader, terms) == leg["a"]  # the leg's statistics
+    fresh = _relevance_of_a(reader, terms)  # taken once: now today's statistics
+    assert fresh != leg["a"]
+
+    terms = query_terms("telescope")
+    reader.keyword_candidates(terms, limit=5, where=CandidateFilter())
+    kept = _relevance_of_a(reader, terms)
+    assert kept == fresh  # nothing was written since
+    reader.keyword_candidates(terms, limit=5, where=CandidateFilter())
+    del terms  # the search is over: its plan goes with its terms
+    gc.collect()
+    fill(store, {"u.md": [row("u", "u.md", "telescope", unit(50))]})
+    assert _relevance_of_a(reader, query_terms("telescope")) != kept

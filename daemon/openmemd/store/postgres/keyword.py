@@ -1,7 +1,7 @@
 """The keyword leg on PostgreSQL: candidates from the GIN index, ranked by FTS5's BM25 (fts.py).
 
 Two regimes, chosen per query from the document frequencies `ns_lexemes` keeps exactly (one
-index lookup; both calls of one search choose alike):
+index lookup, whose plan the scores of the vector leg's hits reuse: see PlanMemo):
 
 * **Exact** -- at most EXACT_MATCHES chunks can hold a query term (the sum of the terms'
   document frequencies, or the chunk count if smaller). One GIN scan returns every matching
@@ -35,6 +35,8 @@ from __future__ import annotations
 
 import itertools
 import math
+import threading
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -139,14 +141,43 @@ def _any_query(plan: _Plan) -> str:
     return " | ".join(q for q in (fts.tsquery_phrase(p) for p in plan.phrases) if q)
 
 
+class PlanMemo:
+    """The plan of a search's keyword leg, kept for the scores of its vector leg's hits.
+
+    `search/` normalises those scores by the leg's best, so both must come from one reading of
+    the corpus statistics (N, average |D|, n(q)): read again, a write in between would score
+    them against two different collections. Reusing it also saves a round trip and the
+    query's to_tsvector. A plan is taken once, and is held only while the search's QueryTerms
+    object lives (weakly keyed): nothing outlives the search that made it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()  # the legs run on different threads
+        self._plans: weakref.WeakKeyDictionary[QueryTerms, tuple[tuple[str, ...], _Plan]] = (
+            weakref.WeakKeyDictionary())
+
+    def keep(self, terms: QueryTerms, namespaces: Sequence[str], plan: _Plan) -> None:
+        with self._lock:
+            self._plans[terms] = (tuple(namespaces), plan)
+
+    def take(self, terms: QueryTerms, namespaces: Sequence[str]) -> _Plan | None:
+        with self._lock:
+            kept = self._plans.pop(terms, None)
+        return kept[1] if kept is not None and kept[0] == tuple(namespaces) else None
+
+
 def score(conn: psycopg.Connection[Any], terms: QueryTerms, namespaces: Sequence[str],
           where: CandidateFilter | None, ids: Sequence[tuple[str, str]] | None = None, *,
-          limit: int = 0) -> list[Scored]:
+          limit: int = 0, plans: PlanMemo | None = None) -> list[Scored]:
     """BM25 relevance of the matching chunks -- all of them in the exact regime, a sample in
-    the bounded one (see the module docstring) -- or only of `ids` = (ns, id) pairs."""
-    plan = _plan(conn, terms, namespaces)
+    the bounded one (see the module docstring) -- or only of `ids` = (ns, id) pairs. With
+    `plans`, the leg keeps its plan there and the scores of `ids` take it."""
+    plan = plans.take(terms, namespaces) if plans is not None and ids is not None else None
+    if plan is None:
+        plan = _plan(conn, terms, namespaces)
     if plan is None:
         return []
+    if plans is not None and ids is None:
+        plans.keep(terms, namespaces, plan)
     select, params = _select(plan)
     params.append(list(namespaces))
     if ids is not None:
@@ -290,11 +321,12 @@ def _passes(where: CandidateFilter, source: str, model: str, derived: bool) -> b
 
 
 def candidates(conn: psycopg.Connection[Any], terms: QueryTerms, namespaces: Sequence[str],
-               *, limit: int, where: CandidateFilter) -> list[tuple[Scored, tuple[Any, ...]]]:
+               *, limit: int, where: CandidateFilter, plans: PlanMemo | None = None
+               ) -> list[tuple[Scored, tuple[Any, ...]]]:
     """The best `limit` (Scored, (path, source, start_line, end_line, text)) pairs."""
     if limit <= 0 or not terms:
         return []
-    best = score(conn, terms, namespaces, where, limit=limit)[:limit]
+    best = score(conn, terms, namespaces, where, limit=limit, plans=plans)[:limit]
     if not best:
         return []
     rows = conn.execute(

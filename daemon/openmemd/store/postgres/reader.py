@@ -54,6 +54,7 @@ class PgReader:
         self.ns = ns
         self.search_ns = list(search_ns)
         self._ready = ready  # ensures the schema exists (first use after start or outage)
+        self._plans = keyword.PlanMemo()
 
     def _run(self, fn: Callable[[psycopg.Connection[Any]], T]) -> T:
         with self._outage.watch():
@@ -77,7 +78,7 @@ class PgReader:
     def keyword_candidates(self, terms: QueryTerms, *, limit: int,
                            where: CandidateFilter) -> list[Candidate]:
         found = self._run(lambda c: keyword.candidates(c, terms, self.search_ns, limit=limit,
-                                                        where=where))
+                                                        where=where, plans=self._plans))
         return [Candidate(id=self._public_id(s.ns, s.id), path=r[0], source=r[1],
                           start_line=int(r[2]), end_line=int(r[3]), text=r[4],
                           measure=s.relevance, namespace=s.ns) for s, r in found]
@@ -86,7 +87,8 @@ class PgReader:
         if not ids or not terms:
             return {}
         keys = self._keys(ids)
-        scored = self._run(lambda c: keyword.score(c, terms, self.search_ns, None, ids=keys))
+        scored = self._run(lambda c: keyword.score(c, terms, self.search_ns, None, ids=keys,
+                                                   plans=self._plans))
         return {self._public_id(s.ns, s.id): s.relevance for s in scored}
 
     def vector_candidates(self, query: Vector, *, limit: int,
