@@ -18,7 +18,7 @@ backend can quote it in its query syntax without any user input escaping.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -46,7 +46,6 @@ _CJK_CHAR = re.compile(f"[{_CJK_CLASS}]")
 _WORD = re.compile(r"[^\W_]+")
 # Phrases never span these (a question mark, a comma, a bracket ... ends a clause).
 _CLAUSE_BREAK = re.compile(r"[^\w\s'’-]+")
-_FAST_WORD = re.compile(r"\w+")  # coverage only: faster, and query words hold no "_" anyway
 
 MAX_QUERY_TERMS = 32  # bounds the cost of pathological (pasted-document) queries
 
@@ -192,16 +191,34 @@ def light_stem(word: str) -> str:
 
 
 def covered_terms(terms: QueryTerms, text: str) -> set[str]:
-    """Which query terms occur in `text` (words up to inflection, CJK n-grams exactly)."""
+    """Which query terms occur in `text` (words up to inflection, CJK n-grams exactly).
+
+    A word is covered when some word of the text (a run of \\w, CJK runs apart) has its light
+    stem. light_stem(v) is always a prefix of v, so only the text's words that start with that
+    stem are looked at: a substring search per query word, not a tokenisation of the whole
+    chunk (this runs for every candidate of every search)."""
     hits = {g for g in terms.cjk if g in text}
     if terms.words:
         lowered = text.lower()
-        if _CJK_CHAR.search(lowered):
+        if not lowered.isascii() and _CJK_CHAR.search(lowered):
             lowered = CJK_RUN.sub(" ", lowered)
-        vocab = set(_FAST_WORD.findall(lowered))
-        missing = [w for w in terms.words if w not in vocab]
-        hits.update(w for w in terms.words if w in vocab)
-        if missing:  # only then pay for stemming the chunk's vocabulary
-            stems = {light_stem(v) for v in vocab}
-            hits.update(w for w in missing if light_stem(w) in stems)
+        for word in terms.words:
+            stem = light_stem(word)
+            if any(light_stem(v) == stem for v in _words_starting(lowered, stem)):
+                hits.add(word)
     return hits
+
+
+@lru_cache(maxsize=4096)
+def _prefix_pattern(prefix: str) -> re.Pattern[str]:
+    # No \b in front: it would cost the literal-prefix search its speed (~20x); the start of
+    # the word is checked by _words_starting instead.
+    return re.compile(re.escape(prefix) + r"\w*")
+
+
+def _words_starting(lowered: str, prefix: str) -> Iterator[str]:
+    """The words of `lowered` (maximal runs of \\w) that start with `prefix`."""
+    for m in _prefix_pattern(prefix).finditer(lowered):
+        at = m.start()
+        if at == 0 or not (lowered[at - 1].isalnum() or lowered[at - 1] == "_"):
+            yield m.group()

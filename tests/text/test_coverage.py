@@ -1,0 +1,50 @@
+"""covered_terms finds exactly the words a full tokenisation of the chunk would: a query word is
+covered when some \\w-run of the lowercased text (CJK runs apart) has its light stem."""
+
+from __future__ import annotations
+
+import random
+import re
+
+from openmemd.text import tokens
+from openmemd.text.tokens import QueryTerms, covered_terms, light_stem
+
+_WORD_RUN = re.compile(r"\w+")
+
+
+def _by_tokenising(terms: QueryTerms, text: str) -> set[str]:
+    """The definition, computed the slow way: every word of the text stemmed."""
+    hits = {g for g in terms.cjk if g in text}
+    lowered = tokens.CJK_RUN.sub(" ", text.lower())
+    stems = {light_stem(v) for v in _WORD_RUN.findall(lowered)}
+    hits.update(w for w in terms.words if light_stem(w) in stems)
+    return hits
+
+
+# Words that are prefixes, inflections and substrings of one another, and characters at the
+# edges of \w: underscore, digits, accents, a Kelvin sign (lowercases to ASCII "k"), a dotted
+# capital I (lowercases to two characters), CJK glued to Latin, emoji, control characters.
+_PIECES = ["note", "notes", "noted", "not", "nothing", "denote", "keynote", "run", "running",
+           "runner", "runs", "group", "groups", "regroup", "kelvin", "\u212aelvin", "İstanbul",
+           "istanbul", "café", "cafés", "a", "is", "x1", "note_2", "_note", "北京", "北京run",
+           "run北京", "😀note", "n\u00f6te", "NOTE", "Notes,", "(running)", "re-group", "it's"]
+_GLUE = [" ", " ", " ", "", ".", ",", "_", "-", "'", "\n", "\t", "\x1f", "\u3000", "北", "7"]
+
+
+def test_covered_terms_matches_tokenising_the_whole_chunk():
+    rng = random.Random(13)
+    for _ in range(3000):
+        text = "".join(rng.choice(_PIECES) + rng.choice(_GLUE)
+                       for _ in range(rng.randint(0, 12)))
+        words = tuple(dict.fromkeys(
+            w for w in (rng.choice(_PIECES).lower() for _ in range(rng.randint(1, 4)))
+            if re.fullmatch(r"[^\W_]+", w) and not tokens.CJK_RUN.search(w)))
+        terms = QueryTerms(words=words, cjk=("北京",) if rng.random() < 0.2 else ())
+        assert covered_terms(terms, text) == _by_tokenising(terms, text), (terms, text)
+
+
+def test_a_word_inside_another_word_is_not_covered():
+    terms = QueryTerms(words=("note",), cjk=())
+    assert covered_terms(terms, "denote keynote_x") == set()
+    assert covered_terms(terms, "a denote, then notes") == {"note"}
+    assert covered_terms(terms, "北京notes") == {"note"}  # CJK runs are separators
