@@ -188,12 +188,10 @@ def _build_concurrently(conn: psycopg.Connection[Any], name: str, definition: st
     """Index `name` on chunks, built CONCURRENTLY (writers of every namespace keep writing
     meanwhile) on an autocommit connection, unless a valid one exists. An interrupted
     concurrent build leaves an invalid index: it is dropped and redone."""
-    row = conn.execute("SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid ="
-                       " i.indexrelid JOIN pg_namespace n ON n.oid = c.relnamespace"
-                       " WHERE n.nspname = %s AND c.relname = %s", (SCHEMA, name)).fetchone()
-    if row is not None and row[0]:
+    valid = _index_validity(conn, name).get(name)
+    if valid:
         return False
-    if row is not None:
+    if valid is not None:
         conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {SCHEMA}.{name}")
     conn.execute(f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {name} ON {SCHEMA}.chunks {definition}")
     return True
@@ -209,8 +207,15 @@ def dims_needing_hnsw(conn: psycopg.Connection[Any]) -> list[int]:
 def hnsw_dims(conn: psycopg.Connection[Any]) -> set[int]:
     """Vector sizes with a valid current HNSW index. An invalid one (a concurrent build that
     was interrupted) does not count: searches cannot use it, and `ensure_hnsw` redoes it."""
-    rows = conn.execute("SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid ="
-                        " i.indexrelid JOIN pg_namespace n ON n.oid = c.relnamespace"
-                        " WHERE n.nspname = %s AND starts_with(c.relname, %s) AND i.indisvalid",
-                        (SCHEMA, HNSW_PREFIX)).fetchall()
-    return {int(r[0].rsplit("_", 1)[1]) for r in rows}
+    return {int(name.rsplit("_", 1)[1])
+            for name, valid in _index_validity(conn, HNSW_PREFIX).items() if valid}
+
+
+def _index_validity(conn: psycopg.Connection[Any], prefix: str) -> dict[str, bool]:
+    """Each index of the openmemd schema whose name starts with `prefix`, and whether it is
+    valid (usable by searches; a concurrent build that was interrupted leaves it invalid)."""
+    rows = conn.execute("SELECT c.relname, i.indisvalid FROM pg_index i JOIN pg_class c"
+                        " ON c.oid = i.indexrelid JOIN pg_namespace n ON n.oid = c.relnamespace"
+                        " WHERE n.nspname = %s AND starts_with(c.relname, %s)",
+                        (SCHEMA, prefix)).fetchall()
+    return {str(r[0]): bool(r[1]) for r in rows}

@@ -13,6 +13,7 @@ aside; `heal` empties the namespace (the shared embedding cache stays) for a ref
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -188,20 +189,14 @@ class PgStore:
                 # An HNSW build over millions of rows takes minutes to hours.
                 conn.execute("SET statement_timeout = 0")
                 if not self._sample_index:
-                    try:
-                        if schema.ensure_fts_sample(conn):
-                            log.info("store_fts_sample_built")
-                    except psycopg.errors.DuplicateTable:
-                        pass  # another daemon built it at the same moment
+                    if _built_here(functools.partial(schema.ensure_fts_sample, conn)):
+                        log.info("store_fts_sample_built")
                     self._sample_index = True
                 for dims in schema.dims_needing_hnsw(conn):
                     if dims in self._hnsw:
                         continue
-                    try:
-                        if schema.ensure_hnsw(conn, dims):
-                            log.info("store_hnsw_built", dims=dims)
-                    except psycopg.errors.DuplicateTable:
-                        pass  # another daemon built it at the same moment
+                    if _built_here(functools.partial(schema.ensure_hnsw, conn, dims)):
+                        log.info("store_hnsw_built", dims=dims)
                     self._hnsw.add(dims)
                 conn.execute(f"ANALYZE {SCHEMA}.chunks")
         finally:
@@ -216,3 +211,12 @@ class PgStore:
             self._pool.close(timeout=2)
         except psycopg.Error:
             pass
+
+
+def _built_here(build: Callable[[], bool]) -> bool:
+    """`build()` (an index of `schema`'s): True if this call built it; False too when another
+    daemon created the same index at the same moment."""
+    try:
+        return build()
+    except psycopg.errors.DuplicateTable:
+        return False
