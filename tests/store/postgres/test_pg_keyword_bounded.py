@@ -163,6 +163,7 @@ def test_maintain_builds_the_sample_index_a_database_lacks(pg_store):
     with store._pool.connection() as conn:  # a database from before the sample index
         conn.execute(f"DROP INDEX openmemd.{SAMPLE_INDEX}")
     store.maintain()
+    assert store.wait_for_builds(60)
     assert _sample_index_validity(store) == [True]
 
 
@@ -174,6 +175,7 @@ def test_maintain_redoes_a_sample_index_a_killed_build_left_invalid(pg_store):
         conn.execute("UPDATE pg_index SET indisvalid = false WHERE indexrelid = %s::regclass",
                      (f"openmemd.{SAMPLE_INDEX}",))
     store.maintain()
+    assert store.wait_for_builds(60)
     assert _sample_index_validity(store) == [True]
     reader = store.reader()
     assert _measures(reader, "telescope")  # and searches keep working

@@ -31,6 +31,7 @@ written by a newer openmemd is refused with a clear message, never "repaired".
 
 from __future__ import annotations
 
+import enum
 from typing import Any
 
 import psycopg
@@ -165,36 +166,65 @@ _HNSW_PARAMS = "m = 16, ef_construction = 128"
 _SUPERSEDED_HNSW = ("chunks_hnsw_{dims}", "chunks_hnsw_half_{dims}")
 
 
-def ensure_hnsw(conn: psycopg.Connection[Any], dims: int) -> bool:
+class Build(enum.Enum):
+    """What asking for an index did."""
+
+    BUILT = "built now"
+    PRESENT = "already there"
+    ELSEWHERE = "being built by another daemon"
+
+
+def ensure_hnsw(conn: psycopg.Connection[Any], dims: int) -> Build:
     """The partial halfvec HNSW index for vectors of `dims` (cosine), built as
-    `_build_concurrently` does. True if it was built now. An index an earlier openmemd built
-    for `dims` keeps serving searches during the build and is dropped once this one is."""
+    `_build_concurrently` does. An index an earlier openmemd built for `dims` keeps serving
+    searches during the build, and is dropped once this one is valid."""
     dims = int(dims)
-    built = _build_concurrently(conn, f"{HNSW_PREFIX}{dims}",
-                                f"USING hnsw ((embedding::halfvec({dims})) halfvec_cosine_ops)"
-                                f" WITH ({_HNSW_PARAMS}) WHERE dims = {dims}")
-    for old in _SUPERSEDED_HNSW:
-        conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {SCHEMA}.{old.format(dims=dims)}")
-    return built
+    outcome = _build_concurrently(conn, f"{HNSW_PREFIX}{dims}",
+                                  f"USING hnsw ((embedding::halfvec({dims})) halfvec_cosine_ops)"
+                                  f" WITH ({_HNSW_PARAMS}) WHERE dims = {dims}")
+    if outcome is not Build.ELSEWHERE:
+        for old in _SUPERSEDED_HNSW:
+            conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {SCHEMA}.{old.format(dims=dims)}")
+    return outcome
 
 
-def ensure_fts_sample(conn: psycopg.Connection[Any]) -> bool:
+def ensure_fts_sample(conn: psycopg.Connection[Any]) -> Build:
     """The keyword leg's sample index (a database created before it has none), built as
-    `_build_concurrently` does. True if it was built now."""
+    `_build_concurrently` does."""
     return _build_concurrently(conn, SAMPLE_INDEX, _SAMPLE_DEFINITION)
 
 
-def _build_concurrently(conn: psycopg.Connection[Any], name: str, definition: str) -> bool:
+def _build_concurrently(conn: psycopg.Connection[Any], name: str, definition: str) -> Build:
     """Index `name` on chunks, built CONCURRENTLY (writers of every namespace keep writing
-    meanwhile) on an autocommit connection, unless a valid one exists. An interrupted
-    concurrent build leaves an invalid index: it is dropped and redone."""
-    valid = _index_validity(conn, name).get(name)
-    if valid:
-        return False
-    if valid is not None:
-        conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {SCHEMA}.{name}")
-    conn.execute(f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {name} ON {SCHEMA}.chunks {definition}")
-    return True
+    meanwhile) on an autocommit connection, unless a valid one exists or another daemon is
+    building it. An interrupted concurrent build leaves an invalid index: it is dropped and
+    redone.
+
+    A build in progress is an invalid index too, so telling the two apart takes the builder's
+    advisory lock: it is held for the build by the builder's session, which a builder killed
+    half-way no longer has. Without it, a second daemon starting during a build (an HNSW build
+    at 1M chunks takes 20 minutes) would drop the index being built: its DROP waits for the
+    build to finish, then throws the finished index away and builds it again."""
+    if _index_validity(conn, name).get(name):
+        return Build.PRESENT
+    key = f"openmemd-index:{name}"
+    row = conn.execute("SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", (key,)).fetchone()
+    if not (row and row[0]):
+        return Build.ELSEWHERE
+    try:
+        valid = _index_validity(conn, name).get(name)  # a build may have ended meanwhile
+        if valid:
+            return Build.PRESENT
+        if valid is not None:
+            conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {SCHEMA}.{name}")
+        conn.execute(f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {name} ON {SCHEMA}.chunks"
+                     f" {definition}")
+        return Build.BUILT
+    finally:
+        try:
+            conn.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", (key,))
+        except psycopg.Error:
+            pass  # the connection is gone, and its lock with it
 
 
 def dims_needing_hnsw(conn: psycopg.Connection[Any]) -> list[int]:

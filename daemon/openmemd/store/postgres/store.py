@@ -13,7 +13,6 @@ aside; `heal` empties the namespace (the shared embedding cache stays) for a ref
 
 from __future__ import annotations
 
-import functools
 import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -23,6 +22,7 @@ import psycopg
 from openmemd.log import get_logger
 from openmemd.store.base import Recovery, StoreWriter, VectorMode
 from openmemd.store.postgres import fts, schema
+from openmemd.store.postgres.builds import IndexBuilds
 from openmemd.store.postgres.connect import Outage, Target, connect, make_pool, translated
 from openmemd.store.postgres.reader import PgReader
 from openmemd.store.postgres.schema import BULK_TIMEOUT_SQL, SCHEMA
@@ -48,8 +48,7 @@ class PgStore:
         self._pool = make_pool(target, pool_size)
         self._ready_lock = threading.Lock()
         self._server: dict[str, str] = {}  # versions, once the schema is ensured
-        self._hnsw: set[int] = set()  # vector sizes with an HNSW index
-        self._sample_index = False  # the keyword sample index is known to exist
+        self._builds = IndexBuilds(target)
         self._session: WriterSession | None = None
         self._writer: PgWriter | None = None
         self._outage = Outage(target)
@@ -71,7 +70,7 @@ class PgStore:
                     versions = conn.execute(
                         "SELECT current_setting('server_version'), (SELECT extversion FROM"
                         " pg_extension WHERE extname = 'vector')").fetchone()
-                    self._hnsw.update(schema.hnsw_dims(conn))
+                    self._builds.hnsw.update(schema.hnsw_dims(conn))
             finally:
                 conn.close()
             self._server = {"server": str(versions[0]) if versions else "",
@@ -168,42 +167,42 @@ class PgStore:
             return out
         out.update(reachable=True, serverVersion=self._server.get("server", ""),
                    pgvectorVersion=self._server.get("pgvector", ""))
+        if self._builds.building:  # searches use the old index or an exact scan meanwhile
+            out["indexBuilding"] = self._builds.building
+        if self._builds.last_error:
+            out["indexBuildError"] = self._builds.last_error
         return out
 
     def maintain(self) -> None:
-        """Periodic upkeep, by the daemon that writes this namespace: build the HNSW index of a
-        vector size grown past schema.HNSW_MIN_VECTORS and the keyword sample index if the
-        database predates it (CONCURRENTLY: every daemon keeps writing), and ANALYZE once
-        enough rows changed (the planner's choice between HNSW and a scan needs it). Cheap when
-        nothing changed: nothing runs until MAINTAIN_AFTER_ROWS rows were written. On a
-        connection of its own, so it never lands inside the writer's transaction whatever
-        thread calls it."""
+        """Periodic upkeep, by the daemon that writes this namespace: start the index builds
+        (builds.py: the HNSW index of a vector size grown past schema.HNSW_MIN_VECTORS, the
+        keyword sample index if the database predates it; in the background, CONCURRENTLY) and
+        ANALYZE once enough rows changed (the planner's choice between HNSW and a scan needs
+        it). Cheap when nothing changed: nothing runs until MAINTAIN_AFTER_ROWS rows were
+        written. On a connection of its own, so it never lands inside the writer's transaction
+        whatever thread calls it."""
         if self._writer is None:
             return
         written = self._writer.rows_written
         if self._analyzed_at and written - self._analyzed_at < MAINTAIN_AFTER_ROWS:
             return
+        self._builds.start()
         conn = connect(self.target)
         try:
             with translated(self.target, "maintaining"):
-                # An HNSW build over millions of rows takes minutes to hours.
-                conn.execute("SET statement_timeout = 0")
-                if not self._sample_index:
-                    if _built_here(functools.partial(schema.ensure_fts_sample, conn)):
-                        log.info("store_fts_sample_built")
-                    self._sample_index = True
-                for dims in schema.dims_needing_hnsw(conn):
-                    if dims in self._hnsw:
-                        continue
-                    if _built_here(functools.partial(schema.ensure_hnsw, conn, dims)):
-                        log.info("store_hnsw_built", dims=dims)
-                    self._hnsw.add(dims)
-                conn.execute(f"ANALYZE {SCHEMA}.chunks")
+                # Not behind an index build (it holds the lock ANALYZE needs for all of its
+                # minutes): autovacuum analyzes, and so does the next call.
+                conn.execute(f"ANALYZE (SKIP_LOCKED) {SCHEMA}.chunks")
         finally:
             conn.close()
         self._analyzed_at = max(written, 1)
 
+    def wait_for_builds(self, timeout: float | None = None) -> bool:
+        """True once no index build runs (benchmarks and tests; the daemon never waits)."""
+        return self._builds.wait(timeout)
+
     def close(self) -> None:
+        self._builds.close()  # a build cancelled here is redone by the next maintain()
         if self._session is not None:
             self._session.close()
         self._session = self._writer = None
@@ -211,12 +210,3 @@ class PgStore:
             self._pool.close(timeout=2)
         except psycopg.Error:
             pass
-
-
-def _built_here(build: Callable[[], bool]) -> bool:
-    """`build()` (an index of `schema`'s): True if this call built it; False too when another
-    daemon created the same index at the same moment."""
-    try:
-        return build()
-    except psycopg.errors.DuplicateTable:
-        return False
