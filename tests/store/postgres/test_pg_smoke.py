@@ -3,6 +3,10 @@ rebuild, schema versions. (The shared contract suite runs it too, see tests/stor
 
 from __future__ import annotations
 
+import os
+import re
+import socket
+
 import pytest
 from pg_rows import fill, row, unit
 
@@ -36,8 +40,12 @@ def test_second_writer_is_locked_and_lock_is_freed(pg_store):
     first = pg_store()
     first.writer()
     second = pg_store()
-    with pytest.raises(IndexLockedError, match="host/main"):
+    with pytest.raises(IndexLockedError, match="host/main") as locked:
         second.writer()
+    # it names the holder: host and pid (application_name), address, since when
+    holder = f"openmemd writer {socket.gethostname()}:{os.getpid()}, from 127.0.0.1"
+    assert holder in str(locked.value)
+    assert re.search(r"connected since \d{4}-\d\d-\d\d \d\d:\d\d UTC", str(locked.value))
     first.close()
     second.writer()  # free once the first writer is gone
 

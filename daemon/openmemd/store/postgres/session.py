@@ -19,6 +19,15 @@ from openmemd.errors import IndexLockedError
 from openmemd.store.postgres.connect import Target, configure_session, connect, translated
 
 _LOCK_SQL = "SELECT pg_try_advisory_lock(hashtextextended(%s, 0))"
+# The session holding a bigint advisory lock: pg_locks shows the key as two 32-bit halves.
+_HOLDER_SQL = """
+WITH k AS (SELECT hashtextextended(%s, 0) AS k)
+SELECT a.application_name, host(a.client_addr), to_char(a.backend_start AT TIME ZONE 'UTC',
+       'YYYY-MM-DD HH24:MI "UTC"')
+FROM k, pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
+  AND l.classid = ((k.k >> 32) & 4294967295)::oid AND l.objid = (k.k & 4294967295)::oid
+"""
 
 
 def lock_key(ns: str) -> str:
@@ -51,7 +60,7 @@ class WriterSession:
                     if not (row and row[0]):
                         raise IndexLockedError(
                             f"the namespace {self.ns!r} at {self.target.shown} is being "
-                            "written by another openmemd process (on this host or another); "
+                            f"written by another openmemd process ({_holder(conn, self.ns)}); "
                             "use that daemon (it answers these commands), stop it first, or "
                             "give this one its own store.namespace")
                     configure_session(conn)
@@ -71,3 +80,22 @@ class WriterSession:
             except psycopg.Error:
                 pass  # closing the session releases it anyway
             conn.close()
+
+
+def _holder(conn: psycopg.Connection[Any], ns: str) -> str:
+    """Who holds the namespace's lock, as far as this role may see (its application_name
+    names the host and pid; the client address and start need the same role or
+    pg_read_all_stats)."""
+    try:
+        row = conn.execute(_HOLDER_SQL, (lock_key(ns),)).fetchone()
+    except psycopg.Error:
+        row = None
+    if row is None:
+        return "on this host or another"
+    name, addr, since = row
+    parts = [str(name) if name else "a session without a name"]
+    if addr:
+        parts.append(f"from {addr}")
+    if since:
+        parts.append(f"connected since {since}")
+    return ", ".join(parts)
