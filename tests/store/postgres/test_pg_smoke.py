@@ -112,3 +112,22 @@ def test_maintain_builds_the_hnsw_index_and_search_uses_it(pg_store, monkeypatch
     assert "chunks_hnsw_m16_efc128_8" in plan
     hits = store.reader().vector_candidates(unit(7), limit=3, where=CandidateFilter(model="m"))
     assert hits[0].id == "c7"
+
+
+def test_export_pages_through_every_row(pg_store, monkeypatch):
+    """Keyset pages of 2 rows (500 in use): files, chunks and cache entries past the first page
+    (the key of the last row goes back as parameters; sent as a record, the server refused
+    it, so exporting more than one page failed)."""
+    from openmemd.store.postgres import reader as pg_reader
+
+    monkeypatch.setattr(pg_reader, "EXPORT_BATCH", 2)
+    store = pg_store()
+    docs = {f"f{i}.md": [row(f"c{i}-{k}", f"f{i}.md", f"note {i} {k}", unit(i * 3 + k))
+                         for k in range(3)] for i in range(5)}
+    w = fill(store, docs)
+    with w.transaction():
+        w.cache_store(CacheKey("local", "m", "k"), [(f"h{i}", unit(i)) for i in range(5)], 9)
+    r = store.reader()
+    assert [f.path for f in r.export_files()] == [f"f{i}.md" for i in range(5)]
+    assert [c.id for c in r.export_chunks()] == [f"c{i}-{k}" for i in range(5) for k in range(3)]
+    assert [e.hash for e in r.export_cache()] == [f"h{i}" for i in range(5)]

@@ -171,8 +171,9 @@ class PgReader:
                f" FROM {SCHEMA}.embedding_cache")
         after: tuple[str, str, str, str] | None = None
         while True:
-            cond = "" if after is None else " WHERE (provider, model, provider_key, hash) > %s"
-            params: tuple[Any, ...] = () if after is None else (after,)
+            cond = ("" if after is None else
+                    " WHERE (provider, model, provider_key, hash) > (%s, %s, %s, %s)")
+            params: tuple[Any, ...] = after or ()
             page = f"{sql}{cond} ORDER BY provider, model, provider_key, hash LIMIT {EXPORT_BATCH}"
             rows = self._fetch(page, params)
             for r in rows:
@@ -190,11 +191,13 @@ class PgReader:
                 ) -> Iterator[tuple[Any, ...]]:
         """Keyset pagination over the own namespace in `order` (columns that are unique
         together; `key`: their positions in the selected row), so no server cursor stays open
-        while the caller consumes rows."""
+        while the caller consumes rows. The last key goes as one parameter per column: a
+        tuple would be sent as an anonymous record, which PostgreSQL cannot take as input."""
         after: tuple[Any, ...] | None = None
+        placeholders = ", ".join("%s" for _ in key)
         while True:
-            cond = "" if after is None else f" AND ({order}) > %s"
-            params: tuple[Any, ...] = (self.ns,) if after is None else (self.ns, after)
+            cond = "" if after is None else f" AND ({order}) > ({placeholders})"
+            params: tuple[Any, ...] = (self.ns, *(after or ()))
             sql = f"{select} WHERE ns = %s{cond} ORDER BY {order} LIMIT {EXPORT_BATCH}"
             rows = self._fetch(sql, params)
             yield from rows
