@@ -9,6 +9,13 @@ tsvectors server-side, one upsert of the file rows. The counters that must match
 (`ns_stats`: BM25's N and total length; `ns_lexemes`: n(q) per lexeme) change in the same
 statements as the chunks they count, aggregated over the batch.
 
+A batch's statements run under the bulk timeout (schema.BULK_TIMEOUT), not the query timeout:
+once the database has an HNSW index (any namespace past schema.HNSW_MIN_VECTORS), every row
+with a vector is added to its graph, 7-12 ms a row at 100k chunks here, so the 2,000 chunks of
+one `store copy` batch took 14-24 s: past the 15 s default, and every re-run failed alike.
+A flush is a write of known size, not a query that can run away; the writer's other
+statements keep the query timeout.
+
 The lexemes are counted from `tsvector_to_array` (no positions: half the cost of unnesting the
 tsvector itself). A `ns_lexemes` row that falls to 0 is left in place (readers treat 0 as
 absent): a replaced file mostly brings its words back, and a rebuild or heal starts the
@@ -22,7 +29,7 @@ from typing import Any
 
 import psycopg
 
-from openmemd.store.postgres.schema import FTS_CONFIG, SCHEMA
+from openmemd.store.postgres.schema import BULK_TIMEOUT, FTS_CONFIG, SCHEMA
 
 # Buffered chunk rows that trigger a flush before the transaction ends (bounds memory).
 FLUSH_ROWS = 5000
@@ -99,7 +106,16 @@ class Batch:
 
 
 def flush(conn: psycopg.Connection[Any], ns: str, batch: Batch) -> None:
-    """Write `batch` (then empty it). Call inside a transaction: a failure leaves nothing."""
+    """Write `batch` (then empty it). Call inside a transaction: a failure leaves nothing (and
+    the rollback undoes the timeout set here too)."""
+    previous = conn.execute("SELECT current_setting('statement_timeout'), set_config("
+                            "'statement_timeout', %s, true)", (BULK_TIMEOUT,)).fetchone()
+    _write(conn, ns, batch)
+    if previous is not None:
+        conn.execute("SELECT set_config('statement_timeout', %s, true)", (previous[0],))
+
+
+def _write(conn: psycopg.Connection[Any], ns: str, batch: Batch) -> None:
     if batch.chunks:
         conn.execute(DELETE_PATHS, {"ns": ns, "paths": list(batch.chunks)})
     if batch.rows:

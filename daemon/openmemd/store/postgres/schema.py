@@ -115,10 +115,11 @@ INSERT INTO {SCHEMA}.ns_lexemes(ns, lexeme, docs)
 SELECT c.ns, u.lexeme, count(*) FROM {SCHEMA}.chunks c, unnest(c.fts) u GROUP BY 1, 2
 ON CONFLICT (ns, lexeme) DO UPDATE SET docs = excluded.docs
 """
-# Whole-table statements (the migration's fill, a rebuild's swap, heal) touch every row of an
-# index: they get a bound of their own instead of store.statement_timeout_ms, sized for one
-# request.
-BULK_TIMEOUT_SQL = "SET LOCAL statement_timeout = '30min'"
+# Whole-table statements (the migration's fill, a rebuild's swap, heal) and the writer's batch
+# statements (bulk.py) touch many rows of an index: they get a bound of their own instead of
+# store.statement_timeout_ms, sized for one request.
+BULK_TIMEOUT = "30min"
+BULK_TIMEOUT_SQL = f"SET LOCAL statement_timeout = '{BULK_TIMEOUT}'"
 
 
 def ensure_schema(conn: psycopg.Connection[Any]) -> None:
