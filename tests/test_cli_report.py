@@ -136,3 +136,18 @@ def test_status_text_says_when_dreaming_is_left_to_openclaw(capsys) -> None:
     out = capsys.readouterr().out
     assert "Dreaming: next left to OpenClaw · last never" in out
     assert "note: main: dreaming: left to OpenClaw" in out
+
+
+def test_status_text_says_when_a_postgres_index_is_being_built_or_failed() -> None:
+    from openmemd.cli_report import _store_line
+
+    store = {"backend": "postgres", "location": "postgresql://db/memory (namespace h/main)",
+             "namespace": "h/main", "searchNamespaces": ["h/main", "team"],
+             "serverVersion": "18.6", "pgvectorVersion": "0.8.6", "reachable": True}
+    assert _store_line(store, None) == ("postgresql://db/memory (namespace h/main) · PostgreSQL "
+                                        "18.6 · pgvector 0.8.6 (also searching team)")
+    building = _store_line({**store, "indexBuilding": "chunks_hnsw_m16_efc128_384"}, None)
+    assert building.endswith("· building index chunks_hnsw_m16_efc128_384 (searches go on "
+                             "meanwhile)")
+    failed = _store_line({**store, "indexBuildError": "out of disk space"}, None)
+    assert failed.endswith("· index build failed, retried at the next upkeep: out of disk space")

@@ -127,7 +127,13 @@ def _store_line(store: dict[str, Any], db_path: object) -> str:
     line += (f" · PostgreSQL {store.get('serverVersion')} · pgvector "
              f"{store.get('pgvectorVersion')}")
     searched = [n for n in store.get("searchNamespaces") or [] if n != store.get("namespace")]
-    return line + (f" (also searching {', '.join(searched)})" if searched else "")
+    if searched:
+        line += f" (also searching {', '.join(searched)})"
+    if store.get("indexBuilding"):
+        line += f" · building index {store['indexBuilding']} (searches go on meanwhile)"
+    if store.get("indexBuildError"):
+        line += f" · index build failed, retried at the next upkeep: {store['indexBuildError']}"
+    return line
 
 
 def _print_agent(a: dict[str, Any]) -> None:
