@@ -10,6 +10,9 @@ vectors around topic centroids; deterministic) are written through the store int
 `--batch-files` files of 10 chunks per transaction). Per backend and size it prints:
 
   load/s       chunks written per second through the writer (text generation not counted)
+  +idx/s       PostgreSQL: the same, for 2,000 more chunks in another namespace once the HNSW
+               index exists (each row with a vector joins the graph: what a second daemon
+               sharing the database, or its `store copy`, meets)
   hnsw s       PostgreSQL: the HNSW build over the loaded rows, as the daemon runs it: the
                backend writes no HNSW index while loading and `IndexStore.maintain()` starts its
                build (CONCURRENTLY, in the background) once a vector size has 20k vectors;
@@ -63,6 +66,7 @@ from openmemd.text.tokens import fts_index_text
 from store_data import DIMS, MODEL, Corpus
 
 AGENT = "bench"
+INDEXED_LOAD = 2000  # chunks (a store copy batch): at ~10 ms each, ~20 s
 
 
 @dataclasses.dataclass
@@ -70,6 +74,7 @@ class Row:
     backend: str
     chunks: int
     load_rate: float = 0.0
+    indexed_load: float | None = None
     hnsw_s: float | None = None
     hybrid: tuple[float, float] = (0.0, 0.0)
     vector: tuple[float, float] = (0.0, 0.0)
@@ -91,15 +96,16 @@ def meta(store: IndexStore) -> dict[str, Any]:
                          chunk_overlap=80, fts_tokenizer=store.fts_tokenizer).to_meta()
 
 
-def load(store: IndexStore, corpus: Corpus, batch_files: int) -> float:
-    """Write the corpus through the store writer; chunks per second of writer time."""
+def load(store: IndexStore, corpus: Corpus, batch_files: int, *, start: int = 0) -> float:
+    """Write the corpus from chunk `start` (a multiple of BLOCK) through the store writer;
+    chunks per second of writer time."""
     writer = store.writer()
     writer.load_signatures()  # as the indexer starts: a path new to the index needs no delete
     with writer.transaction():
         writer.write_meta(meta(store))
     spent = 0.0
     now_ms = int(time.time() * 1000)
-    for b in range(0, (corpus.n - 1) // store_data.BLOCK + 1):
+    for b in range(start // store_data.BLOCK, (corpus.n - 1) // store_data.BLOCK + 1):
         vectors = corpus.vectors(b * store_data.BLOCK, min(corpus.n, (b + 1) * store_data.BLOCK))
         files: list[tuple[str, list[ChunkRow]]] = []
         for k, c in enumerate(corpus.chunks(b)):
@@ -118,11 +124,11 @@ def load(store: IndexStore, corpus: Corpus, batch_files: int) -> float:
                     size = sum(len(r.text) for r in rows)
                     writer.upsert_file(path, "memory", f"h-{path}", now_ms, size, 0, 0)
             spent += time.perf_counter() - started
-        done = min(corpus.n, (b + 1) * store_data.BLOCK)
-        print(f"\r  loaded {done}/{corpus.n} ({done / spent:,.0f} chunks/s of writer time)",
-              end="", flush=True)
+        done = min(corpus.n, (b + 1) * store_data.BLOCK) - start
+        print(f"\r  loaded {done}/{corpus.n - start} ({done / spent:,.0f} chunks/s of writer"
+              " time)", end="", flush=True)
     print(flush=True)
-    return corpus.n / spent
+    return (corpus.n - start) / spent
 
 
 def measure(store: IndexStore, row: Row, texts: list[str],
@@ -148,14 +154,31 @@ def measure(store: IndexStore, row: Row, texts: list[str],
     row.recall = hits / (10 * len(texts))
 
 
+def pg_settings(db_url: str, namespace: str) -> Settings:
+    settings = Settings()
+    return dataclasses.replace(settings, store=dataclasses.replace(
+        settings.store, backend="postgres", url=db_url, namespace=namespace))
+
+
+def indexed_load(db_url: str, n: int, args: argparse.Namespace) -> float:
+    """Chunks/s of INDEXED_LOAD more chunks written into another namespace of the database
+    once its HNSW index exists (every row with a vector joins the graph: what a second team
+    member's `store copy` or first sync meets); the namespace is emptied after."""
+    store = open_store(pg_settings(db_url, f"bench-indexed/{n}"), AGENT)
+    try:
+        print("  into the indexed table:", flush=True)
+        rate = load(store, Corpus(n + INDEXED_LOAD, chars=args.chars), args.batch_files, start=n)
+        store.heal("benchmark rows removed")
+    finally:
+        store.close()
+    return rate
+
+
 def bench_postgres(url: str, data_dir: Path | None, n: int, args: argparse.Namespace,
                    texts: list[str], qvecs: np.ndarray, exact: list[set[int]]) -> Row:
     db_url = store_pg.database_url(url, f"omd_bench_{n}")
     store_pg.admin(db_url, "CREATE EXTENSION IF NOT EXISTS vector")
-    settings = Settings()
-    settings = dataclasses.replace(settings, store=dataclasses.replace(
-        settings.store, backend="postgres", url=db_url, namespace=f"bench/{n}"))
-    store = open_store(settings, AGENT)
+    store = open_store(pg_settings(db_url, f"bench/{n}"), AGENT)
     row = Row("postgres", n)
     try:
         hnsw = store_pg.hnsw_indexes(db_url)
@@ -174,6 +197,8 @@ def bench_postgres(url: str, data_dir: Path | None, n: int, args: argparse.Names
         if args.agreement_queries:
             row.agreement = keyword_agreement(store, texts[:args.agreement_queries],
                                               qvecs[:args.agreement_queries])
+        if args.indexed_load:
+            row.indexed_load = indexed_load(db_url, n, args)
         row.rss = store_pg.server_pss(data_dir)
         row.disk = store_pg.database_bytes(db_url)
         row.notes = f"HNSW index {store_pg.index_bytes(db_url, hnsw) / 2**20:,.0f} MB"
@@ -252,7 +277,8 @@ def embed_cost(texts: list[str]) -> tuple[float, float]:
 
 
 def print_table(rows: list[Row]) -> None:
-    head = (f"{'backend':9s} {'chunks':>9s} {'load/s':>8s} {'hnsw s':>7s} {'hybrid p50':>10s} "
+    head = (f"{'backend':9s} {'chunks':>9s} {'load/s':>8s} {'+idx/s':>7s} {'hnsw s':>7s} "
+            f"{'hybrid p50':>10s} "
             f"{'p95':>7s} {'vector p50':>10s} {'recall@10':>9s} {'RSS MB':>7s} {'disk MB':>8s} "
             f"{'kw agree':>9s}")
     print(head)
@@ -261,7 +287,9 @@ def print_table(rows: list[Row]) -> None:
         hnsw = f"{r.hnsw_s:7.1f}" if r.hnsw_s is not None else f"{'-':>7s}"
         rss = f"{r.rss / 2**20:7.0f}" if r.rss is not None else f"{'n/a':>7s}"
         agree = f"{r.agreement[0]:.2f}/{r.agreement[1]:.2f}" if r.agreement else "-"
-        print(f"{r.backend:9s} {r.chunks:9,d} {r.load_rate:8,.0f} {hnsw} {r.hybrid[0]:8.1f}ms "
+        indexed = f"{r.indexed_load:7,.0f}" if r.indexed_load is not None else f"{'-':>7s}"
+        print(f"{r.backend:9s} {r.chunks:9,d} {r.load_rate:8,.0f} {indexed} {hnsw} "
+              f"{r.hybrid[0]:8.1f}ms "
               f"{r.hybrid[1]:5.1f}ms {r.vector[0]:8.1f}ms {r.recall:9.3f} {rss} "
               f"{r.disk / 2**20:8,.0f} {agree:>9s}  {r.notes}")
 
@@ -277,6 +305,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--work-dir", type=Path)
     ap.add_argument("--measure-only", action="store_true",
                     help="with --pg-url: search what an earlier run loaded (no load, no build)")
+    ap.add_argument("--indexed-load", action=argparse.BooleanOptionalAction, default=True,
+                    help="PostgreSQL: also time a load into the indexed table (+idx/s)")
     ap.add_argument("--agreement-queries", type=int, default=20,
                     help="queries for the kw agree column (0: skip; exact costs seconds each)")
     args = ap.parse_args(argv)
