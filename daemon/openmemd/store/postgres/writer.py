@@ -5,9 +5,10 @@ BM25's N and avgdl) and `ns_lexemes` (n(q)) change in the same transaction as th
 count. Inside a transaction, `replace_chunks` and `upsert_file` are collected and written a
 batch at a time (bulk.py): before any other statement on the connection (so every read sees the
 writer's own writes, exactly as if they had been written at once) and before the commit (so a
-failure rolls the whole transaction back). Writes never create the HNSW index: inserting into
-it costs ~10x a plain row, so `PgStore.maintain` builds it once a dimension has enough vectors
-to need it (see schema.HNSW_MIN_VECTORS).
+failure rolls the whole transaction back). Writes never create the HNSW index: a row inserted
+into it costs ~30x a plain row (12 vs 0.4 ms at 100k chunks, measured), so `PgStore.maintain`
+builds it, in the background, once a dimension has enough vectors to need it (see
+schema.HNSW_MIN_VECTORS). Once it exists, every namespace's writes of that size pay that.
 """
 
 from __future__ import annotations
