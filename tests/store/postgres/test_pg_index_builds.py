@@ -130,3 +130,21 @@ def test_a_daemon_starting_during_another_daemons_build_leaves_the_build_alone(p
         third.maintain()
         assert third.wait_for_builds(60)
         assert index_state(look) == (state[0], True)
+
+
+def test_an_index_left_to_another_daemon_is_looked_at_again_without_new_rows(pg_store, pg_url):
+    store = pg_store()
+    fill(store, notes(40))
+    key = f"openmemd-index:{schema.HNSW_PREFIX}8"
+    with psycopg.connect(pg_url, autocommit=True) as other:
+        # another daemon holds the build (and is killed before it creates the index)
+        other.execute("SELECT pg_advisory_lock(hashtextextended(%s, 0))", (key,))
+        store.maintain()
+        assert store.wait_for_builds(60)
+        assert index_state(other) is None
+    # no new rows since, so upkeep would otherwise wait for MAINTAIN_AFTER_ROWS of them
+    store.maintain()
+    assert store.wait_for_builds(60)
+    with psycopg.connect(pg_url) as look:
+        state = index_state(look)
+    assert state is not None and state[1] is True

@@ -40,6 +40,9 @@ class IndexBuilds:
         self.sample_index = False  # the keyword sample index is known to exist
         self.building: str | None = None  # for `status`
         self.last_error: str | None = None
+        # The last run built or found every index it looked at (none failed, none was being
+        # built elsewhere): only then may upkeep wait for new rows before looking again.
+        self.settled = False
 
     def start(self) -> None:
         """Build what is missing, unless a build is under way (it looks again when done)."""
@@ -79,22 +82,24 @@ class IndexBuilds:
                         if self._closed:
                             return
                         self._conn = conn
-                    self._build_missing(conn)
+                    self.settled = self._build_missing(conn)
                 finally:
                     with self._lock:
                         self._conn = None
                     conn.close()
             self.last_error = None
         except Exception as exc:  # upkeep: the next maintain() tries again
+            self.settled = False
             if not self._closed:
                 self.last_error = str(exc)
                 log.warning("store_index_build_failed", index=self.building, error=str(exc))
         finally:
             self.building = None
 
-    def _build_missing(self, conn: psycopg.Connection[Any]) -> None:
+    def _build_missing(self, conn: psycopg.Connection[Any]) -> bool:
+        """Build what is missing; False if an index was left to another daemon's build."""
         conn.execute("SET statement_timeout = 0")  # the whole point is a long statement
-        built = False
+        built, settled = False, True
         if not self.sample_index:
             self.building = schema.SAMPLE_INDEX
             outcome = _built_here(conn, schema.ensure_fts_sample)
@@ -102,6 +107,7 @@ class IndexBuilds:
                 built = True
                 log.info("store_fts_sample_built")
             self.sample_index = outcome is not Build.ELSEWHERE
+            settled = self.sample_index
         for dims in schema.dims_needing_hnsw(conn):
             if dims in self.hnsw:
                 continue
@@ -110,10 +116,13 @@ class IndexBuilds:
             if outcome is Build.BUILT:
                 built = True
                 log.info("store_hnsw_built", dims=dims)
-            if outcome is not Build.ELSEWHERE:  # another daemon's build: looked at next time
+            if outcome is Build.ELSEWHERE:  # another daemon's build: looked at next time
+                settled = False
+            else:
                 self.hnsw.add(dims)
         if built:  # the planner weighs the new index by fresh statistics
             conn.execute(f"ANALYZE (SKIP_LOCKED) {SCHEMA}.chunks")
+        return settled
 
 
 def _built_here(conn: psycopg.Connection[Any],

@@ -179,12 +179,15 @@ class PgStore:
         keyword sample index if the database predates it; in the background, CONCURRENTLY) and
         ANALYZE once enough rows changed (the planner's choice between HNSW and a scan needs
         it). Cheap when nothing changed: nothing runs until MAINTAIN_AFTER_ROWS rows were
-        written. On a connection of its own, so it never lands inside the writer's transaction
-        whatever thread calls it."""
+        written, except builds that did not finish last time (failed, or left to another
+        daemon that may have died since), which every call looks at again. On a connection of
+        its own, so it never lands inside the writer's transaction whatever thread calls it."""
         if self._writer is None:
             return
         written = self._writer.rows_written
         if self._analyzed_at and written - self._analyzed_at < MAINTAIN_AFTER_ROWS:
+            if not self._builds.settled:
+                self._builds.start()
             return
         self._builds.start()
         conn = connect(self.target)
