@@ -193,8 +193,10 @@ class PgStore:
         conn = connect(self.target)
         try:
             with translated(self.target, "maintaining"):
-                # Not behind an index build (it holds the lock ANALYZE needs for all of its
-                # minutes): autovacuum analyzes, and so does the next call.
+                # A whole-table statement (seconds at 1M chunks); not behind an index build
+                # (it holds the lock ANALYZE needs for all of its minutes): autovacuum
+                # analyzes, and so does the next call.
+                conn.execute(f"SET statement_timeout = '{schema.BULK_TIMEOUT}'")
                 conn.execute(f"ANALYZE (SKIP_LOCKED) {SCHEMA}.chunks")
         finally:
             conn.close()
