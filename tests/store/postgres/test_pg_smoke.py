@@ -6,7 +6,9 @@ from __future__ import annotations
 import os
 import re
 import socket
+import threading
 
+import psycopg
 import pytest
 from pg_rows import fill, row, unit
 
@@ -131,3 +133,31 @@ def test_export_pages_through_every_row(pg_store, monkeypatch):
     assert [f.path for f in r.export_files()] == [f"f{i}.md" for i in range(5)]
     assert [c.id for c in r.export_chunks()] == [f"c{i}-{k}" for i in range(5) for k in range(3)]
     assert [e.hash for e in r.export_cache()] == [f"h{i}" for i in range(5)]
+
+
+def test_a_rebuild_swap_slower_than_the_bulk_timeout_completes(pg_store, pg_url, monkeypatch):
+    """The swap renames every staging row (with an HNSW index, ~7 ms a row: hours at 1M); a
+    timeout there would discard the finished rebuild at its last step. Here a row lock makes
+    the swap wait past a shortened bulk timeout."""
+    from openmemd.store.postgres import store as pg_store_module
+
+    monkeypatch.setattr(pg_store_module, "BULK_TIMEOUT_SQL",
+                        "SET LOCAL statement_timeout = '300ms'")
+    store = pg_store()
+    fill(store, {"a.md": [row("a", "a.md", "old text here", unit(1))]})
+    blocker = psycopg.connect(pg_url)
+    release = threading.Timer(1.5, blocker.commit)
+
+    def build(w):
+        with w.transaction():
+            w.upsert_file("b.md", "memory", "fh", 1, 1, 1, 1)
+            w.replace_chunks("b.md", [row("b", "b.md", "new text here", unit(2))])
+        blocker.execute("SELECT 1 FROM openmemd.chunks WHERE id = 'b' FOR UPDATE")
+        release.start()
+
+    try:
+        store.rebuild(build)
+    finally:
+        release.join()
+        blocker.close()
+    assert set(store.reader().stored_files()) == {"b.md"}
