@@ -3,6 +3,8 @@ started again (never a mock)."""
 
 from __future__ import annotations
 
+import threading
+
 import psycopg
 import pytest
 from pg_rows import fill, row, unit
@@ -65,8 +67,24 @@ def test_down_at_open(pg_server, pg_settings):
 def test_statement_timeout_bounds_a_query(pg_store):
     store = pg_store("statement_timeout_ms = 200")
     store.exists()
-    with pytest.raises(StoreUnavailableError, match="statement_timeout_ms"):
+    with pytest.raises(StoreUnavailableError, match="statement_timeout_ms = 200 ms"):
         store.reader()._run(lambda c: c.execute("SELECT pg_sleep(2)"))
+
+
+def test_a_cancelled_statement_is_not_called_a_timeout(pg_store):
+    store = pg_store()
+    store.exists()
+
+    def cancelled(conn):
+        pid = conn.info.backend_pid
+        with psycopg.connect(store.target.url, **store.target.kwargs()) as other:
+            threading.Timer(0.3, lambda: other.execute(
+                "SELECT pg_cancel_backend(%s)", (pid,))).start()
+            return conn.execute("SELECT pg_sleep(5)")
+
+    with pytest.raises(StoreUnavailableError, match="cancelled a statement") as err:
+        store.reader()._run(cancelled)
+    assert "time limit" not in str(err.value)
 
 
 def test_newer_schema_is_refused_untouched(pg_store, pg_url):

@@ -112,10 +112,15 @@ def translated(target: Target, doing: str) -> Iterator[None]:
         raise DiskFullError(f"PostgreSQL at {target.shown} is out of disk space: "
                             f"{target.scrub(_first_line(exc))}") from None
     except pg_errors.QueryCanceled as exc:
+        reason = target.scrub(_first_line(exc))
+        if "statement timeout" not in reason:  # cancelled: by an administrator, or by close()
+            raise StoreUnavailableError(
+                f"PostgreSQL at {target.shown} cancelled a statement ({doing} it): "
+                f"{reason}") from None
         raise StoreUnavailableError(
-            f"a query to PostgreSQL at {target.shown} took longer than "
-            f"{target.statement_timeout_ms} ms (store.statement_timeout_ms): "
-            f"{target.scrub(_first_line(exc))}") from None
+            f"a statement to PostgreSQL at {target.shown} ({doing} it) ran past its time limit "
+            f"(store.statement_timeout_ms = {target.statement_timeout_ms} ms for queries; "
+            f"batch writes, rebuilds and upkeep have their own): {reason}") from None
     except (psycopg.OperationalError, psycopg.InterfaceError, psycopg_pool.PoolTimeout) as exc:
         raise StoreUnavailableError(
             f"PostgreSQL at {target.shown} is unavailable ({doing} it failed): "
