@@ -45,7 +45,7 @@ class IndexBuilds:
         self.settled = False
 
     def start(self) -> None:
-        """Build what is missing, unless a build is under way (it looks again when done)."""
+        """Build what is missing, unless a build is under way (the next call looks again)."""
         with self._lock:
             if self._closed or (self._thread is not None and self._thread.is_alive()):
                 return
