@@ -11,9 +11,7 @@ leaves is dropped and redone by whichever daemon next asks (`schema._build_concu
 
 from __future__ import annotations
 
-import functools
 import threading
-from collections.abc import Callable
 from typing import Any
 
 import psycopg
@@ -102,7 +100,7 @@ class IndexBuilds:
         built, settled = False, True
         if not self.sample_index:
             self.building = schema.SAMPLE_INDEX
-            outcome = _built_here(conn, schema.ensure_fts_sample)
+            outcome = schema.ensure_fts_sample(conn)
             if outcome is Build.BUILT:
                 built = True
                 log.info("store_fts_sample_built")
@@ -112,7 +110,7 @@ class IndexBuilds:
             if dims in self.hnsw:
                 continue
             self.building = f"{schema.HNSW_PREFIX}{dims}"
-            outcome = _built_here(conn, functools.partial(schema.ensure_hnsw, dims=dims))
+            outcome = schema.ensure_hnsw(conn, dims)
             if outcome is Build.BUILT:
                 built = True
                 log.info("store_hnsw_built", dims=dims)
@@ -124,12 +122,3 @@ class IndexBuilds:
             conn.execute(f"ANALYZE (SKIP_LOCKED) {SCHEMA}.chunks")
         return settled
 
-
-def _built_here(conn: psycopg.Connection[Any],
-                build: Callable[[psycopg.Connection[Any]], Build]) -> Build:
-    """`build(conn)`, where another daemon creating the same index at the same moment (one
-    that takes no build lock: an older openmemd) means it is there."""
-    try:
-        return build(conn)
-    except psycopg.errors.DuplicateTable:
-        return Build.PRESENT

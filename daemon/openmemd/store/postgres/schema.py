@@ -218,8 +218,13 @@ def _build_concurrently(conn: psycopg.Connection[Any], name: str, definition: st
             return Build.PRESENT
         if valid is not None:
             conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {SCHEMA}.{name}")
-        conn.execute(f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {name} ON {SCHEMA}.chunks"
-                     f" {definition}")
+        try:
+            conn.execute(f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {name} ON {SCHEMA}.chunks"
+                         f" {definition}")
+        except psycopg.errors.DuplicateTable:
+            # Created at the same moment by a session that takes no build lock (an older
+            # openmemd): its build may still be running, so it is looked at again next time.
+            return Build.ELSEWHERE
         return Build.BUILT
     finally:
         try:
