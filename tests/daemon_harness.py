@@ -9,12 +9,12 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from helpers import wait_for
-from openmemd.client import Client, DaemonNotRunning
+from openmemd.client import Client, DaemonNotRunning, RemoteInternal, RemoteUnavailable
 
 DEBOUNCE_MS = 100
 
@@ -98,3 +98,23 @@ def make_daemon(config: str = "") -> Iterator[Daemon]:
             d.proc.kill()
             d.proc.wait(10)
         shutil.rmtree(root, ignore_errors=True)
+
+
+def finds(d: Daemon, query: str, path: str, seen: list[str]) -> Callable[[], bool]:
+    """True once `query` finds `path`; an `unavailable` answer is fine, `internal` is not."""
+    def check() -> bool:
+        try:
+            with d.client() as c:
+                reply = c.search(query, min_score=0.0, max_results=20)
+        except RemoteUnavailable as exc:
+            seen.append(str(exc))
+            return False
+        except RemoteInternal as exc:
+            raise AssertionError(f"internal error from the daemon: {exc}") from None
+        return path in {r["path"] for r in reply["results"]}
+    return check
+
+
+def daemon_problems(d: Daemon) -> list[str]:
+    with d.client() as c:
+        return c.status()["problems"]

@@ -8,17 +8,16 @@ restart. Replies are never `internal` on the way.
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from daemon_harness import Daemon, make_daemon
-from helpers import wait_for
-from openmemd.client import RemoteInternal, RemoteUnavailable
+from daemon_harness import Daemon, daemon_problems, finds, make_daemon
+from helpers import fill_filesystem, mount_tmpfs, wait_for
+from openmemd.client import RemoteUnavailable
 from openmemd.store.sqlite import db
 
 NOTE = "The launch codeword is pelican.\n"
@@ -31,21 +30,6 @@ def daemon() -> Iterator[Daemon]:
 
 def index_path(d: Daemon) -> Path:
     return d.root / "state" / "memory" / "main.sqlite"
-
-
-def finds(d: Daemon, query: str, path: str, seen: list[str]) -> Callable[[], bool]:
-    """True once `query` finds `path`; an `unavailable` answer is fine, `internal` is not."""
-    def check() -> bool:
-        try:
-            with d.client() as c:
-                reply = c.search(query, min_score=0.0, max_results=20)
-        except RemoteUnavailable as exc:
-            seen.append(str(exc))
-            return False
-        except RemoteInternal as exc:
-            raise AssertionError(f"internal error from the daemon: {exc}") from None
-        return path in {r["path"] for r in reply["results"]}
-    return check
 
 
 def agent_status(d: Daemon) -> dict:
@@ -118,18 +102,10 @@ def test_leftover_temp_copies_are_removed_at_start(daemon: Daemon) -> None:
 
 # -- a full disk, for real: a tiny tmpfs holds the state directory ---------------------------
 
-def _mount_tmpfs(target: Path, size: str) -> str:
-    if os.geteuid() != 0 or shutil.which("mount") is None:
-        return "needs root and mount(8) to make a small filesystem"
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(target)],
-                          capture_output=True, text=True)
-    return "" if done.returncode == 0 else f"cannot mount a tmpfs here: {done.stderr.strip()}"
-
-
 def test_full_disk_answers_unavailable_and_converges_when_space_returns(daemon: Daemon) -> None:
     state = daemon.root / "state"
     state.mkdir()
-    why = _mount_tmpfs(state, "4m")
+    why = mount_tmpfs(state, "4m")
     if why:
         pytest.skip(why)
     try:
@@ -137,7 +113,7 @@ def test_full_disk_answers_unavailable_and_converges_when_space_returns(daemon: 
         daemon.start()
         assert wait_for(finds(daemon, "pelican", "MEMORY.md", []), 60)
         filler = state / "filler"
-        fill(filler)
+        fill_filesystem(filler)
         note = daemon.workspace / "memory" / "full.md"
         note.write_text("The narwhal note was written while the disk was full.\n" * 200)
         assert wait_for(lambda: any("disk full" in p for p in daemon_problems(daemon)), 30), \
@@ -157,7 +133,7 @@ def test_full_disk_answers_unavailable_and_converges_when_space_returns(daemon: 
 def test_cli_on_a_full_disk_prints_one_line(daemon: Daemon) -> None:
     state = daemon.root / "state"
     state.mkdir()
-    why = _mount_tmpfs(state, "1m")
+    why = mount_tmpfs(state, "1m")
     if why:
         pytest.skip(why)
     try:
@@ -170,25 +146,6 @@ def test_cli_on_a_full_disk_prints_one_line(daemon: Daemon) -> None:
         assert len(done.stderr.strip().splitlines()) == 1, done.stderr
     finally:
         subprocess.run(["umount", "-l", str(state)], capture_output=True)
-
-
-def fill(path: Path) -> None:
-    """Write `path` until the filesystem has not one block left."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
-    try:
-        for size in (1 << 16, 4096, 512, 1):
-            try:
-                while True:
-                    os.write(fd, b"\0" * size)
-            except OSError:
-                pass
-    finally:
-        os.close(fd)
-
-
-def daemon_problems(d: Daemon) -> list[str]:
-    with d.client() as c:
-        return c.status()["problems"]
 
 
 # -- the embedding provider is down, then comes back --------------------------------------
