@@ -217,22 +217,29 @@ def test_sync_future_and_coalescing(setup: tuple[FakeIndex, IndexWriter]) -> Non
     index.gate.set()
     for fut in futures:
         assert fut.result(5) == {"scanned": 3, "skipped": []}
+    # (the upkeep after the daemon's first reconcile, see the next test)
+    assert wait_for(lambda: index.calls == [("paths", ["busy.md"]), ("sync", True),
+                                            ("checkpoint", None)]), index.calls
     assert wait_for(lambda: ix.state == "idle")
-    assert index.calls == [("paths", ["busy.md"]), ("sync", True)]
 
 
-def test_a_large_reconcile_runs_the_store_upkeep_at_once(
+def test_the_first_and_any_large_reconcile_run_the_store_upkeep_at_once(
         setup: tuple[FakeIndex, IndexWriter]) -> None:
     # A first index of thousands of chunks needs fresh statistics (and on PostgreSQL its
-    # vector index) now, not at the next hourly upkeep; a small one leaves it to that.
+    # vector index) now, not at the next hourly upkeep, and so does a store filled while no
+    # daemon ran, which the daemon's first reconcile finds with nothing to write; a small
+    # reconcile after that leaves it to the hourly one.
     index, ix = setup
     ix.sync().result(5)
+    assert wait_for(lambda: index.calls == [("sync", False), ("checkpoint", None)])
+    ix.sync().result(5)
     assert wait_for(lambda: ix.state == "idle")
-    assert ("checkpoint", None) not in index.calls
+    assert index.calls == [("sync", False), ("checkpoint", None), ("sync", False)]
     index.sync_rows = 1000
     ix.sync().result(5)
     assert wait_for(lambda: index.calls[-1] == ("checkpoint", None))
-    assert index.calls == [("sync", False), ("sync", False), ("checkpoint", None)]
+    assert index.calls == [("sync", False), ("checkpoint", None), ("sync", False),
+                           ("sync", False), ("checkpoint", None)]
 
 
 def test_failed_batch_is_retried_by_one_reconcile(setup: tuple[FakeIndex, IndexWriter]) -> None:

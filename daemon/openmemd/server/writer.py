@@ -38,7 +38,9 @@ PROGRESS_LOG_S = 10.0
 RETRY_FIRST_SECONDS = 1.0
 # A reconcile that wrote this many chunks or vectors (a first index, a large change) runs the
 # store's upkeep at once -- fresh statistics, and on PostgreSQL the vector index -- instead of
-# at the next hourly one.
+# at the next hourly one. So does the daemon's first reconcile, whatever it wrote: a store
+# filled while no daemon ran (`store copy`, `openmemd index`, a daemon on another host) would
+# otherwise be searched without its vector index for up to an hour.
 UPKEEP_AFTER_ROWS = 1000
 RETRY_MAX_SECONDS = 30.0
 
@@ -305,7 +307,7 @@ class IndexWriter:
         log.info("indexer_reconciled", agent=self._name, reasons=reasons,
                  seconds=self.last_reconcile["seconds"], report=data)
         answer(report)
-        if report.rows_written >= UPKEEP_AFTER_ROWS:
+        if report.rows_written >= UPKEEP_AFTER_ROWS or self.reconciles == 1:
             try:
                 self._index.checkpoint()
             except Exception as exc:  # upkeep only: the next hourly run tries again
