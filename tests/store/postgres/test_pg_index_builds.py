@@ -148,3 +148,37 @@ def test_an_index_left_to_another_daemon_is_looked_at_again_without_new_rows(pg_
     with psycopg.connect(pg_url) as look:
         state = index_state(look)
     assert state is not None and state[1] is True
+
+
+def test_a_rebuilds_staging_rows_join_the_graph_once_at_the_swap(pg_store, pg_url):
+    """Inserting a row into the HNSW graph costs ~30 plain inserts. A rebuild's staging rows
+    are never searched, so they are written without their vector size (outside the partial
+    index); the swap, which rewrites every row anyway, gives it back."""
+    store = pg_store()
+    fill(store, notes(40))
+    store.maintain()
+    assert store.wait_for_builds(60)
+    sizes = ("SELECT id, dims FROM openmemd.chunks WHERE ns = %s AND embedding IS NOT NULL"
+             " ORDER BY id")
+    staged: list[tuple] = []
+
+    def build(w):
+        with w.transaction():
+            for i in range(40):
+                w.upsert_file(f"r{i}.md", "memory", "fh", 1, 1, 1, 1)
+                w.replace_chunks(f"r{i}.md", [row(f"r{i}", f"r{i}.md", f"new {i}", unit(100 + i))])
+            w.replace_chunks("late.md", [row("late", "late.md", "embedded later")])
+            w.upsert_file("late.md", "memory", "fh", 1, 1, 1, 1)
+        with w.transaction():
+            w.set_vectors([("late", unit(7))])  # a vector filled in after the rows
+        with psycopg.connect(pg_url) as conn:
+            staged.extend(conn.execute(sizes, (w.ns,)).fetchall())
+
+    store.rebuild(build)
+    assert len(staged) == 41 and {d for _, d in staged} == {None}  # out of the graph
+    with psycopg.connect(pg_url) as conn:
+        swapped = conn.execute(sizes, ("host/main",)).fetchall()
+    assert [i for i, _ in swapped] == sorted(["late", *(f"r{i}" for i in range(40))])
+    assert {d for _, d in swapped} == {8}  # in the index (its predicate is dims = 8)
+    hits = store.reader().vector_candidates(unit(7), limit=1, where=CandidateFilter(model="m"))
+    assert [h.id for h in hits] == ["late"]

@@ -106,7 +106,7 @@ class PgStore:
         main = self.writer()
         assert self._session is not None
         staging_ns = self.namespace + STAGING_SUFFIX
-        staging = PgWriter(self._session, staging_ns)
+        staging = PgWriter(self._session, staging_ns, graph=False)
         with main.transaction():
             self._clear(staging_ns)  # left by a rebuild that died half-way
         try:
@@ -121,13 +121,15 @@ class PgStore:
         with main.transaction():
             self._clear(self.namespace)
             # Renaming a row rewrites it, and once the HNSW index exists every rewritten row
-            # with a vector is inserted into the graph again: ~7 ms a row (measured at 100k
-            # chunks), two hours at 1M. That is the price of the swap (there is no cheaper way
-            # to move rows between namespaces); a timeout would only throw the whole rebuild
-            # away at its last step, every time.
+            # with a vector is inserted into the graph: ~7 ms a row (measured at 100k chunks),
+            # two hours at 1M. That is the price of the swap (there is no cheaper way to move
+            # rows between namespaces); the staging rows were written without their vector
+            # size, so this is the only time they join the graph. A timeout would only throw
+            # the whole rebuild away at its last step, every time.
             self._execute("SET LOCAL statement_timeout = 0", None)
             for table in NS_TABLES:
-                self._execute(f"UPDATE {SCHEMA}.{table} SET ns = %s WHERE ns = %s",
+                sizes = ", dims = vector_dims(embedding)" if table == "chunks" else ""
+                self._execute(f"UPDATE {SCHEMA}.{table} SET ns = %s{sizes} WHERE ns = %s",
                               (self.namespace, staging_ns))
         log.info("store_rebuilt", namespace=self.namespace)
         return result

@@ -35,9 +35,13 @@ from openmemd.store.postgres.session import WriterSession
 
 
 class PgWriter:
-    def __init__(self, session: WriterSession, ns: str) -> None:
+    def __init__(self, session: WriterSession, ns: str, *, graph: bool = True) -> None:
+        """`graph=False` writes vectors without their size (`dims` NULL), which keeps them out
+        of the partial HNSW indexes: for a rebuild's staging rows, never searched, which join
+        the graph once, when the swap sets their size (store.py), instead of twice."""
         self._session = session
         self.ns = ns
+        self._graph = graph
         self.rows_written = 0
         self._batch = bulk.Batch()
         self._in_transaction = False
@@ -128,13 +132,15 @@ class PgWriter:
             text, doclen = fts.prepared_text(r.fts_text)
             vec = None if r.vector is None else np.asarray(r.vector, dtype=np.float32)
             params.append((r.id, r.path, r.source, r.start_line, r.end_line, r.hash, r.model,
-                           r.text, text, doclen, vec,
-                           None if vec is None else int(vec.shape[0]), r.updated_at))
+                           r.text, text, doclen, vec, self._dims(vec), r.updated_at))
         self._batch.replace(path, params)
         self.rows_written += len(rows)
         if not self._in_transaction or self._batch.rows >= bulk.FLUSH_ROWS:
             with self._translated():
                 self._flush()
+
+    def _dims(self, vec: np.ndarray | None) -> int | None:
+        return None if vec is None or not self._graph else int(vec.shape[0])
 
     def pending_vectors(self, model: str, limit: int) -> list[PendingChunk]:
         rows = self._exec(f"SELECT id, hash, text FROM {SCHEMA}.chunks WHERE ns = %s AND"
@@ -153,7 +159,7 @@ class PgWriter:
         params = []
         for cid, vector in vectors:
             vec = np.asarray(vector, dtype=np.float32)
-            params.append((vec, int(vec.shape[0]), self.ns, cid))
+            params.append((vec, self._dims(vec), self.ns, cid))
         with self._translated():
             self._flush()
             self._conn().cursor().executemany(
