@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import signal
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 
 import psycopg
 
-from daemon_harness import DEBOUNCE_MS, finds, make_daemon
+from daemon_harness import DEBOUNCE_MS, Daemon, finds, make_daemon
 from helpers import wait_for
 from openmemd.config import Settings
 from openmemd.store.postgres import open_postgres_store, schema
@@ -73,58 +74,51 @@ def hold_builds(url: str) -> psycopg.Connection:
     return blocker
 
 
-def test_the_daemon_builds_the_vector_index_after_its_first_sync(pg_url):
-    prefill(pg_url)
-    look = psycopg.connect(pg_url, autocommit=True)
-    blocker = hold_builds(pg_url)
-    try:
-        with daemon(config(pg_url)) as d:
-            (d.workspace / "MEMORY.md").write_text(NOTE)
-            d.start()
-            assert wait_for(lambda: store_status(d).get("indexBuilding") == INDEX, 60), \
-                store_status(d)
-            assert wait_for(lambda: index_valid(look) is False, 30)  # being built
-            assert wait_for(finds(d, "kestrel", "MEMORY.md", []), 30)  # searches go on
-            assert "building index" in d.cli("status").stdout
-            started = time.monotonic()
-            assert d.stop() == 0  # cancels the build; does not wait for it
-            assert time.monotonic() - started < 15
-            assert index_valid(look) is False  # cancelled half-way: left invalid
-            blocker.execute("ROLLBACK")
+@contextmanager
+def daemon_during_a_build(url: str) -> Iterator[tuple[Daemon, psycopg.Connection,
+                                                       psycopg.Connection]]:
+    """A daemon started on a prefilled database, its HNSW build held (being built) by an open
+    snapshot; yields (daemon, a connection to look with, the blocker)."""
+    prefill(url)
+    with psycopg.connect(url, autocommit=True) as look, hold_builds(url) as blocker, \
+            daemon(config(url)) as d:
+        (d.workspace / "MEMORY.md").write_text(NOTE)
+        d.start()
+        assert wait_for(lambda: index_valid(look) is False, 60)  # being built
+        yield d, look, blocker
 
-            d.start()  # nothing to write this time: the first sync's upkeep redoes the build
-            assert wait_for(lambda: index_valid(look) is True, 60), store_status(d)
-            assert wait_for(lambda: "indexBuilding" not in store_status(d), 30)
-            assert "indexBuildError" not in store_status(d)
-            assert wait_for(finds(d, "kestrel", "MEMORY.md", []), 30)
-            assert d.stop() == 0
-    finally:
-        blocker.close()
-        look.close()
+
+def test_the_daemon_builds_the_vector_index_after_its_first_sync(pg_url):
+    with daemon_during_a_build(pg_url) as (d, look, blocker):
+        assert store_status(d).get("indexBuilding") == INDEX
+        assert wait_for(finds(d, "kestrel", "MEMORY.md", []), 30)  # searches go on
+        assert "building index" in d.cli("status").stdout
+        started = time.monotonic()
+        assert d.stop() == 0  # cancels the build; does not wait for it
+        assert time.monotonic() - started < 15
+        assert index_valid(look) is False  # cancelled half-way: left invalid
+        blocker.execute("ROLLBACK")
+
+        d.start()  # nothing to write this time: the first sync's upkeep redoes the build
+        assert wait_for(lambda: index_valid(look) is True, 60), store_status(d)
+        assert wait_for(lambda: "indexBuilding" not in store_status(d), 30)
+        assert "indexBuildError" not in store_status(d)
+        assert wait_for(finds(d, "kestrel", "MEMORY.md", []), 30)
+        assert d.stop() == 0
 
 
 def test_a_daemon_killed_mid_build_leaves_the_build_to_finish_and_keeps_it(pg_url):
     """kill -9 cannot cancel anything: the server finishes the build the dead daemon started
     (it holds the build's lock until then), and the next daemon keeps that index."""
-    prefill(pg_url)
-    look = psycopg.connect(pg_url, autocommit=True)
-    blocker = hold_builds(pg_url)
-    try:
-        with daemon(config(pg_url)) as d:
-            (d.workspace / "MEMORY.md").write_text(NOTE)
-            d.start()
-            assert wait_for(lambda: index_valid(look) is False, 60)  # being built
-            assert d.stop(signal.SIGKILL) == -signal.SIGKILL
-            blocker.execute("ROLLBACK")
-            assert wait_for(lambda: index_valid(look) is True, 60)  # finished, by the server
-            built = index_state(look)
+    with daemon_during_a_build(pg_url) as (d, look, blocker):
+        assert d.stop(signal.SIGKILL) == -signal.SIGKILL
+        blocker.execute("ROLLBACK")
+        assert wait_for(lambda: index_valid(look) is True, 60)  # finished, by the server
+        built = index_state(look)
 
-            d.start()
-            assert wait_for(finds(d, "kestrel", "MEMORY.md", []), 30)
-            assert wait_for(lambda: "indexBuilding" not in store_status(d), 30)
-            assert "indexBuildError" not in store_status(d)
-            assert index_state(look) == built  # kept, not built again
-            assert d.stop() == 0
-    finally:
-        blocker.close()
-        look.close()
+        d.start()
+        assert wait_for(finds(d, "kestrel", "MEMORY.md", []), 30)
+        assert wait_for(lambda: "indexBuilding" not in store_status(d), 30)
+        assert "indexBuildError" not in store_status(d)
+        assert index_state(look) == built  # kept, not built again
+        assert d.stop() == 0
