@@ -14,8 +14,7 @@ import psycopg
 
 from daemon_harness import DEBOUNCE_MS, Daemon, finds, make_daemon
 from helpers import wait_for
-from openmemd.config import Settings
-from openmemd.store.postgres import open_postgres_store, schema
+from openmemd.store.postgres import schema
 
 daemon = contextmanager(make_daemon)
 INDEX = f"{schema.HNSW_PREFIX}8"
@@ -24,16 +23,8 @@ NOTE = "# Memory\n\nThe kestrel nests on the north roof.\n"
 
 def prefill(url: str) -> None:
     """The schema, and HNSW_MIN_VECTORS 8-dim vectors in another namespace."""
-    import dataclasses
-
-    settings = Settings()
-    store = open_postgres_store(dataclasses.replace(settings, store=dataclasses.replace(
-        settings.store, backend="postgres", url=url, namespace="team/bulk")), "main")
-    try:
-        store.writer()  # creates the schema
-    finally:
-        store.close()
     with psycopg.connect(url, autocommit=True) as conn:
+        schema.ensure_schema(conn)
         conn.execute(
             "INSERT INTO openmemd.chunks(ns, id, path, start_line, end_line, hash, model, text,"
             " fts, doclen, embedding, dims, updated_at)"
