@@ -38,6 +38,31 @@ def test_index_json_then_search_json_shape(cli):
     assert hit["startLine"] == hit["endLine"] == 1 and hit["source"] == "memory"
 
 
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_search_without_a_daemon_sees_the_notes_changed_since_the_last_index(
+        backend, make_settings, workspace, tmp_path, capsys, request):
+    # No watcher runs: the search itself catches the index up with the Markdown. On
+    # PostgreSQL it once looked for the SQLite file, never there, and missed every edit.
+    store = ""
+    if backend == "postgres":
+        store = f'[store]\nbackend = "postgres"\nurl = "{request.getfixturevalue("pg_url")}"\n'
+    make_settings(store)
+    args = ["--config", str(tmp_path / "config.toml"), "--endpoint", f"ipc://{tmp_path}/no.sock"]
+    (workspace / "MEMORY.md").write_text("# Memory\n\nThe boat is painted teal.\n")
+    assert main(["index", *args]) == 0
+    (workspace / "memory" / "2026-11-02.md").write_text("A giraffe named Xylophone.\n")
+    (workspace / "MEMORY.md").write_text("# Memory\n\nThe boat is painted crimson.\n")
+    capsys.readouterr()
+
+    def found(query: str) -> list[str]:
+        assert main(["search", query, "--json", "--min-score", "0", *args]) == 0
+        return [r["path"] for r in json.loads(capsys.readouterr().out)["results"]]
+
+    assert found("giraffe Xylophone") == ["memory/2026-11-02.md"]
+    assert found("crimson") == ["MEMORY.md"]
+    assert found("teal") == []
+
+
 def test_search_text_and_explain(cli):
     code, out, _ = cli("search", "genmaicha", "--explain")
     assert code == 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -282,3 +283,24 @@ def test_real_model_in_process_search_is_hybrid(make_settings, workspace: Path,
     assert found["cat"]["mode"] == "hybrid"
     assert found["cat"]["results"][0]["path"] == "MEMORY.md"
     assert found["dentist"]["results"][0]["path"].startswith("memory/")
+
+
+def test_in_process_search_on_postgres_sees_notes_written_since(make_settings, workspace: Path,
+                                                                tmp_path: Path, pg_url) -> None:
+    # No daemon, so no watcher: each search catches the index up with the Markdown first,
+    # on PostgreSQL too (it once looked for a SQLite file that backend never has).
+    make_settings(f'[store]\nbackend = "postgres"\nurl = "{pg_url}"\n')
+    (workspace / "MEMORY.md").write_text("# Memory\n\nThe launch codeword is pelican.\n")
+
+    async def scenario() -> tuple[dict, dict]:
+        async with mcp_session(workspace, tmp_path / "state", tmp_path / "config.toml",
+                               endpoint=f"ipc://{tmp_path}/none.sock") as s:
+            first = await call(s, "memory_search", {"query": "pelican", "minScore": 0})
+            (workspace / "memory" / "2026-11-03.md").write_text("The backup host is osprey.\n")
+            later = await call(s, "memory_search", {"query": "osprey", "minScore": 0})
+            return first, later
+
+    first, later = anyio.run(scenario)
+    assert [r["path"] for r in first["results"]] == ["MEMORY.md"]
+    assert [(r["path"], r["namespace"]) for r in later["results"]] == [
+        ("memory/2026-11-03.md", f"{socket.gethostname()}/main")]  # on PostgreSQL, indeed

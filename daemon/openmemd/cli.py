@@ -143,8 +143,7 @@ def cmd_search(settings: Settings, args: argparse.Namespace) -> int:
         meta = {k: v for k, v in reply.items() if k not in ("ok", "results")}
     else:
         with _open_index(settings, args) as index:
-            if index.db_path.exists():
-                _quiet_sync(index)
+            index.catch_up()
             hits = index.search(query, max_results=args.max_results, min_score=args.min_score,
                                 sources=args.sources, explain=explain)
             results = [h.to_dict() for h in hits]
@@ -171,16 +170,6 @@ def cmd_search(settings: Settings, args: argparse.Namespace) -> int:
             print("  explain: " + json.dumps(r["explain"], ensure_ascii=False))
         print()
     return EXIT_OK
-
-
-def _quiet_sync(index: MemoryIndex) -> None:
-    """Bring an in-process index up to date before searching, unless another writer has it."""
-    from openmemd.errors import IndexLockedError
-
-    try:
-        index.sync()
-    except IndexLockedError:
-        pass
 
 
 def cmd_index(settings: Settings, args: argparse.Namespace) -> int:

@@ -151,14 +151,8 @@ class Backend:
 
 
 def _local_search(index: MemoryIndex, request: SearchRequest) -> dict[str, Any]:
-    from openmemd.errors import IndexLockedError
-
     started = time.perf_counter()
-    if index.db_path.exists():
-        try:  # no watcher here: bring the index up to date first, like the CLI
-            index.sync()
-        except IndexLockedError:
-            pass  # another process writes it; search what is there
+    index.catch_up()  # no watcher here, as in the CLI
     hits = index.search(request.query, max_results=request.max_results,
                         min_score=request.min_score,
                         sources=list(request.sources) if request.sources else None)

@@ -230,6 +230,18 @@ class MemoryIndex(SelfHealing, DreamingAccess):
                                "serving)") from exc
 
     # -- reading ---------------------------------------------------------------------------------
+    def catch_up(self) -> None:
+        """For a process with no watcher (a CLI or MCP search without a daemon): bring an
+        existing index up to date with the Markdown before searching it. A missing one is left
+        to the search, which builds it (`_ensure_built`); an index another process writes is
+        searched as it is. Asks the store, not the SQLite path: on PostgreSQL that file never
+        exists, and searches there missed every edit since the last `openmemd index`."""
+        try:
+            if self.store.exists():
+                self.sync()
+        except IndexLockedError:
+            pass
+
     def _ensure_built(self) -> None:
         """First search on a never-indexed workspace: build it now (OpenClaw's bootstrap)."""
         if self._built:  # an index, once built, stays built: no check on every search
