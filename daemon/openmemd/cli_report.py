@@ -151,8 +151,12 @@ def _print_agent(a: dict[str, Any]) -> None:
           f"{p.get('model')}" + (f" · {p.get('dims')} dims" if p.get("dims") else ""))
     if p.get("unavailableReason"):
         print(f"  Provider unavailable: {p['unavailableReason']}")
-    print(f"  Indexed: {files.get('indexed', 0)}/{files.get('onDisk', 0)} files · "
-          f"{a.get('chunks', 0)} chunks · {a.get('pendingVectors', 0)} waiting for a vector")
+    if a.get("indexError"):  # the counts below would read as an empty index
+        print(f"  Index: {a['indexError']}")
+    else:
+        print(f"  Indexed: {files.get('indexed', 0)}/{files.get('onDisk', 0)} files · "
+              f"{a.get('chunks', 0)} chunks · {a.get('pendingVectors', 0)} waiting for a "
+              "vector")
     if files.get("stale"):
         print(f"  Stale: {files['stale']} files changed on disk since the last sync")
     vec_line = vec.get("mode", "none")

@@ -133,6 +133,43 @@ def test_full_disk_answers_unavailable_and_converges_when_space_returns(daemon: 
         subprocess.run(["umount", "-l", str(state)], capture_output=True)
 
 
+def test_a_full_disk_never_passes_for_a_damaged_index(daemon: Daemon) -> None:
+    # No daemon runs, the disk is full to the last block, a note waits to be indexed. A new
+    # process's first read of the index creates its `-shm` file, which SQLite reports on a
+    # full filesystem as a plain "disk I/O error"; read as damage, that moved the sound index
+    # aside (to be rebuilt, every chunk embedded again). It is a full disk: said so, in one
+    # line, and the index stays where it is.
+    state = daemon.root / "state"
+    state.mkdir()
+    why = mount_tmpfs(state, "4m")
+    if why:
+        pytest.skip(why)
+    try:
+        (daemon.workspace / "MEMORY.md").write_text(NOTE)
+        assert daemon.cli("index").returncode == 0
+        inode = index_path(daemon).stat().st_ino
+        filler = state / "filler"
+        fill_filesystem(filler)
+        (daemon.workspace / "memory" / "full.md").write_text("".join(
+            f"The narwhal note {i} was written while the disk was full.\n" for i in range(3000)))
+        for args in (("search", "pelican"), ("index",)):
+            done = daemon.cli(*args)
+            assert done.returncode != 0 and "Traceback" not in done.stderr, done
+            assert "disk full" in done.stderr, done.stderr
+        assert index_path(daemon).stat().st_ino == inode
+        assert not list(index_path(daemon).parent.glob("*.corrupt-*"))
+        status = daemon.cli("status").stdout
+        assert "Index: index unreadable: disk full writing" in status, status
+        assert "Indexed:" not in status  # no "0 files" read as an empty index
+        filler.unlink()  # space returns
+        found = daemon.cli("search", "narwhal")
+        assert found.returncode == 0 and "memory/full.md" in found.stdout, found
+        assert daemon.cli("search", "pelican").stdout.count("MEMORY.md") == 1
+        assert index_path(daemon).stat().st_ino == inode  # caught up in place, not rebuilt
+    finally:
+        subprocess.run(["umount", "-l", str(state)], capture_output=True)
+
+
 def test_cli_on_a_full_disk_prints_one_line(daemon: Daemon) -> None:
     state = daemon.root / "state"
     state.mkdir()

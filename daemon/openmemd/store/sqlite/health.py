@@ -106,8 +106,10 @@ def replaced_reason(path: Path, opened: FileIdentity | None) -> str:
     return ""
 
 
-def quick_check(conn: db.Connection, *, thorough: bool = True) -> str:
-    """'' when the database looks sound, else what is wrong.
+def quick_check(conn: db.Connection, path: Path, *, thorough: bool = True) -> str:
+    """'' when the database at `path` looks sound, else what is wrong; a full disk raises
+    (a fresh connection's first read creates the `-shm` file, and on a full filesystem SQLite
+    reports that as a plain "disk I/O error": read as damage, it moved a sound index aside).
 
     Schema presence (catches a truncated or foreign file), then, when `thorough`,
     `PRAGMA quick_check`, which reads every page: measured at ~14 ms per MB (3 s for a
@@ -122,7 +124,7 @@ def quick_check(conn: db.Connection, *, thorough: bool = True) -> str:
             return ""
         rows = conn.execute("PRAGMA quick_check(3)").fetchall()
     except db.DatabaseError as exc:
-        if is_disk_full(exc):
+        if is_disk_full(exc, path):
             raise
         return str(exc)
     problems = [str(r[0]) for r in rows if r and r[0] != "ok"]

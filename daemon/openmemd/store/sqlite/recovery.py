@@ -32,7 +32,7 @@ def _connect(db_path: Path) -> tuple[db.Connection, db.VectorSupport]:
     try:
         return db.connect(db_path, check_same_thread=False)
     except (*db.DatabaseError, OSError) as exc:
-        if health.is_disk_full(exc):
+        if health.is_disk_full(exc, db_path):
             raise health.disk_full(db_path, exc) from None
         raise
 
@@ -43,7 +43,7 @@ def open_writer(db_path: Path, *, thorough: bool = True) -> Opened:
     conn = None
     try:
         conn, vec = _connect(db_path)
-        problem = health.quick_check(conn, thorough=thorough) if existed else ""
+        problem = health.quick_check(conn, db_path, thorough=thorough) if existed else ""
         if not problem:
             schema.ensure_schema(conn)
             return Opened(conn, vec, FileIdentity.of(db_path), None)
@@ -51,7 +51,7 @@ def open_writer(db_path: Path, *, thorough: bool = True) -> Opened:
         _close(conn)
         raise
     except db.DatabaseError as exc:
-        if health.is_disk_full(exc):
+        if health.is_disk_full(exc, db_path):
             _close(conn)
             raise health.disk_full(db_path, exc) from None
         problem = str(exc)
@@ -70,7 +70,7 @@ def replace_damaged(db_path: Path, reason: str, old: db.Connection | None) -> Op
         schema.ensure_schema(conn)
     except db.DatabaseError as exc:
         _close(conn)
-        if health.is_disk_full(exc):
+        if health.is_disk_full(exc, db_path):
             raise health.disk_full(db_path, exc) from None
         raise
     salvaged = salvage_into(conn, old, moved)
@@ -134,9 +134,9 @@ def confirm_damage(db_path: Path) -> str:
     conn = None
     try:
         conn, _ = db.connect(db_path, readonly=True, check_same_thread=False)
-        return health.quick_check(conn)
+        return health.quick_check(conn, db_path)
     except db.DatabaseError as exc:
-        return "" if health.is_disk_full(exc) else str(exc)
+        return "" if health.is_disk_full(exc, db_path) else str(exc)
     finally:
         _close(conn)
 
