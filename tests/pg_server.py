@@ -137,6 +137,37 @@ class PgServer:
 
 
 @contextmanager
+def on_a_small_disk(root: Path, size: str = "24m") -> Iterator[tuple[str, Path]]:
+    """A private server (a tablespace gone wrong must not touch the shared one) whose database
+    `on_small` lives in a tablespace on a tmpfs of `size` (a full disk, for real); yields
+    (its URL, the tablespace directory). Skips the test where no tmpfs can be mounted."""
+    import pytest
+
+    from helpers import mount_tmpfs
+
+    space = root / "space"
+    space.mkdir()
+    why = mount_tmpfs(space, size)
+    if why:
+        pytest.skip(why)
+    (root / "pg").mkdir()
+    server = PgServer(root / "pg")
+    try:
+        server.init()
+        if server.user is not None:
+            shutil.chown(space, server.user)
+        space.chmod(0o700)
+        server.start()
+        server.admin(f"CREATE TABLESPACE small LOCATION '{space}'")
+        server.admin("CREATE DATABASE on_small TABLESPACE small")
+        yield server.url("on_small"), space
+    finally:
+        if server.running():
+            server.stop()
+        subprocess.run(["umount", "-l", str(space)], capture_output=True)
+
+
+@contextmanager
 def session_server() -> Iterator[PgServer]:
     root = Path(tempfile.mkdtemp(prefix="omd-pg-"))
     server = PgServer(root)

@@ -143,7 +143,9 @@ def cmd_search(settings: Settings, args: argparse.Namespace) -> int:
         meta = {k: v for k, v in reply.items() if k not in ("ok", "results")}
     else:
         with _open_index(settings, args) as index:
-            index.catch_up()
+            stale = index.catch_up()
+            if stale:
+                print(f"openmemd: searching the index as it is: {stale}", file=sys.stderr)
             hits = index.search(query, max_results=args.max_results, min_score=args.min_score,
                                 sources=args.sources, explain=explain)
             results = [h.to_dict() for h in hits]

@@ -152,7 +152,9 @@ class Backend:
 
 def _local_search(index: MemoryIndex, request: SearchRequest) -> dict[str, Any]:
     started = time.perf_counter()
-    index.catch_up()  # no watcher here, as in the CLI
+    stale = index.catch_up()  # no watcher here, as in the CLI
+    if stale:
+        log.warning("mcp_search_index_not_current", reason=stale)
     hits = index.search(request.query, max_results=request.max_results,
                         min_score=request.min_score,
                         sources=list(request.sources) if request.sources else None)

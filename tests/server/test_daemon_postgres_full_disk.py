@@ -5,16 +5,14 @@ is untouched throughout."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from contextlib import contextmanager
 
 import pytest
 
 from daemon_harness import DEBOUNCE_MS, daemon_problems, finds, make_daemon
-from helpers import fill_filesystem, mount_tmpfs, wait_for
+from helpers import fill_filesystem, wait_for
 from openmemd.client import RemoteUnavailable
-from pg_server import PgServer
+from pg_server import on_a_small_disk
 
 daemon = contextmanager(make_daemon)
 NOTE = "The launch codeword is pelican.\n"
@@ -23,28 +21,8 @@ FULL = "out of disk space"
 
 @pytest.fixture
 def server_on_a_small_disk(tmp_path):
-    """A private server (a tablespace gone wrong must not touch the shared one) whose database
-    `on_small` lives in a tablespace on a 24 MB tmpfs; yields (url, tablespace directory)."""
-    space = tmp_path / "space"
-    space.mkdir()
-    why = mount_tmpfs(space, "24m")
-    if why:
-        pytest.skip(why)
-    (tmp_path / "pg").mkdir()
-    server = PgServer(tmp_path / "pg")
-    try:
-        server.init()
-        if server.user is not None:
-            shutil.chown(space, server.user)
-        space.chmod(0o700)
-        server.start()
-        server.admin(f"CREATE TABLESPACE small LOCATION '{space}'")
-        server.admin("CREATE DATABASE on_small TABLESPACE small")
-        yield server.url("on_small"), space
-    finally:
-        if server.running():
-            server.stop()
-        subprocess.run(["umount", "-l", str(space)], capture_output=True)
+    with on_a_small_disk(tmp_path) as url_and_space:
+        yield url_and_space
 
 
 def test_a_full_disk_on_the_server_is_reported_and_converges(server_on_a_small_disk):

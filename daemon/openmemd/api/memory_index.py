@@ -40,7 +40,7 @@ from openmemd.log import get_logger
 from openmemd.search import citations
 from openmemd.search.results import SearchHit
 from openmemd.store import open_store
-from openmemd.store.base import StoreWriter
+from openmemd.store.base import DiskFullError, StoreWriter
 
 if TYPE_CHECKING:
     from openmemd.dreaming.recall import RecallRecorder
@@ -230,17 +230,22 @@ class MemoryIndex(SelfHealing, DreamingAccess):
                                "serving)") from exc
 
     # -- reading ---------------------------------------------------------------------------------
-    def catch_up(self) -> None:
+    def catch_up(self) -> str:
         """For a process with no watcher (a CLI or MCP search without a daemon): bring an
         existing index up to date with the Markdown before searching it. A missing one is left
-        to the search, which builds it (`_ensure_built`); an index another process writes is
-        searched as it is. Asks the store, not the SQLite path: on PostgreSQL that file never
-        exists, and searches there missed every edit since the last `openmemd index`."""
+        to the search, which builds it (`_ensure_built`). Asks the store, not the SQLite path:
+        on PostgreSQL that file never exists, and searches there missed every edit since the
+        last `openmemd index`. Returns why the index is searched as it is ("" if it is
+        current): another process writes it, or there is no space to write (what is stored
+        can still be read, as the daemon serves it)."""
         try:
             if self.store.exists():
                 self.sync()
         except IndexLockedError:
-            pass
+            return ""  # its writer keeps it current
+        except DiskFullError as exc:
+            return str(exc)
+        return ""
 
     def _ensure_built(self) -> None:
         """First search on a never-indexed workspace: build it now (OpenClaw's bootstrap)."""

@@ -111,13 +111,20 @@ class PgStore:
             self._clear(staging_ns)  # left by a rebuild that died half-way
         try:
             result = build(staging)
+            self._swap(main, staging_ns)
         except BaseException:
+            # Half a rebuild is of no use (the swap is all or nothing), and its rows hold
+            # space: on a full disk, exactly what is missing.
             try:
                 with main.transaction():
                     self._clear(staging_ns)
             except Exception:  # the server may be gone; the next rebuild clears it
                 log.warning("store_staging_left", namespace=self.namespace)
             raise
+        log.info("store_rebuilt", namespace=self.namespace)
+        return result
+
+    def _swap(self, main: StoreWriter, staging_ns: str) -> None:
         with main.transaction():
             self._clear(self.namespace)
             # Renaming a row rewrites it, and once the HNSW index exists every rewritten row
@@ -131,8 +138,6 @@ class PgStore:
                 sizes = ", dims = vector_dims(embedding)" if table == "chunks" else ""
                 self._execute(f"UPDATE {SCHEMA}.{table} SET ns = %s{sizes} WHERE ns = %s",
                               (self.namespace, staging_ns))
-        log.info("store_rebuilt", namespace=self.namespace)
-        return result
 
     def _clear(self, ns: str) -> None:
         self._execute(BULK_TIMEOUT_SQL, None)
