@@ -67,6 +67,7 @@ class FakeIndex:
         self.gate = threading.Event()
         self.gate.set()
         self.fail_paths = False
+        self.fail_sync = False
         self.sync_rows = 0  # chunks and vectors a whole sync reports written
         self.lock = threading.Lock()
         self.concurrent = 0
@@ -122,6 +123,8 @@ class FakeIndex:
                 if progress is not None:
                     progress("files", i + 1, 3)
             self.calls.append(("sync", force))
+            if self.fail_sync:
+                raise RuntimeError("server gone")
             return FakeReport({"scanned": 3, "skipped": []}, vectors=self.sync_rows)
         finally:
             self._leave()
@@ -249,6 +252,25 @@ def test_failed_batch_is_retried_by_one_reconcile(setup: tuple[FakeIndex, IndexW
     assert wait_for(lambda: ("sync", False) in index.calls and ix.state == "idle")
     assert ix.last_reconcile is not None
     assert ix.last_reconcile["reasons"] == ["retry after failed batch"]
+
+
+def test_a_batch_that_succeeds_does_not_cancel_the_retry_of_an_earlier_failure(
+        setup: tuple[FakeIndex, IndexWriter]) -> None:
+    # A store that went away fails the batch for a.md and the reconcile after it; when it
+    # comes back, the watcher's next change (b.md) is written first. That covers b.md only:
+    # the retry that catches a.md up must still run (it once was dropped, and a.md stayed
+    # unindexed until the next hourly reconcile or restart).
+    index, ix = setup
+    index.fail_paths = index.fail_sync = True
+    ix.submit([Change("a.md", False)])
+    assert wait_for(lambda: ix.status()["retry"] is not None)
+    assert index.calls == [("paths", ["a.md"]), ("sync", False)]
+    index.fail_paths = index.fail_sync = False
+    ix.submit([Change("b.md", False)])
+    assert wait_for(lambda: index.calls[2:4] == [("paths", ["b.md"]), ("sync", False)]
+                    and ix.state == "idle"), index.calls
+    assert ix.last_reconcile is not None and ix.status()["retry"] is None
+    assert ix.last_reconcile["reasons"][0].startswith("retry: reconcile failed: server gone")
 
 
 def test_jobs_run_on_the_writer_thread(setup: tuple[FakeIndex, IndexWriter]) -> None:

@@ -232,14 +232,21 @@ class IndexWriter:
             self.retry_reason = reason
             self._cond.notify()
 
-    def _after_write(self) -> None:
+    def _after_write(self, *, whole: bool) -> None:
         """Vectors left pending by a provider that did not answer are retried like a failed
-        write; anything else that succeeded resets the backoff."""
+        write. A reconcile that succeeded has caught up with everything: the backoff ends. A
+        batch that succeeded wrote only its own files, so a retry still pending (for files an
+        earlier failure left behind) is not dropped but runs now: the cause has gone away."""
         if self._index.vectors_failed:
             self._retry_later("embedding provider unavailable, vectors pending")
             return
         with self._cond:
-            self._retry_delay, self._retry_at, self.retry_reason = 0.0, None, None
+            self._retry_delay = 0.0
+            if whole:
+                self._retry_at, self.retry_reason = None, None
+            elif self._retry_at is not None:
+                self._retry_at = time.monotonic()
+                self._cond.notify()
 
     def _failed(self, message: str, event: str, *, later: bool = True, **kw: Any) -> None:
         """Record a failure, log it (the whole story once, repeats at debug level) and
@@ -298,7 +305,7 @@ class IndexWriter:
                 if not fut.done():
                     fut.set_exception(exc)
             return
-        self._after_write()
+        self._after_write(whole=True)
         data = report.to_dict()
         self.reconciles += 1
         self.last_error = None
@@ -340,7 +347,7 @@ class IndexWriter:
             self._failed(f"indexing {len(batch)} changed file(s) failed: {exc}",
                          "indexer_batch_failed", later=False, paths=batch[:10])
             return
-        self._after_write()
+        self._after_write(whole=False)
         self.last_error = None
         self.last_batch = {"at": iso(started), "seconds": round(time.time() - started, 3),
                            "paths": len(batch), "report": report.to_dict()}
