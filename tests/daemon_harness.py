@@ -37,17 +37,19 @@ class Daemon:
                 "--workspace", str(self.workspace), "--state-dir", str(self.root / "state")]
 
     def start(self, extra_env: dict[str, str] | None = None, wait: bool = True) -> None:
-        self.proc = subprocess.Popen(self.args("run", "--foreground"), env={
-            **self.env, **(extra_env or {})}, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            text=True)
+        # Its output goes to files, not pipes: a pipe nobody reads fills up (64 KiB of log
+        # lines during a long outage) and then the daemon's next log line blocks its thread.
+        with (self.root / "daemon.out").open("a") as out, \
+                (self.root / "daemon.err").open("a") as err:
+            self.proc = subprocess.Popen(self.args("run", "--foreground"), env={
+                **self.env, **(extra_env or {})}, stdout=out, stderr=err, text=True)
         if wait:
             assert wait_for(self.ready, 60), self.stop_and_logs()
 
     def ready(self) -> bool:
         assert self.proc is not None
         if self.proc.poll() is not None:
-            raise AssertionError(f"daemon exited {self.proc.returncode}: "
-                                 f"{self.proc.stderr.read() if self.proc.stderr else ''}")
+            raise AssertionError(f"daemon exited {self.proc.returncode}: {self.stderr()}")
         try:
             with Client(self.endpoint, timeout=0.5) as c:
                 c.ping()
@@ -68,15 +70,20 @@ class Daemon:
             self.proc.send_signal(sig)
         return self.proc.wait(timeout)
 
+    def stdout(self) -> str:
+        """What the daemon has written to stdout so far (all its runs in this test)."""
+        return (self.root / "daemon.out").read_text(errors="replace")
+
+    def stderr(self) -> str:
+        return (self.root / "daemon.err").read_text(errors="replace")
+
     def stop_and_logs(self) -> str:
         if self.proc is None:
             return ""
         if self.proc.poll() is None:
             self.proc.kill()
-        out, err = self.proc.communicate(timeout=10)
-        return f"stdout:\n{out}\nstderr:\n{err[-4000:]}"
-
-
+        self.proc.wait(10)
+        return f"stdout:\n{self.stdout()}\nstderr:\n{self.stderr()[-4000:]}"
 
 
 def make_daemon(config: str = "") -> Iterator[Daemon]:

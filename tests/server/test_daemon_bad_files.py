@@ -55,8 +55,7 @@ def test_reconcile_with_odd_files_indexes_all_the_rest(odd_daemon: Daemon) -> No
     (notes / "later.md").write_text("The gannet chicks hatched.\n")
     assert wait_for(lambda: "memory/later.md" in indexed(), 30)
     assert d.stop() == 0
-    assert d.proc is not None and d.proc.stderr is not None
-    logs = d.proc.stderr.read()
+    logs = d.stderr()
     skipped_lines = [json.loads(line) for line in logs.splitlines()
                      if line.startswith("{") and '"file skipped"' in line]
     assert len(skipped_lines) == 1, logs[-3000:]
