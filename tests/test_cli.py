@@ -108,3 +108,28 @@ def test_dream_dry_run_writes_nothing(cli, workspace):
     code, out, _ = cli("dream", "--dry-run")
     assert code == 0 and "dry run" in out
     assert sorted(p.relative_to(workspace) for p in workspace.rglob("*")) == before
+
+
+def test_add_saves_the_note_once_when_it_cannot_be_indexed(make_settings, workspace, tmp_path,
+                                                           capsys, pg_server, pg_url):
+    # The note is written before it is indexed: reporting a failure then would make the user
+    # (or an agent) add it again. The index is on a PostgreSQL server that has gone away.
+    make_settings(f'[store]\nbackend = "postgres"\nurl = "{pg_url}"\n')
+    args = ["--config", str(tmp_path / "config.toml"), "--endpoint", f"ipc://{tmp_path}/no.sock"]
+    (workspace / "MEMORY.md").write_text("# Memory\n")
+    assert main(["index", *args]) == 0
+    capsys.readouterr()
+    pg_server.stop()
+    try:
+        assert main(["add", "The", "heron", "nests", "by", "the", "weir", *args]) == 0
+        out = capsys.readouterr()
+        assert out.out.startswith("Added memory/")
+        assert out.err.startswith("openmemd: saved, not indexed yet: PostgreSQL at ")
+        assert "unavailable" in out.err and "the next sync or search indexes it" in out.err
+    finally:
+        pg_server.start()
+    (daily,) = (workspace / "memory").glob("*.md")
+    assert daily.read_text().count("heron") == 1
+    assert main(["search", "heron", "--json", "--min-score", "0", *args]) == 0
+    results = json.loads(capsys.readouterr().out)["results"]
+    assert [r["path"] for r in results] == [f"memory/{daily.name}"]

@@ -54,6 +54,8 @@ def cmd_add(settings: Settings, args: argparse.Namespace) -> int:
         print(json.dumps(note, ensure_ascii=False, indent=2))
     else:
         print(f"Added {note['citation']}")
+    if note.get("indexError"):  # saved all the same: running the command again adds it twice
+        print(f"openmemd: saved, not indexed yet: {note['indexError']}", file=sys.stderr)
     return EXIT_OK
 
 

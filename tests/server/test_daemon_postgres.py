@@ -46,7 +46,7 @@ def test_indexes_and_searches_over_the_socket(pg_daemon: Daemon) -> None:
     text = pg_daemon.cli("status").stdout
     assert "namespace team/main" in text and f"pgvector {store['pgvectorVersion']}" in text
     assert pg_daemon.stop() == 0
-    logs = (pg_daemon.proc.stdout.read() + pg_daemon.proc.stderr.read()) if pg_daemon.proc else ""
+    logs = pg_daemon.stdout() + pg_daemon.stderr()
     assert "team/main" in logs and SECRET not in logs and SECRET not in str(st)
     # the index lives on the server only: no SQLite file beside it
     assert not list((pg_daemon.root / "state").rglob("*.sqlite*"))
@@ -69,8 +69,20 @@ def test_server_outage_is_unavailable_then_converges(pg_daemon: Daemon, pg_serve
         assert SECRET not in str(st)
         # an edit while the server is down is picked up once it is back
         (pg_daemon.workspace / "memory" / "2024-05-02.md").write_text("Walrus sighting.\n")
+        # and so is a note added meanwhile: saved, said not indexed yet, never an error (an
+        # agent would add it again)
+        with pg_daemon.client() as c:
+            note = c.add("The heron nests by the weir.")
+        assert note["indexed"] is False and "PostgreSQL" in note["indexError"], note
+        added = pg_daemon.cli("add", "The otter visits at dusk.")
+        assert added.returncode == 0 and "saved, not indexed yet" in added.stderr, added
     finally:
         pg_server.start()
     assert wait_for(lambda: "MEMORY.md" in found(pg_daemon, "pelican"), 60)
     assert wait_for(lambda: "memory/2024-05-02.md" in found(pg_daemon, "walrus"), 120)
+    daily = pg_daemon.workspace / note["path"]
+    assert wait_for(lambda: note["path"] in found(pg_daemon, "heron weir"), 60)
+    assert wait_for(lambda: note["path"] in found(pg_daemon, "otter dusk"), 60)
+    text = daily.read_text()
+    assert text.count("heron") == 1 and text.count("otter") == 1
     assert pg_daemon.ready()

@@ -303,13 +303,22 @@ class MemoryIndex(SelfHealing, DreamingAccess):
         from openmemd.notes import append_note
 
         note = append_note(self.workspace, text, target, tz_name=self.settings.dreaming.timezone)
-        if sync:
+        if not sync:
+            return note.to_dict()
+        # From here on the note is written: an error would make the caller (an agent) retry
+        # and write it twice. So, like the daemon's add, it says whether the note is indexed.
+        try:
             self._ensure_built()
-            try:
-                self.sync_paths([note.path])
-            except IndexLockedError:
-                pass  # a daemon owns the index: its watcher indexes the note
-        return note.to_dict()
+            self.sync_paths([note.path])
+        except IndexLockedError:
+            # another process writes the index (a daemon indexes the note from its watcher)
+            return {**note.to_dict(), "indexed": False,
+                    "indexError": "another openmemd process writes this index; it indexes "
+                                  "the note"}
+        except Exception as exc:  # the caller shows the reason (the CLI, the MCP reply)
+            return {**note.to_dict(), "indexed": False,
+                    "indexError": f"{exc}; the next sync or search indexes it"}
+        return {**note.to_dict(), "indexed": True}
 
     def is_indexed_path(self, rel_path: str) -> bool:
         return classify(self.scope, rel_path) is not None

@@ -20,7 +20,7 @@ from openmemd.log import get_logger
 from openmemd.server import openclaw_side
 from openmemd.server.served_index import ServedIndex
 from openmemd.server.util import iso
-from openmemd.server.watcher import STATE_RUNNING, Watcher
+from openmemd.server.watcher import STATE_RUNNING, Change, Watcher
 from openmemd.server.writer import IndexWriter
 
 log = get_logger(__name__)
@@ -160,20 +160,25 @@ class AgentRuntime:
     def add(self, text: str, target: str, timeout: float = 30.0) -> dict[str, Any]:
         """Append a note, then index that file on the writer thread before replying, so a
         search right after finds it. A slow indexer does not fail the request: the note is
-        written (retrying would add it twice) and the watcher indexes it later."""
+        written (retrying would add it twice) and the writer indexes it later, with the
+        backoff retries of any failed write."""
         note = dict(self.require_index().add(text, target, sync=False))
-        indexed = False
+        why = "no writer runs for this index; the next sync indexes the note"
         if self.indexer is not None:
             future = self.indexer.run_job("add", lambda ix: ix.sync_paths([note["path"]]))
             try:
                 future.result(timeout)
-                indexed = True
+                return {**note, "indexed": True}
             except FutureTimeout:
                 log.warning("add_index_slow", agent=self.agent_id, path=note["path"])
+                why = "indexing is slow right now; the daemon indexes the note when it can"
             except Exception as exc:
                 log.warning("add_index_failed", agent=self.agent_id, path=note["path"],
                             error=str(exc))
-        return {**note, "indexed": indexed}
+                why = f"{exc}; the daemon indexes the note when it can"
+                # queued like a watcher change, so a failure retries it (the watcher may be off)
+                self.indexer.submit([Change(note["path"], False)])
+        return {**note, "indexed": False, "indexError": why}
 
     def status(self, *, deep: bool = False) -> dict[str, Any]:
         if self.index is None:

@@ -101,7 +101,8 @@ TOOLS: dict[str, tuple[str, str, dict[str, Any], bool]] = {
         "MEMORY.md with target 'long-term'. Use it for durable facts the user wants "
         "remembered (decisions, preferences, people, dates, todos), one fact per call; never "
         "for secrets. It only appends, and a memory_search right after finds it. Returns "
-        "{path, startLine, endLine, citation}."), _ADD_SCHEMA, False),
+        "{path, startLine, endLine, citation, indexed}; the note is saved even when "
+        "indexed is false (indexError says why): do not add it again."), _ADD_SCHEMA, False),
 }
 
 
