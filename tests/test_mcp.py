@@ -83,7 +83,7 @@ def test_each_tool_in_process_and_an_added_note_is_found_right_away(setup) -> No
             assert status["workspace"] == str(setup["workspace"])
             assert (status["provider"], status["model"]) == ("none", "fts-only")
             assert status["files"]["indexed"] == 1 and status["chunks"] >= 1
-            assert status["pendingVectors"] == 0
+            assert status["pendingVectors"] == 0 and status["store"] == {"backend": "sqlite"}
 
             added = await call(s, "memory_add", {"text": "The staging database is hornbill\n"
                                                          "(moved in March)"})
@@ -298,9 +298,14 @@ def test_in_process_search_on_postgres_sees_notes_written_since(make_settings, w
             first = await call(s, "memory_search", {"query": "pelican", "minScore": 0})
             (workspace / "memory" / "2026-11-03.md").write_text("The backup host is osprey.\n")
             later = await call(s, "memory_search", {"query": "osprey", "minScore": 0})
-            return first, later
+            status = await call(s, "memory_status")
+            return first, later, status
 
-    first, later = anyio.run(scenario)
+    first, later, status = anyio.run(scenario)
+    ns = f"{socket.gethostname()}/main"
+    assert status["store"] == {"backend": "postgres", "namespace": ns,
+                               "searchNamespaces": [ns], "reachable": True}
+    assert status["files"] == {"indexed": 2, "onDisk": 2, "stale": 0}
     assert [r["path"] for r in first["results"]] == ["MEMORY.md"]
     assert [(r["path"], r["namespace"]) for r in later["results"]] == [
-        ("memory/2026-11-03.md", f"{socket.gethostname()}/main")]  # on PostgreSQL, indeed
+        ("memory/2026-11-03.md", ns)]  # on PostgreSQL, indeed

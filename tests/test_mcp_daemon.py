@@ -125,7 +125,9 @@ def test_mcp_with_a_daemon_pipes_to_its_sessions_without_importing_the_sdk(
             status = await call(s, "memory_status")
             assert status["mode"] == "daemon" and status["daemon"]["pid"] == daemon.proc.pid
             assert status["workspace"] == str(daemon.workspace)
+            assert status["store"] == {"backend": "sqlite"}
             added = await call(s, "memory_add", {"text": "The cat is called Miso"})
+            assert added["indexed"] is True and "indexError" not in added
             found = await call(s, "memory_search", {"query": "cat Miso", "minScore": 0})
             assert [r["path"] for r in found["results"]] == [added["path"]]
             assert found["mode"] == "fts-only" and "tookMs" in found

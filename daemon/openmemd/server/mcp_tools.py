@@ -118,6 +118,9 @@ def tool_request(name: str, arguments: dict[str, Any] | None, agent: str) -> Req
     return parse_fields({**arguments, "op": op, "agent": agent})
 
 
+_STORE_KEYS = ("backend", "namespace", "searchNamespaces", "reachable")
+
+
 def status_summary(st: dict[str, Any], health: str, problems: list[str], *, mode: str,
                     daemon: dict[str, Any] | None = None) -> dict[str, Any]:
     provider = st.get("provider") or {}
@@ -130,6 +133,8 @@ def status_summary(st: dict[str, Any], health: str, problems: list[str], *, mode
             "files": {"indexed": files.get("indexed", 0), "onDisk": files.get("onDisk", 0),
                       "stale": files.get("stale", 0)},
             "chunks": st.get("chunks", 0), "pendingVectors": st.get("pendingVectors", 0),
+            # which memory this is: on PostgreSQL, the namespace written and those searched
+            "store": {k: v for k, v in (st.get("store") or {}).items() if k in _STORE_KEYS},
             "error": st.get("error") or st.get("indexError")}
 
 
