@@ -43,9 +43,15 @@ def configure_logging(settings: Settings | LogSettings | None = None,
     ]
     if fmt == "json":
         renderer: Any = structlog.processors.JSONRenderer(sort_keys=False)
-        shared.append(structlog.processors.dict_tracebacks)
+        # Frames without their local variables (structlog shows them by default): locals hold
+        # what must never reach a log (a store URL with its password, an API key, the text
+        # of a note) and made one failure's line tens of kilobytes long.
+        shared.append(structlog.processors.ExceptionRenderer(
+            structlog.tracebacks.ExceptionDictTransformer(show_locals=False)))
     else:
-        renderer = structlog.dev.ConsoleRenderer(colors=_isatty(stream))
+        # plain tracebacks: with `rich` installed structlog would print locals here too
+        renderer = structlog.dev.ConsoleRenderer(colors=_isatty(stream),
+                                                 exception_formatter=structlog.dev.plain_traceback)
 
     structlog.configure(
         processors=[structlog.stdlib.filter_by_level, *shared,

@@ -86,3 +86,7 @@ def test_server_outage_is_unavailable_then_converges(pg_daemon: Daemon, pg_serve
     text = daily.read_text()
     assert text.count("heron") == 1 and text.count("otter") == 1
     assert pg_daemon.ready()
+    # the outage was logged, tracebacks and all, and the password never was
+    logs = pg_daemon.stdout() + pg_daemon.stderr()
+    assert "indexer_reconcile_failed" in logs and "Connection refused" in logs
+    assert SECRET not in logs

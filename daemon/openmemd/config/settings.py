@@ -23,11 +23,14 @@ PHASE_CHOICES = (*PHASES, "all")
 
 
 def _opt(default: Any, help: str, *, min: float | None = None, max: float | None = None,
-         choices: tuple[str, ...] | None = None) -> Any:
+         choices: tuple[str, ...] | None = None, secret: bool = False) -> Any:
+    """A setting; a `secret` one (it may hold a password or key) is left out of the repr, so
+    no message, log line or traceback that shows the settings shows it."""
     meta = {"help": help, "min": min, "max": max, "choices": choices}
     if isinstance(default, (list, dict)):
-        return field(default_factory=lambda: type(default)(default), metadata=meta)
-    return field(default=default, metadata=meta)
+        return field(default_factory=lambda: type(default)(default), metadata=meta,
+                     repr=not secret)
+    return field(default=default, metadata=meta, repr=not secret)
 
 
 @dataclass(frozen=True)
@@ -77,7 +80,7 @@ class EmbeddingSettings:
                          choices=("auto", "local", "openai", "none"))
     model: str = _opt("", "model name; empty = the provider's default")
     base_url: str = _opt("", "OpenAI-compatible base URL, e.g. http://127.0.0.1:11434/v1")
-    api_key: str = _opt("", "API key sent as a Bearer token (prefer api_key_env)")
+    api_key: str = _opt("", "API key sent as a Bearer token (prefer api_key_env)", secret=True)
     api_key_env: str = _opt("", "environment variable holding the API key")
     timeout_seconds: float = _opt(60.0, "timeout of one remote request", min=0.1, max=3600.0)
     batch_max_tokens: int = _opt(8000, "estimated tokens per remote request", min=64,
@@ -179,7 +182,7 @@ class StoreSettings:
                         choices=STORE_BACKENDS)
     url: str = _opt("", "postgres: libpq URL, e.g. postgresql://user@host/db (also "
                     "OPENMEMD_STORE_URL; PG* variables and ~/.pgpass apply); keep the password "
-                    "out of it")
+                    "out of it", secret=True)
     namespace: str = _opt(DEFAULT_NAMESPACE, "postgres: this agent's namespace; {hostname} "
                           "and {agent} are replaced")
     search_namespaces: list = _opt([], "postgres: namespaces searched (each may use "  # type: ignore[type-arg]

@@ -42,8 +42,11 @@ HNSW_EF_SEARCH = 150
 class Target:
     """Where the server is and how long a query may run."""
 
-    url: str  # may hold a password: never shown, see `shown`
+    url: str  # may hold a password: never shown, see `shown` (and the repr)
     statement_timeout_ms: int
+
+    def __repr__(self) -> str:
+        return f"Target({self.shown!r}, statement_timeout_ms={self.statement_timeout_ms})"
 
     @property
     def shown(self) -> str:
