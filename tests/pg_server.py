@@ -73,17 +73,30 @@ def _open_path_to(path: Path) -> None:
 
 
 class PgServer:
-    def __init__(self, root: Path) -> None:
+    """`listen`: the addresses it listens on (the first is the one `url` names); `netns`: a
+    network namespace (tests/netns.py) it runs in instead of this one."""
+
+    def __init__(self, root: Path, *, listen: tuple[str, ...] = ("127.0.0.1",),
+                 netns: str | None = None) -> None:
         self.root = root
         self.data = root / "data"
         self.log = root / "server.log"
         self.port = _free_port()
         self.user = _user()
         self.start_seconds = 0.0
+        self.listen = listen
+        self.netns = netns
 
     # -- lifecycle -------------------------------------------------------------------------
     def _run(self, *args: str, timeout: float = 60) -> None:
-        proc = subprocess.run(list(args), user=self.user, capture_output=True, text=True,
+        command, user = list(args), self.user
+        if self.netns is not None:  # entered as root, then run as the server's user
+            ids = pwd.getpwnam(user) if user else None
+            command = ["nsenter", f"--net=/run/netns/{self.netns}",
+                       *(["-S", str(ids.pw_uid), "-G", str(ids.pw_gid)] if ids else []),
+                       *command]
+            user = None
+        proc = subprocess.run(command, user=user, capture_output=True, text=True,
                               timeout=timeout)
         if proc.returncode != 0:
             raise RuntimeError(f"{args[0]} failed ({proc.returncode}): {proc.stderr}"
@@ -97,7 +110,7 @@ class PgServer:
                   "--encoding=UTF8", "--locale=C", "--no-sync")
         with (self.data / "postgresql.auto.conf").open("a", encoding="utf-8") as f:
             # TCP on loopback only, no unix socket; durability off (a test server).
-            f.write(f"listen_addresses = '127.0.0.1'\nport = {self.port}\n"
+            f.write(f"listen_addresses = '{','.join(self.listen)}'\nport = {self.port}\n"
                     "unix_socket_directories = ''\nfsync = off\nsynchronous_commit = off\n"
                     "full_page_writes = off\nshared_buffers = '32MB'\nmax_connections = 100\n")
 
@@ -116,7 +129,12 @@ class PgServer:
     # -- databases -------------------------------------------------------------------------
     def url(self, dbname: str = "postgres", *, password: str | None = None) -> str:
         auth = "postgres" if password is None else f"postgres:{password}"
-        return f"postgresql://{auth}@127.0.0.1:{self.port}/{dbname}"
+        return f"postgresql://{auth}@{self.listen[0]}:{self.port}/{dbname}"
+
+    def trust(self, network: str) -> None:
+        """Let clients from `network` (CIDR) in, as loopback ones are; before `start`."""
+        with (self.data / "pg_hba.conf").open("a", encoding="utf-8") as f:
+            f.write(f"host all all {network} trust\n")
 
     def admin(self, sql: str) -> None:
         import psycopg

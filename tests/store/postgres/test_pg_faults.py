@@ -10,6 +10,7 @@ import pytest
 from pg_rows import fill, row, unit
 
 from openmemd.store.base import CandidateFilter, StoreUnavailableError
+from openmemd.store.postgres.connect import Target, connect
 from openmemd.store.postgres.schema import SCHEMA, SchemaTooNewError
 from openmemd.text.tokens import query_terms
 
@@ -69,6 +70,23 @@ def test_statement_timeout_bounds_a_query(pg_store):
     store.exists()
     with pytest.raises(StoreUnavailableError, match="statement_timeout_ms = 200 ms"):
         store.reader()._run(lambda c: c.execute("SELECT pg_sleep(2)"))
+
+
+def test_connections_probe_a_silent_peer_unless_the_url_says_otherwise(pg_url):
+    # tests/store/postgres/test_pg_vanished_peer.py shows what the probes are for; here, that
+    # they reach both ends and that a URL's own choices win, except the statement timeout.
+    def settings(url):
+        with connect(Target(url, 4000)) as conn:
+            names = ("tcp_keepalives_idle", "tcp_keepalives_count", "tcp_user_timeout",
+                     "statement_timeout")
+            server = tuple(conn.execute(f"SHOW {n}").fetchone()[0] for n in names)
+            mine = conn.info.get_parameters()
+            return server, (mine.get("keepalives_idle"), mine.get("tcp_user_timeout"))
+
+    assert settings(pg_url) == (("15", "3", "30000", "4s"), ("15", "30000"))
+    own = f"{pg_url}?keepalives_idle=60&options=-c%20tcp_keepalives_idle%3D120" \
+          "%20-c%20statement_timeout%3D1"
+    assert settings(own) == (("120", "3", "30000", "4s"), ("60", "30000"))
 
 
 def test_a_cancelled_statement_is_not_called_a_timeout(pg_store):

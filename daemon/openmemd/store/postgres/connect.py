@@ -1,8 +1,10 @@
 """Connections to the server: the readers' pool, the writer's own connection, and the one
 place driver errors become openmemd errors (never with the password in them).
 
-Every connection carries `statement_timeout` (no query can hang a request thread) and a
-short `connect_timeout` (a server that is down answers "unavailable" quickly). The pool
+Every connection carries `statement_timeout` (no query can hang a request thread), a short
+`connect_timeout` (a server that is down answers "unavailable" quickly) and TCP keepalives on
+both ends (see KEEPALIVE_*: a peer that vanishes without closing its connection is noticed in
+seconds, not hours). The pool
 (psycopg_pool) checks a connection before lending it, so after the server comes back the next
 request reconnects by itself.
 """
@@ -26,6 +28,26 @@ from openmemd.errors import ConfigError, OpenmemdError
 from openmemd.store.base import DiskFullError, RowRejectedError, StoreUnavailableError
 
 CONNECT_TIMEOUT_S = 5
+# TCP keepalives, asked of libpq (this end) and of the server (its end, per session). A host
+# that loses power or its network closes nothing: without probes, Linux keeps such a
+# connection 2 h 11 min (tcp_keepalive_time 7200 s + 9 probes of 75 s). On the server's end
+# the dead session would hold its namespace's writer lock that long, so the daemon restarted
+# on that host (or moved to another) would be "locked" out of its own namespace; on this end a
+# query waiting on a server that vanished would hold its request thread that long (the
+# statement timeout is the server's to enforce). Idle 15 s, then 3 probes 5 s apart: a dead
+# peer is dropped after ~30 s, for a 60-byte probe per idle connection every 15 s. Keepalives
+# only probe an idle connection; data sent and never acknowledged (a query sent as the link
+# went) is bounded by the TCP user timeout instead, 30 s, where the kernel would retransmit
+# for ~15 min. A URL that sets its own parameters, or its own -c options for the server's,
+# keeps them.
+KEEPALIVE_IDLE_S = 15
+KEEPALIVE_INTERVAL_S = 5
+KEEPALIVE_COUNT = 3
+TCP_USER_TIMEOUT_MS = 30_000
+_SERVER_KEEPALIVES = (f"-c tcp_keepalives_idle={KEEPALIVE_IDLE_S} "
+                      f"-c tcp_keepalives_interval={KEEPALIVE_INTERVAL_S} "
+                      f"-c tcp_keepalives_count={KEEPALIVE_COUNT} "
+                      f"-c tcp_user_timeout={TCP_USER_TIMEOUT_MS}")
 # How long a reader waits for a pooled connection. Each request thread has two in the pool (one
 # per search leg), so waiting only happens while connecting; once the server is known to be
 # down, `Outage` answers at once instead.
@@ -59,12 +81,15 @@ class Target:
             given = conninfo_to_dict(self.url) if self.url else {}
         except psycopg.ProgrammingError:
             given = {}  # connect() reports the bad URL itself
-        options = f"{given.get('options') or ''} -c statement_timeout={self.statement_timeout_ms}"
+        # the last -c of a setting wins: the URL's over our keepalives, ours over its timeout
+        options = (f"{_SERVER_KEEPALIVES} {given.get('options') or ''} "
+                   f"-c statement_timeout={self.statement_timeout_ms}")
         out: dict[str, Any] = {"autocommit": True, "options": options.strip()}
-        if "connect_timeout" not in given:
-            out["connect_timeout"] = CONNECT_TIMEOUT_S
-        if "application_name" not in given:
-            out["application_name"] = "openmemd"
+        defaults = {"connect_timeout": CONNECT_TIMEOUT_S, "application_name": "openmemd",
+                    "keepalives_idle": KEEPALIVE_IDLE_S,
+                    "keepalives_interval": KEEPALIVE_INTERVAL_S,
+                    "keepalives_count": KEEPALIVE_COUNT, "tcp_user_timeout": TCP_USER_TIMEOUT_MS}
+        out.update({k: v for k, v in defaults.items() if k not in given})
         return out
 
     def scrub(self, message: str) -> str:
