@@ -11,6 +11,7 @@ import os
 import socket
 import subprocess
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -102,23 +103,34 @@ def test_leftover_temp_copies_are_removed_at_start(daemon: Daemon) -> None:
 
 # -- a full disk, for real: a tiny tmpfs holds the state directory ---------------------------
 
-def test_full_disk_answers_unavailable_and_converges_when_space_returns(daemon: Daemon) -> None:
+# Larger than the WAL a first sync leaves: its upkeep checkpoints the WAL, and SQLite then
+# writes into the space the file already has.
+NARWHALS = "".join(f"The narwhal note {i} was written while the disk was full.\n"
+                   for i in range(3000))
+
+
+@contextmanager
+def state_on_a_tiny_disk(daemon: Daemon, size: str = "4m") -> Iterator[Path]:
+    """The daemon's state directory on a tmpfs of `size`; skips where none can be mounted."""
     state = daemon.root / "state"
     state.mkdir()
-    why = mount_tmpfs(state, "4m")
+    why = mount_tmpfs(state, size)
     if why:
         pytest.skip(why)
     try:
+        yield state
+    finally:
+        daemon.stop_and_logs()
+        subprocess.run(["umount", "-l", str(state)], capture_output=True)
+
+def test_full_disk_answers_unavailable_and_converges_when_space_returns(daemon: Daemon) -> None:
+    with state_on_a_tiny_disk(daemon) as state:
         (daemon.workspace / "MEMORY.md").write_text(NOTE)
         daemon.start()
         assert wait_for(finds(daemon, "pelican", "MEMORY.md", []), 60)
         filler = state / "filler"
         fill_filesystem(filler)
-        note = daemon.workspace / "memory" / "full.md"
-        # Larger than the WAL the first sync left: its upkeep checkpoints the WAL, and SQLite
-        # then writes into the space the file already has.
-        note.write_text("".join(f"The narwhal note {i} was written while the disk was full.\n"
-                                for i in range(3000)))
+        (daemon.workspace / "memory" / "full.md").write_text(NARWHALS)
         assert wait_for(lambda: any("disk full" in p for p in daemon_problems(daemon)), 30), \
             daemon_problems(daemon)
         with pytest.raises(RemoteUnavailable, match="disk full"), daemon.client() as c:
@@ -128,9 +140,6 @@ def test_full_disk_answers_unavailable_and_converges_when_space_returns(daemon: 
         assert wait_for(lambda: not daemon_problems(daemon), 30), daemon_problems(daemon)
         cli = daemon.cli("search", "narwhal")
         assert cli.returncode == 0 and "Traceback" not in cli.stderr
-    finally:
-        daemon.stop_and_logs()
-        subprocess.run(["umount", "-l", str(state)], capture_output=True)
 
 
 def test_a_full_disk_never_passes_for_a_damaged_index(daemon: Daemon) -> None:
@@ -139,19 +148,13 @@ def test_a_full_disk_never_passes_for_a_damaged_index(daemon: Daemon) -> None:
     # full filesystem as a plain "disk I/O error"; read as damage, that moved the sound index
     # aside (to be rebuilt, every chunk embedded again). It is a full disk: said so, in one
     # line, and the index stays where it is.
-    state = daemon.root / "state"
-    state.mkdir()
-    why = mount_tmpfs(state, "4m")
-    if why:
-        pytest.skip(why)
-    try:
+    with state_on_a_tiny_disk(daemon) as state:
         (daemon.workspace / "MEMORY.md").write_text(NOTE)
         assert daemon.cli("index").returncode == 0
         inode = index_path(daemon).stat().st_ino
         filler = state / "filler"
         fill_filesystem(filler)
-        (daemon.workspace / "memory" / "full.md").write_text("".join(
-            f"The narwhal note {i} was written while the disk was full.\n" for i in range(3000)))
+        (daemon.workspace / "memory" / "full.md").write_text(NARWHALS)
         for args in (("search", "pelican"), ("index",)):
             done = daemon.cli(*args)
             assert done.returncode != 0 and "Traceback" not in done.stderr, done
@@ -166,17 +169,10 @@ def test_a_full_disk_never_passes_for_a_damaged_index(daemon: Daemon) -> None:
         assert found.returncode == 0 and "memory/full.md" in found.stdout, found
         assert daemon.cli("search", "pelican").stdout.count("MEMORY.md") == 1
         assert index_path(daemon).stat().st_ino == inode  # caught up in place, not rebuilt
-    finally:
-        subprocess.run(["umount", "-l", str(state)], capture_output=True)
 
 
 def test_cli_on_a_full_disk_prints_one_line(daemon: Daemon) -> None:
-    state = daemon.root / "state"
-    state.mkdir()
-    why = mount_tmpfs(state, "1m")
-    if why:
-        pytest.skip(why)
-    try:
+    with state_on_a_tiny_disk(daemon, "1m"):
         (daemon.workspace / "MEMORY.md").write_text(  # needs more than 1 MB of index
             "".join(f"line {i} about topic {i * 7}\n" for i in range(40_000)))
         done = daemon.cli("index")
@@ -184,8 +180,6 @@ def test_cli_on_a_full_disk_prints_one_line(daemon: Daemon) -> None:
         assert "Traceback" not in done.stderr
         assert done.stderr.startswith("openmemd: disk full writing "), done.stderr
         assert len(done.stderr.strip().splitlines()) == 1, done.stderr
-    finally:
-        subprocess.run(["umount", "-l", str(state)], capture_output=True)
 
 
 # -- the embedding provider is down, then comes back --------------------------------------
