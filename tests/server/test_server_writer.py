@@ -259,7 +259,7 @@ def test_a_batch_that_succeeds_does_not_cancel_the_retry_of_an_earlier_failure(
     # A store that went away fails the batch for a.md and the reconcile after it; when it
     # comes back, the watcher's next change (b.md) is written first. That covers b.md only:
     # the retry that catches a.md up must still run (it once was dropped, and a.md stayed
-    # unindexed until the next hourly reconcile or restart).
+    # unindexed until the periodic reconcile, 5 min later by default, never with it off).
     index, ix = setup
     index.fail_paths = index.fail_sync = True
     ix.submit([Change("a.md", False)])
