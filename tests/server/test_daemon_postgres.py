@@ -90,3 +90,27 @@ def test_server_outage_is_unavailable_then_converges(pg_daemon: Daemon, pg_serve
     logs = pg_daemon.stdout() + pg_daemon.stderr()
     assert "indexer_reconcile_failed" in logs and "Connection refused" in logs
     assert SECRET not in logs
+
+
+def test_tables_dropped_from_under_it_are_created_again_and_refilled(pg_daemon: Daemon,
+                                                                       pg_url: str) -> None:
+    import psycopg
+
+    from daemon_harness import finds
+
+    (pg_daemon.workspace / "MEMORY.md").write_text("# Memory\n\nThe launch codeword is pelican.\n")
+    (pg_daemon.workspace / "memory" / "2024-05-01.md").write_text("Deploy freeze on Friday.\n")
+    pg_daemon.start()
+    assert wait_for(lambda: "memory/2024-05-01.md" in found(pg_daemon, "freeze"), 60)
+    with psycopg.connect(pg_url, autocommit=True) as admin:  # a restore gone wrong, say
+        admin.execute("DROP TABLE openmemd.chunks; DROP TABLE openmemd.ns_lexemes")
+    seen: list[str] = []
+    assert wait_for(finds(pg_daemon, "pelican", "MEMORY.md", seen), 60), seen
+    assert wait_for(finds(pg_daemon, "freeze", "memory/2024-05-01.md", seen), 60), seen
+    assert seen and all("damaged" in s and "rebuilt from the Markdown" in s for s in seen), seen
+    with pg_daemon.client() as c:
+        st = c.status()
+    assert st["health"] == "healthy", st["problems"]
+    assert st["agents"]["main"]["files"]["indexed"] == 2
+    logs = pg_daemon.stdout() + pg_daemon.stderr()
+    assert "store_schema_repaired" in logs and SECRET not in logs

@@ -25,7 +25,12 @@ from psycopg.conninfo import conninfo_to_dict
 
 from openmemd.config.store_url import redact_url, url_password
 from openmemd.errors import ConfigError, OpenmemdError
-from openmemd.store.base import DiskFullError, RowRejectedError, StoreUnavailableError
+from openmemd.store.base import (
+    DiskFullError,
+    IndexDamagedError,
+    RowRejectedError,
+    StoreUnavailableError,
+)
 
 CONNECT_TIMEOUT_S = 5
 # TCP keepalives, asked of libpq (this end) and of the server (its end, per session). A host
@@ -136,6 +141,11 @@ def translated(target: Target, doing: str) -> Iterator[None]:
         yield
     except OpenmemdError:
         raise
+    except (pg_errors.UndefinedTable, pg_errors.UndefinedObject, pg_errors.UndefinedColumn,
+            pg_errors.UndefinedFunction) as exc:
+        raise SchemaDamagedError(
+            f"the openmemd schema at {target.shown} is damaged ({doing} it: "
+            f"{target.scrub(_first_line(exc))})") from None
     except pg_errors.DiskFull as exc:
         raise DiskFullError(f"PostgreSQL at {target.shown} is out of disk space: "
                             f"{target.scrub(_first_line(exc))}") from None
@@ -158,6 +168,12 @@ def translated(target: Target, doing: str) -> Iterator[None]:
                                f"{target.scrub(_first_line(exc))}") from None
 
 
+class SchemaDamagedError(IndexDamagedError):
+    """A table, index or configuration of the openmemd schema is gone (dropped by hand, lost
+    in a partial restore): the store ensures its schema again before its next statement, and
+    the index heals as any damaged one does (refilled from the Markdown)."""
+
+
 class Outage:
     """Remembers that the server was unreachable, so readers fail fast: while it is down each
     call makes one direct connection attempt (refused at once) instead of waiting on the pool,
@@ -166,6 +182,7 @@ class Outage:
     def __init__(self, target: Target) -> None:
         self._target = target
         self.reason: str | None = None
+        self.schema_damaged = False  # set by a SchemaDamagedError; the store repairs, clears
 
     def check(self) -> None:
         if self.reason is None:
@@ -177,6 +194,9 @@ class Outage:
     def watch(self) -> Iterator[None]:
         try:
             yield
+        except SchemaDamagedError:
+            self.schema_damaged = True  # the server answers: not an outage
+            raise
         except StoreUnavailableError as exc:
             if "took longer than" not in str(exc):  # a slow query is not an outage
                 self.reason = str(exc)

@@ -37,7 +37,9 @@ from typing import Any
 import psycopg
 
 from openmemd.errors import UnavailableError
+from openmemd.log import get_logger
 
+log = get_logger(__name__)
 SCHEMA = "openmemd"
 SCHEMA_VERSION = 2
 FTS_CONFIG = f"{SCHEMA}.fts"
@@ -138,6 +140,7 @@ def ensure_schema(conn: psycopg.Connection[Any]) -> None:
                     f"this openmemd understands ({SCHEMA_VERSION}); upgrade openmemd (it "
                     "leaves the database untouched)")
             if found == SCHEMA_VERSION:
+                _repair(conn)
                 return
         fresh = exists is None or exists[0] is None
         lexemes = None if fresh else conn.execute(
@@ -156,6 +159,57 @@ def ensure_schema(conn: psycopg.Connection[Any]) -> None:
         conn.execute(f"INSERT INTO {SCHEMA}.meta(key, value) VALUES ('schema_version', %s)"
                      " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                      (str(SCHEMA_VERSION),))
+
+
+# What a current schema has; anything missing (dropped by hand, lost in a partial restore)
+# is created again by `_repair`.
+_TABLES = ("meta", "ns_meta", "ns_stats", "files", "chunks", "embedding_cache", "ns_lexemes",
+           "skipped")
+# (the sample index and the HNSW indexes are upkeep's, built concurrently by `maintain`)
+_INDEXES = ("chunks_ns_path", "chunks_pending", "chunks_fts", "embedding_cache_updated_at")
+# The rows that describe the chunks of every namespace; without `files` or `chunks` the rest
+# no longer match what is stored, so all of it goes and each daemon indexes its Markdown again.
+_CONTENT = ("files", "chunks", "skipped", "ns_stats", "ns_lexemes")
+_FILL_STATS = f"""
+INSERT INTO {SCHEMA}.ns_stats(ns, docs, tokens)
+SELECT ns, count(*), coalesce(sum(doclen), 0) FROM {SCHEMA}.chunks GROUP BY ns
+"""
+
+
+def missing_parts(conn: psycopg.Connection[Any]) -> list[str]:
+    """The tables, indexes and text search configuration of the schema that do not exist."""
+    names = [*_TABLES, *_INDEXES]
+    rows = conn.execute("SELECT n FROM unnest(%s::text[]) n WHERE to_regclass(%s || '.' || n)"
+                        " IS NULL", (names, SCHEMA)).fetchall()
+    cfg = conn.execute("SELECT 1 FROM pg_ts_config c JOIN pg_namespace n ON n.oid ="
+                       " c.cfgnamespace WHERE n.nspname = %s AND c.cfgname = 'fts'",
+                       (SCHEMA,)).fetchone()
+    return [str(r[0]) for r in rows] + ([] if cfg else ["fts"])
+
+
+def _repair(conn: psycopg.Connection[Any]) -> None:
+    """Create again what is missing from a current schema, and make the rest agree with it:
+    the counters are counted again from the chunks; without files or chunks, the content of
+    every namespace is emptied, so each daemon's next sync indexes its Markdown again (the
+    embedding cache, if it is still there, spares the re-embedding)."""
+    missing = missing_parts(conn)
+    if not missing:
+        return
+    if "fts" in missing:  # the same configuration again: the stored tsvectors stay valid
+        conn.execute(f"DROP TEXT SEARCH DICTIONARY IF EXISTS {SCHEMA}.english_all CASCADE")
+        conn.execute(_FTS_DDL)
+    conn.execute(_DDL)
+    conn.execute(BULK_TIMEOUT_SQL)
+    emptied = bool({"files", "chunks"} & set(missing))
+    if emptied:
+        for table in _CONTENT:
+            conn.execute(f"DELETE FROM {SCHEMA}.{table}")
+    else:
+        if "ns_stats" in missing:
+            conn.execute(_FILL_STATS)
+        if "ns_lexemes" in missing:
+            conn.execute(_FILL_LEXEMES)
+    log.warning("store_schema_repaired", missing=missing, content_emptied=emptied)
 
 
 # The HNSW index of one vector size is HNSW_PREFIX + dims; the name carries the build

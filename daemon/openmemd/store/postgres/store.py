@@ -58,10 +58,11 @@ class PgStore:
 
     # -- first use ------------------------------------------------------------------------------
     def _ensure_ready(self) -> None:
-        if self._server:
+        """The schema ensured, once, and again after a statement found part of it gone."""
+        if self._server and not self._outage.schema_damaged:
             return
         with self._ready_lock:
-            if self._server:
+            if self._server and not self._outage.schema_damaged:
                 return
             conn = connect(self.target)
             try:
@@ -73,6 +74,7 @@ class PgStore:
                     self._builds.hnsw.update(schema.hnsw_dims(conn))
             finally:
                 conn.close()
+            self._outage.schema_damaged = False
             self._server = {"server": str(versions[0]) if versions else "",
                             "pgvector": str(versions[1]) if versions else ""}
             log.info("store_ready", backend="postgres", url=self.target.shown,
@@ -89,7 +91,8 @@ class PgStore:
             session = WriterSession(self.target, self.namespace)
             session.connection()  # takes the lock now: a second writer fails here
             self._session = session
-            self._writer = PgWriter(session, self.namespace)
+            self._writer = PgWriter(session, self.namespace, outage=self._outage,
+                                    ready=self._ensure_ready)
         return self._writer
 
     def reader(self) -> PgReader:

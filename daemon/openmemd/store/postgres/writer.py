@@ -13,8 +13,8 @@ schema.HNSW_MIN_VECTORS). Once it exists, every namespace's writes of that size 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 import numpy as np
@@ -30,12 +30,14 @@ from openmemd.store.base import (
 )
 from openmemd.store.meta import meta_to_text
 from openmemd.store.postgres import bulk, fts, reader
+from openmemd.store.postgres.connect import Outage, translated
 from openmemd.store.postgres.schema import SCHEMA
 from openmemd.store.postgres.session import WriterSession
 
 
 class PgWriter:
-    def __init__(self, session: WriterSession, ns: str, *, graph: bool = True) -> None:
+    def __init__(self, session: WriterSession, ns: str, *, graph: bool = True,
+                 outage: Outage | None = None, ready: Callable[[], None] | None = None) -> None:
         """`graph=False` writes vectors without their size (`dims` NULL), which keeps them out
         of the partial HNSW indexes: for a rebuild's staging rows, never searched, which join
         the graph once, when the swap sets their size (store.py), instead of twice."""
@@ -45,6 +47,10 @@ class PgWriter:
         self.rows_written = 0
         self._batch = bulk.Batch()
         self._in_transaction = False
+        # The store's: a damaged schema seen here is noted in `outage` and repaired by `ready`
+        # before the next statement outside a transaction.
+        self._outage = outage
+        self._ready = ready
 
     def _conn(self) -> psycopg.Connection[Any]:
         return self._session.connection()
@@ -69,9 +75,10 @@ class PgWriter:
 
     @contextmanager
     def _translated(self) -> Iterator[None]:
-        from openmemd.store.postgres.connect import translated
-
-        with translated(self._session.target, "writing to"):
+        if self._ready is not None and not self._in_transaction:
+            self._ready()
+        with self._outage.watch() if self._outage else nullcontext(), \
+                translated(self._session.target, "writing to"):
             yield
 
     @contextmanager

@@ -1,0 +1,63 @@
+"""Parts of the schema dropped from under the store (by hand, by a partial restore): the store
+says the index is damaged, creates what is missing, and what is left agrees with it again."""
+
+from __future__ import annotations
+
+import psycopg
+import pytest
+from pg_rows import fill, row, unit
+
+from openmemd.store.base import CandidateFilter, IndexDamagedError
+from openmemd.store.postgres.schema import SCHEMA, missing_parts
+from openmemd.text.tokens import query_terms
+
+TERMS = query_terms("kafka")
+
+
+def _admin(url: str, sql: str) -> list[tuple]:
+    with psycopg.connect(url, autocommit=True) as conn:
+        cur = conn.execute(sql)
+        return cur.fetchall() if cur.description else []
+
+
+def _counts(url: str) -> dict[str, list[tuple]]:
+    return {t: _admin(url, f"SELECT * FROM {SCHEMA}.{t} ORDER BY 1, 2")
+            for t in ("ns_stats", "ns_lexemes")}
+
+
+def test_dropped_counters_are_counted_again_from_the_chunks(pg_store, pg_url):
+    store = pg_store()
+    fill(store, {"a.md": [row("a", "a.md", "kafka consumer lag", unit(1)),
+                          row("b", "a.md", "kafka broker restarts", unit(2))]})
+    before = _counts(pg_url)
+    _admin(pg_url, f"DROP TABLE {SCHEMA}.ns_stats; DROP TABLE {SCHEMA}.ns_lexemes")
+    with pytest.raises(IndexDamagedError, match=r"openmemd schema .* is damaged"):
+        store.reader().keyword_candidates(TERMS, limit=3, where=CandidateFilter())
+    hits = store.reader().keyword_candidates(TERMS, limit=3, where=CandidateFilter())
+    assert {h.id for h in hits} == {"a", "b"}
+    assert _counts(pg_url) == before  # BM25's N, avgdl and n(q) as they were
+    with psycopg.connect(pg_url) as conn:
+        assert missing_parts(conn) == []
+
+
+def test_dropped_chunks_empty_every_namespace_for_a_refill(pg_store, pg_url):
+    # Without its chunks a namespace's file rows would say "indexed, unchanged" for ever: in
+    # every namespace (other daemons share the database) the content goes, so each daemon's
+    # next sync indexes its Markdown again; the embedding cache and identities stay.
+    mine, theirs = pg_store(), pg_store(agent="other")
+    fill(mine, {"a.md": [row("a", "a.md", "kafka consumer lag", unit(1))]})
+    fill(theirs, {"t.md": [row("t", "t.md", "kafka topic", unit(3))]})
+    meta_before = _admin(pg_url, f"SELECT count(*) FROM {SCHEMA}.ns_meta")
+    _admin(pg_url, f"DROP TABLE {SCHEMA}.chunks")
+    w = mine.writer()
+    assert w.load_signatures()  # files is still there: a file row says "a.md, unchanged"
+    with pytest.raises(IndexDamagedError, match="chunks"):
+        w.count_pending_vectors("m")
+    assert w.load_signatures() == {}  # repaired before the next statement: nothing indexed
+    assert theirs.writer().load_signatures() == {}
+    assert _admin(pg_url, f"SELECT count(*) FROM {SCHEMA}.ns_meta") == meta_before
+    fill(mine, {"a.md": [row("a", "a.md", "kafka consumer lag", unit(1))]})
+    hits = mine.reader().keyword_candidates(TERMS, limit=3, where=CandidateFilter())
+    assert [h.id for h in hits] == ["a"]
+    with psycopg.connect(pg_url) as conn:
+        assert missing_parts(conn) == []
