@@ -8,9 +8,12 @@ restarted elsewhere is locked out; a query waiting on a vanished server would ho
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -49,11 +52,19 @@ time.sleep(600)
 """
 
 
+@pytest.fixture
+def server_root() -> Iterator[Path]:
+    # Not under pytest's tmp_path: another pytest run on the machine resets its base folder to
+    # 0700, and the server's own user could then no longer reach its data (as in session_server).
+    root = Path(tempfile.mkdtemp(prefix="omd-pg-"))
+    yield root
+    shutil.rmtree(root, ignore_errors=True)
+
+
 def test_the_lock_of_a_writer_whose_host_vanished_is_free_again_in_seconds(
-        tmp_path: Path) -> None:
+        server_root: Path) -> None:
     with netns.other_host() as host:
-        (tmp_path / "pg").mkdir()
-        server = PgServer(tmp_path / "pg", listen=("127.0.0.1", host.here))
+        server = PgServer(server_root, listen=("127.0.0.1", host.here))
         server.init()
         server.trust(host.network)
         server.start()
@@ -84,10 +95,9 @@ def test_the_lock_of_a_writer_whose_host_vanished_is_free_again_in_seconds(
             server.stop()
 
 
-def test_a_query_waiting_on_a_server_that_vanished_fails_in_seconds(tmp_path: Path) -> None:
+def test_a_query_waiting_on_a_server_that_vanished_fails_in_seconds(server_root: Path) -> None:
     with netns.other_host() as host:
-        (tmp_path / "pg").mkdir()
-        server = PgServer(tmp_path / "pg", listen=(host.address,), netns=host.name)
+        server = PgServer(server_root, listen=(host.address,), netns=host.name)
         server.init()
         server.trust(host.network)
         server.start()
