@@ -44,11 +44,12 @@ def test_dropped_chunks_empty_every_namespace_for_a_refill(pg_store, pg_url):
     # Without its chunks a namespace's file rows would say "indexed, unchanged" for ever: in
     # every namespace (other daemons share the database) the content goes, so each daemon's
     # next sync indexes its Markdown again; the embedding cache and identities stay.
+    # Its `meta` table goes too: without a version row, parts of a schema are still damage.
     mine, theirs = pg_store(), pg_store(agent="other")
     fill(mine, {"a.md": [row("a", "a.md", "kafka consumer lag", unit(1))]})
     fill(theirs, {"t.md": [row("t", "t.md", "kafka topic", unit(3))]})
     meta_before = _admin(pg_url, f"SELECT count(*) FROM {SCHEMA}.ns_meta")
-    _admin(pg_url, f"DROP TABLE {SCHEMA}.chunks")
+    _admin(pg_url, f"DROP TABLE {SCHEMA}.chunks; DROP TABLE {SCHEMA}.meta")
     w = mine.writer()
     assert w.load_signatures()  # files is still there: a file row says "a.md, unchanged"
     with pytest.raises(IndexDamagedError, match="chunks"):
@@ -59,5 +60,18 @@ def test_dropped_chunks_empty_every_namespace_for_a_refill(pg_store, pg_url):
     fill(mine, {"a.md": [row("a", "a.md", "kafka consumer lag", unit(1))]})
     hits = mine.reader().keyword_candidates(TERMS, limit=3, where=CandidateFilter())
     assert [h.id for h in hits] == ["a"]
+    with psycopg.connect(pg_url) as conn:
+        assert missing_parts(conn) == []
+
+
+def test_a_restart_repairs_what_was_dropped_while_no_daemon_ran(pg_store, pg_url):
+    store = pg_store()
+    fill(store, {"a.md": [row("a", "a.md", "kafka consumer lag", unit(1))]})
+    store.close()
+    _admin(pg_url, f"DROP INDEX {SCHEMA}.chunks_fts; DROP TABLE {SCHEMA}.skipped;"
+                   f" DROP TEXT SEARCH CONFIGURATION {SCHEMA}.fts")
+    again = pg_store()  # a new process: its first use ensures the schema
+    hits = again.reader().keyword_candidates(TERMS, limit=3, where=CandidateFilter())
+    assert [h.id for h in hits] == ["a"]  # nothing emptied: the chunks were all there
     with psycopg.connect(pg_url) as conn:
         assert missing_parts(conn) == []

@@ -143,6 +143,11 @@ def ensure_schema(conn: psycopg.Connection[Any]) -> None:
                 _repair(conn)
                 return
         fresh = exists is None or exists[0] is None
+        if fresh and len(missing_parts(conn)) < len(_TABLES) + len(_INDEXES) + 1:
+            # no version row, yet parts of a schema: a damaged one (every version had `meta`)
+            _repair(conn)
+            _set_version(conn)
+            return
         lexemes = None if fresh else conn.execute(
             "SELECT to_regclass(%s)", (f"{SCHEMA}.ns_lexemes",)).fetchone()
         had_lexemes = lexemes is not None and lexemes[0] is not None
@@ -156,9 +161,13 @@ def ensure_schema(conn: psycopg.Connection[Any]) -> None:
             " WHERE n.nspname = %s AND c.cfgname = 'fts'", (SCHEMA,)).fetchone()
         if has_cfg is None:
             conn.execute(_FTS_DDL)
-        conn.execute(f"INSERT INTO {SCHEMA}.meta(key, value) VALUES ('schema_version', %s)"
-                     " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                     (str(SCHEMA_VERSION),))
+        _set_version(conn)
+
+
+def _set_version(conn: psycopg.Connection[Any]) -> None:
+    conn.execute(f"INSERT INTO {SCHEMA}.meta(key, value) VALUES ('schema_version', %s)"
+                 " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                 (str(SCHEMA_VERSION),))
 
 
 # What a current schema has; anything missing (dropped by hand, lost in a partial restore)
