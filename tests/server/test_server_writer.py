@@ -273,6 +273,33 @@ def test_a_batch_that_succeeds_does_not_cancel_the_retry_of_an_earlier_failure(
     assert ix.last_reconcile["reasons"][0].startswith("retry: reconcile failed: server gone")
 
 
+def test_an_outage_is_logged_in_full_once_per_kind_of_failure(
+        setup: tuple[FakeIndex, IndexWriter]) -> None:
+    # While the store is down every change fails its batch and then the reconcile after it:
+    # two messages taking turns, each logged with its traceback once, repeats at debug level.
+    import io
+    import logging
+
+    from openmemd.log import configure_logging
+
+    index, ix = setup
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    out = io.StringIO()
+    configure_logging(force_format="json", stream=out)
+    try:
+        index.fail_paths = index.fail_sync = True
+        for i in range(3):
+            ix.submit([Change("a.md", False)])
+            assert wait_for(lambda n=2 * i + 1: ("sync", False) in index.calls[n:]), index.calls
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
+    lines = out.getvalue().splitlines()
+    assert sum('"indexer_batch_failed"' in line for line in lines) == 1, lines
+    assert sum('"indexer_reconcile_failed"' in line for line in lines) == 1, lines
+
+
 def test_jobs_run_on_the_writer_thread(setup: tuple[FakeIndex, IndexWriter]) -> None:
     index, ix = setup
     names: list[str] = []

@@ -73,6 +73,9 @@ class IndexWriter:
         self.overflows = 0
         self.last_error: str | None = None
         self.last_error_at: float | None = None
+        # The failure last logged in full, per event: during an outage batch and reconcile
+        # failures alternate, and each repeats its own message.
+        self._logged: dict[str, str] = {}
         self.last_reconcile: dict[str, Any] | None = None
         self.last_batch: dict[str, Any] | None = None
         self.reconciles = 0
@@ -251,7 +254,8 @@ class IndexWriter:
     def _failed(self, message: str, event: str, *, later: bool = True, **kw: Any) -> None:
         """Record a failure, log it (the whole story once, repeats at debug level) and
         schedule a retry."""
-        repeat = message == self.last_error
+        repeat = self._logged.get(event) == message
+        self._logged[event] = message
         self._error(message)
         if later:
             self._retry_later(message)
@@ -309,6 +313,7 @@ class IndexWriter:
         data = report.to_dict()
         self.reconciles += 1
         self.last_error = None
+        self._logged.clear()
         self.last_reconcile = {"at": iso(started), "seconds": round(time.time() - started, 3),
                                "reasons": reasons, "force": force, "report": data}
         log.info("indexer_reconciled", agent=self._name, reasons=reasons,
@@ -349,6 +354,7 @@ class IndexWriter:
             return
         self._after_write(whole=False)
         self.last_error = None
+        self._logged.clear()
         self.last_batch = {"at": iso(started), "seconds": round(time.time() - started, 3),
                            "paths": len(batch), "report": report.to_dict()}
         log.info("indexer_batch", agent=self._name, paths=batch[:10], count=len(batch),
