@@ -291,7 +291,12 @@ def test_an_outage_is_logged_in_full_once_per_kind_of_failure(
         index.fail_paths = index.fail_sync = True
         for i in range(3):
             ix.submit([Change("a.md", False)])
-            assert wait_for(lambda n=2 * i + 1: ("sync", False) in index.calls[n:]), index.calls
+            after = 2 * i + 1  # the batch that just failed; its reconcile comes next
+
+            def reconciled(after: int = after) -> bool:
+                return ("sync", False) in index.calls[after:]
+
+            assert wait_for(reconciled), index.calls
     finally:
         root.handlers[:] = handlers
         root.setLevel(level)
