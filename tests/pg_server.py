@@ -155,10 +155,27 @@ class PgServer:
 
 
 @contextmanager
-def on_a_small_disk(root: Path, size: str = "24m") -> Iterator[tuple[str, Path]]:
+def private_root() -> Iterator[Path]:
+    """A folder for a private server, removed after. Not under pytest's tmp_path: a second
+    pytest run on the machine resets that base folder to 0700, and the server's own user
+    (under root) could then no longer reach its data."""
+    root = Path(tempfile.mkdtemp(prefix="omd-pg-"))
+    try:
+        yield root
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@contextmanager
+def on_a_small_disk(size: str = "24m") -> Iterator[tuple[str, Path]]:
     """A private server (a tablespace gone wrong must not touch the shared one) whose database
     `on_small` lives in a tablespace on a tmpfs of `size` (a full disk, for real); yields
     (its URL, the tablespace directory). Skips the test where no tmpfs can be mounted."""
+    with private_root() as root:
+        yield from _on_a_small_disk(root, size)
+
+
+def _on_a_small_disk(root: Path, size: str) -> Iterator[tuple[str, Path]]:
     import pytest
 
     from helpers import mount_tmpfs
@@ -187,16 +204,15 @@ def on_a_small_disk(root: Path, size: str = "24m") -> Iterator[tuple[str, Path]]
 
 @contextmanager
 def session_server() -> Iterator[PgServer]:
-    root = Path(tempfile.mkdtemp(prefix="omd-pg-"))
-    server = PgServer(root)
-    try:
-        server.init()
-        server.start()
-        yield server
-    finally:
-        if server.running():
-            try:
-                server.stop()
-            except Exception:
-                pass
-        shutil.rmtree(root, ignore_errors=True)
+    with private_root() as root:
+        server = PgServer(root)
+        try:
+            server.init()
+            server.start()
+            yield server
+        finally:
+            if server.running():
+                try:
+                    server.stop()
+                except Exception:
+                    pass

@@ -20,8 +20,8 @@ FULL = "out of disk space"
 
 
 @pytest.fixture
-def server_on_a_small_disk(tmp_path):
-    with on_a_small_disk(tmp_path) as url_and_space:
+def server_on_a_small_disk():
+    with on_a_small_disk() as url_and_space:
         yield url_and_space
 
 

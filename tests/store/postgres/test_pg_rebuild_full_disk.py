@@ -32,8 +32,7 @@ def notes() -> dict[str, str]:
 
 
 def test_a_rebuild_whose_swap_meets_a_full_disk_keeps_the_old_index(tmp_path, workspace):
-    (tmp_path / "disk").mkdir()
-    with on_a_small_disk(tmp_path / "disk") as (url, space):
+    with on_a_small_disk() as (url, space):
         for rel, text in notes().items():
             (workspace / rel).parent.mkdir(parents=True, exist_ok=True)
             (workspace / rel).write_text(text, encoding="utf-8")

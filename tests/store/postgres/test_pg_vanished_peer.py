@@ -8,10 +8,8 @@ restarted elsewhere is locked out; a query waiting on a vanished server would ho
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,7 +30,7 @@ from openmemd.store.postgres.connect import (
     translated,
 )
 from openmemd.store.postgres.session import WriterSession
-from pg_server import PgServer
+from pg_server import PgServer, private_root
 
 pytestmark = pytest.mark.skipif(netns.unavailable() is not None,
                                 reason=netns.unavailable() or "")
@@ -54,11 +52,8 @@ time.sleep(600)
 
 @pytest.fixture
 def server_root() -> Iterator[Path]:
-    # Not under pytest's tmp_path: another pytest run on the machine resets its base folder to
-    # 0700, and the server's own user could then no longer reach its data (as in session_server).
-    root = Path(tempfile.mkdtemp(prefix="omd-pg-"))
-    yield root
-    shutil.rmtree(root, ignore_errors=True)
+    with private_root() as root:
+        yield root
 
 
 def test_the_lock_of_a_writer_whose_host_vanished_is_free_again_in_seconds(
