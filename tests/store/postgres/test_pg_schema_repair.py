@@ -75,3 +75,19 @@ def test_a_restart_repairs_what_was_dropped_while_no_daemon_ran(pg_store, pg_url
     assert [h.id for h in hits] == ["a"]  # nothing emptied: the chunks were all there
     with psycopg.connect(pg_url) as conn:
         assert missing_parts(conn) == []
+
+
+def test_pgvector_dropped_and_created_again_leaves_the_vectors_to_embed_again(pg_store, pg_url):
+    store = pg_store()
+    fill(store, {"a.md": [row("a", "a.md", "kafka consumer lag", unit(1))]})
+    assert store.writer().count_pending_vectors("m") == 0
+    _admin(pg_url, "DROP EXTENSION vector CASCADE")  # takes the vector columns with it
+    with pytest.raises(IndexDamagedError):
+        store.reader().vector_candidates(unit(1), limit=3, where=CandidateFilter())
+    hits = store.reader().keyword_candidates(TERMS, limit=3, where=CandidateFilter())
+    assert [h.id for h in hits] == ["a"]
+    w = store.writer()
+    assert w.count_pending_vectors("m") == 1  # its vector went with the column
+    w.set_vectors([("a", unit(1))])
+    assert [h.id for h in store.reader().vector_candidates(unit(1), limit=3,
+                                                           where=CandidateFilter())] == ["a"]

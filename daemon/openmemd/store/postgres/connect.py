@@ -119,7 +119,13 @@ def configure_session(conn: psycopg.Connection[Any]) -> None:
     """Per-connection settings for readers: the vector type adapter and HNSW recall."""
     from pgvector.psycopg import register_vector
 
-    register_vector(conn)
+    try:
+        register_vector(conn)
+    except psycopg.ProgrammingError:
+        # pgvector is gone from the database (dropped, a partial restore): keyword searches
+        # still work, and the first vector statement reports the damage, which has the store
+        # create it again (and these connections made again with its new types)
+        pass
     conn.execute(f"SET hnsw.ef_search = {HNSW_EF_SEARCH}")
     conn.execute("SET hnsw.iterative_scan = strict_order")
 
@@ -146,6 +152,13 @@ def translated(target: Target, doing: str) -> Iterator[None]:
         raise SchemaDamagedError(
             f"the openmemd schema at {target.shown} is damaged ({doing} it: "
             f"{target.scrub(_first_line(exc))})") from None
+    except psycopg.ProgrammingError as exc:
+        if "cannot adapt type" not in str(exc):
+            raise
+        # psycopg's own refusal: this connection has no vector type (configure_session found
+        # pgvector gone), so the schema is what is damaged
+        raise SchemaDamagedError(f"the openmemd schema at {target.shown} is damaged ({doing} "
+                                 "it: pgvector's vector type is missing)") from None
     except pg_errors.DiskFull as exc:
         raise DiskFullError(f"PostgreSQL at {target.shown} is out of disk space: "
                             f"{target.scrub(_first_line(exc))}") from None

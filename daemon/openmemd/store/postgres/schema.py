@@ -129,39 +129,43 @@ def ensure_schema(conn: psycopg.Connection[Any]) -> None:
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (_DDL_LOCK,))
         conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
-        exists = conn.execute("SELECT to_regclass(%s)", (f"{SCHEMA}.meta",)).fetchone()
-        if exists and exists[0] is not None:
-            row = conn.execute(f"SELECT value FROM {SCHEMA}.meta WHERE key = 'schema_version'"
-                               ).fetchone()
-            found = int(row[0]) if row else 0
-            if found > SCHEMA_VERSION:
-                raise SchemaTooNewError(
-                    f"the openmemd schema in this database is version {found}, newer than "
-                    f"this openmemd understands ({SCHEMA_VERSION}); upgrade openmemd (it "
-                    "leaves the database untouched)")
-            if found == SCHEMA_VERSION:
-                _repair(conn)
-                return
-        fresh = exists is None or exists[0] is None
-        if fresh and len(missing_parts(conn)) < len(_TABLES) + len(_INDEXES) + 1:
-            # no version row, yet parts of a schema: a damaged one (every version had `meta`)
+        _ensure_tables(conn)
+
+
+def _ensure_tables(conn: psycopg.Connection[Any]) -> None:
+    exists = conn.execute("SELECT to_regclass(%s)", (f"{SCHEMA}.meta",)).fetchone()
+    if exists and exists[0] is not None:
+        row = conn.execute(f"SELECT value FROM {SCHEMA}.meta WHERE key = 'schema_version'"
+                           ).fetchone()
+        found = int(row[0]) if row else 0
+        if found > SCHEMA_VERSION:
+            raise SchemaTooNewError(
+                f"the openmemd schema in this database is version {found}, newer than "
+                f"this openmemd understands ({SCHEMA_VERSION}); upgrade openmemd (it "
+                "leaves the database untouched)")
+        if found == SCHEMA_VERSION:
             _repair(conn)
-            _set_version(conn)
             return
-        lexemes = None if fresh else conn.execute(
-            "SELECT to_regclass(%s)", (f"{SCHEMA}.ns_lexemes",)).fetchone()
-        had_lexemes = lexemes is not None and lexemes[0] is not None
-        conn.execute(_DDL)
-        if not fresh and not had_lexemes:
-            # version 1 -> 2: the lexeme counts of the chunks already stored, in one pass
-            conn.execute(BULK_TIMEOUT_SQL)
-            conn.execute(_FILL_LEXEMES)
-        has_cfg = conn.execute(
-            "SELECT 1 FROM pg_ts_config c JOIN pg_namespace n ON n.oid = c.cfgnamespace"
-            " WHERE n.nspname = %s AND c.cfgname = 'fts'", (SCHEMA,)).fetchone()
-        if has_cfg is None:
-            conn.execute(_FTS_DDL)
+    fresh = exists is None or exists[0] is None
+    if fresh and len(missing_parts(conn)) < len(_TABLES) + len(_INDEXES) + 1:
+        # no version row, yet parts of a schema: a damaged one (every version had `meta`)
+        _repair(conn)
         _set_version(conn)
+        return
+    lexemes = None if fresh else conn.execute(
+        "SELECT to_regclass(%s)", (f"{SCHEMA}.ns_lexemes",)).fetchone()
+    had_lexemes = lexemes is not None and lexemes[0] is not None
+    conn.execute(_DDL)
+    if not fresh and not had_lexemes:
+        # version 1 -> 2: the lexeme counts of the chunks already stored, in one pass
+        conn.execute(BULK_TIMEOUT_SQL)
+        conn.execute(_FILL_LEXEMES)
+    has_cfg = conn.execute(
+        "SELECT 1 FROM pg_ts_config c JOIN pg_namespace n ON n.oid = c.cfgnamespace"
+        " WHERE n.nspname = %s AND c.cfgname = 'fts'", (SCHEMA,)).fetchone()
+    if has_cfg is None:
+        conn.execute(_FTS_DDL)
+    _set_version(conn)
 
 
 def _set_version(conn: psycopg.Connection[Any]) -> None:
@@ -179,6 +183,7 @@ _INDEXES = ("chunks_ns_path", "chunks_pending", "chunks_fts", "embedding_cache_u
 # The rows that describe the chunks of every namespace; without `files` or `chunks` the rest
 # no longer match what is stored, so all of it goes and each daemon indexes its Markdown again.
 _CONTENT = ("files", "chunks", "skipped", "ns_stats", "ns_lexemes")
+_VECTOR_TABLES = ("chunks", "embedding_cache")
 _FILL_STATS = f"""
 INSERT INTO {SCHEMA}.ns_stats(ns, docs, tokens)
 SELECT ns, count(*), coalesce(sum(doclen), 0) FROM {SCHEMA}.chunks GROUP BY ns
@@ -186,14 +191,20 @@ SELECT ns, count(*), coalesce(sum(doclen), 0) FROM {SCHEMA}.chunks GROUP BY ns
 
 
 def missing_parts(conn: psycopg.Connection[Any]) -> list[str]:
-    """The tables, indexes and text search configuration of the schema that do not exist."""
+    """The tables, indexes, vector columns (gone with `DROP EXTENSION vector CASCADE`) and
+    text search configuration of the schema that do not exist."""
     names = [*_TABLES, *_INDEXES]
     rows = conn.execute("SELECT n FROM unnest(%s::text[]) n WHERE to_regclass(%s || '.' || n)"
                         " IS NULL", (names, SCHEMA)).fetchall()
+    columns = conn.execute(
+        "SELECT t || '.embedding' FROM unnest(%s::text[]) t WHERE to_regclass(%s || '.' || t)"
+        " IS NOT NULL AND NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass("
+        "%s || '.' || t) AND attname = 'embedding' AND NOT attisdropped)",
+        (list(_VECTOR_TABLES), SCHEMA, SCHEMA)).fetchall()
     cfg = conn.execute("SELECT 1 FROM pg_ts_config c JOIN pg_namespace n ON n.oid ="
                        " c.cfgnamespace WHERE n.nspname = %s AND c.cfgname = 'fts'",
                        (SCHEMA,)).fetchone()
-    return [str(r[0]) for r in rows] + ([] if cfg else ["fts"])
+    return [str(r[0]) for r in rows] + [str(r[0]) for r in columns] + ([] if cfg else ["fts"])
 
 
 def _repair(conn: psycopg.Connection[Any]) -> None:
@@ -204,6 +215,12 @@ def _repair(conn: psycopg.Connection[Any]) -> None:
     missing = missing_parts(conn)
     if not missing:
         return
+    if "chunks.embedding" in missing:  # the vectors went with it: all wait to be embedded
+        conn.execute(f"ALTER TABLE {SCHEMA}.chunks ADD COLUMN embedding vector")
+        conn.execute(f"UPDATE {SCHEMA}.chunks SET dims = NULL")
+    if "embedding_cache.embedding" in missing:  # entries without their vector are nothing
+        conn.execute(f"DELETE FROM {SCHEMA}.embedding_cache")
+        conn.execute(f"ALTER TABLE {SCHEMA}.embedding_cache ADD COLUMN embedding vector NOT NULL")
     if "fts" in missing:  # the same configuration again: the stored tsvectors stay valid
         conn.execute(f"DROP TEXT SEARCH DICTIONARY IF EXISTS {SCHEMA}.english_all CASCADE")
         conn.execute(_FTS_DDL)

@@ -75,6 +75,10 @@ class PgStore:
             finally:
                 conn.close()
             self._outage.schema_damaged = False
+            if self._server:  # repaired: pgvector may have been made again, with new types
+                self._pool.drain()  # that connections made before do not know
+                if self._session is not None:
+                    self._session.close()  # reconnects (and locks again) at its next statement
             self._server = {"server": str(versions[0]) if versions else "",
                             "pgvector": str(versions[1]) if versions else ""}
             log.info("store_ready", backend="postgres", url=self.target.shown,
