@@ -12,7 +12,7 @@ import psycopg
 import pytest
 from pg_rows import fill, row, unit
 
-from openmemd.store.base import CandidateFilter
+from openmemd.store.base import CandidateFilter, IndexDamagedError
 from openmemd.store.postgres import schema
 
 HNSW = f"openmemd.{schema.HNSW_PREFIX}8"
@@ -55,6 +55,26 @@ def test_an_hnsw_index_a_killed_build_left_invalid_is_rebuilt_on_the_next_start(
     with restarted._pool.connection() as conn:
         rebuilt = index_state(conn)
     assert rebuilt is not None and rebuilt[1] is True and rebuilt[0] != killed[0]
+
+
+def test_an_hnsw_index_lost_with_pgvector_is_built_again_without_a_restart(pg_store, pg_url):
+    store = pg_store()
+    fill(store, notes(40))
+    store.maintain()
+    assert store.wait_for_builds(60)
+    with psycopg.connect(pg_url, autocommit=True) as admin:
+        admin.execute("DROP EXTENSION vector CASCADE")  # the graph goes with the columns
+    with pytest.raises(IndexDamagedError):
+        store.writer().pending_vectors("m", 100)
+    pending = store.writer().pending_vectors("m", 100)  # repaired: every vector to embed
+    store.writer().set_vectors([(p.id, unit(i)) for i, p in enumerate(pending)])
+    store.maintain()  # once known to exist, the index was never looked for again
+    assert store.wait_for_builds(60)
+    with store._pool.connection() as conn:
+        state = index_state(conn)
+    assert state is not None and state[1] is True
+    hits = store.reader().vector_candidates(unit(0), limit=3, where=CandidateFilter())
+    assert len(hits) == 3
 
 
 @contextmanager

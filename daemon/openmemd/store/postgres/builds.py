@@ -42,6 +42,13 @@ class IndexBuilds:
         # built elsewhere): only then may upkeep wait for new rows before looking again.
         self.settled = False
 
+    def known(self, hnsw: set[int]) -> None:
+        """What exists now, after the schema was ensured (again, after a repair that may have
+        lost indexes): the next upkeep looks for everything missing."""
+        self.hnsw = hnsw
+        self.sample_index = False
+        self.settled = False
+
     def start(self) -> None:
         """Build what is missing, unless a build is under way (the next call looks again)."""
         with self._lock:

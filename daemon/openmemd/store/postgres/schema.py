@@ -215,6 +215,7 @@ def _repair(conn: psycopg.Connection[Any]) -> None:
     missing = missing_parts(conn)
     if not missing:
         return
+    conn.execute(BULK_TIMEOUT_SQL)  # whole-table statements
     if "chunks.embedding" in missing:  # the vectors went with it: all wait to be embedded
         conn.execute(f"ALTER TABLE {SCHEMA}.chunks ADD COLUMN embedding vector")
         conn.execute(f"UPDATE {SCHEMA}.chunks SET dims = NULL")
@@ -225,7 +226,6 @@ def _repair(conn: psycopg.Connection[Any]) -> None:
         conn.execute(f"DROP TEXT SEARCH DICTIONARY IF EXISTS {SCHEMA}.english_all CASCADE")
         conn.execute(_FTS_DDL)
     conn.execute(_DDL)
-    conn.execute(BULK_TIMEOUT_SQL)
     emptied = bool({"files", "chunks"} & set(missing))
     if emptied:
         for table in _CONTENT:

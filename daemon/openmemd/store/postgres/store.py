@@ -71,7 +71,7 @@ class PgStore:
                     versions = conn.execute(
                         "SELECT current_setting('server_version'), (SELECT extversion FROM"
                         " pg_extension WHERE extname = 'vector')").fetchone()
-                    self._builds.hnsw.update(schema.hnsw_dims(conn))
+                    self._builds.known(schema.hnsw_dims(conn))
             finally:
                 conn.close()
             self._outage.schema_damaged = False
