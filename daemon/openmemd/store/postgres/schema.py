@@ -160,10 +160,7 @@ def _ensure_tables(conn: psycopg.Connection[Any]) -> None:
         # version 1 -> 2: the lexeme counts of the chunks already stored, in one pass
         conn.execute(BULK_TIMEOUT_SQL)
         conn.execute(_FILL_LEXEMES)
-    has_cfg = conn.execute(
-        "SELECT 1 FROM pg_ts_config c JOIN pg_namespace n ON n.oid = c.cfgnamespace"
-        " WHERE n.nspname = %s AND c.cfgname = 'fts'", (SCHEMA,)).fetchone()
-    if has_cfg is None:
+    if not _has_fts_config(conn):
         conn.execute(_FTS_DDL)
     _set_version(conn)
 
@@ -201,10 +198,14 @@ def missing_parts(conn: psycopg.Connection[Any]) -> list[str]:
         " IS NOT NULL AND NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass("
         "%s || '.' || t) AND attname = 'embedding' AND NOT attisdropped)",
         (list(_VECTOR_TABLES), SCHEMA, SCHEMA)).fetchall()
-    cfg = conn.execute("SELECT 1 FROM pg_ts_config c JOIN pg_namespace n ON n.oid ="
-                       " c.cfgnamespace WHERE n.nspname = %s AND c.cfgname = 'fts'",
-                       (SCHEMA,)).fetchone()
-    return [str(r[0]) for r in rows] + [str(r[0]) for r in columns] + ([] if cfg else ["fts"])
+    fts = [] if _has_fts_config(conn) else ["fts"]
+    return [str(r[0]) for r in rows] + [str(r[0]) for r in columns] + fts
+
+
+def _has_fts_config(conn: psycopg.Connection[Any]) -> bool:
+    return conn.execute("SELECT 1 FROM pg_ts_config c JOIN pg_namespace n ON n.oid ="
+                        " c.cfgnamespace WHERE n.nspname = %s AND c.cfgname = 'fts'",
+                        (SCHEMA,)).fetchone() is not None
 
 
 def _repair(conn: psycopg.Connection[Any]) -> None:
