@@ -310,15 +310,13 @@ class MemoryIndex(SelfHealing, DreamingAccess):
         try:
             self._ensure_built()
             self.sync_paths([note.path])
+            return {**note.to_dict(), "indexed": True}
         except IndexLockedError:
             # another process writes the index (a daemon indexes the note from its watcher)
-            return {**note.to_dict(), "indexed": False,
-                    "indexError": "another openmemd process writes this index; it indexes "
-                                  "the note"}
+            why = "another openmemd process writes this index; it indexes the note"
         except Exception as exc:  # the caller shows the reason (the CLI, the MCP reply)
-            return {**note.to_dict(), "indexed": False,
-                    "indexError": f"{exc}; the next sync or search indexes it"}
-        return {**note.to_dict(), "indexed": True}
+            why = f"{exc}; the next sync or search indexes it"
+        return {**note.to_dict(), "indexed": False, "indexError": why}
 
     def is_indexed_path(self, rel_path: str) -> bool:
         return classify(self.scope, rel_path) is not None
