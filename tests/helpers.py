@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import io
+import logging
 import os
 import shutil
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -44,3 +47,20 @@ def fill_filesystem(path: Path) -> None:
                 pass
     finally:
         os.close(fd)
+
+
+@contextmanager
+def logged(fmt: str = "json") -> Iterator[io.StringIO]:
+    """openmemd's logging set up as `fmt` on a string buffer (yielded), the root logger's
+    handlers and level as they were afterwards."""
+    from openmemd.log import configure_logging
+
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    out = io.StringIO()
+    configure_logging(force_format=fmt, stream=out)
+    try:
+        yield out
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)

@@ -2,28 +2,15 @@
 
 from __future__ import annotations
 
-import io
 import json
-import logging
-from collections.abc import Iterator
 
-import pytest
-
+from helpers import logged
 from openmemd.config import EmbeddingSettings, StoreSettings
-from openmemd.log import configure_logging, get_logger
+from openmemd.log import get_logger
 from openmemd.store.postgres.connect import Target
 
 PASSWORD = "s3cr3t-pw"
 URL = f"postgresql://alice:{PASSWORD}@db.example:5432/memory"
-
-
-@pytest.fixture(autouse=True)
-def _root_logger_restored() -> Iterator[None]:
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    yield
-    root.handlers[:] = handlers
-    root.setLevel(level)
 
 
 def _fails_holding_secrets(target: Target, store: StoreSettings,
@@ -33,13 +20,12 @@ def _fails_holding_secrets(target: Target, store: StoreSettings,
 
 
 def _log_the_failure(fmt: str) -> str:
-    out = io.StringIO()
-    configure_logging(force_format=fmt, stream=out)
-    try:
-        _fails_holding_secrets(Target(URL, 1000), StoreSettings(backend="postgres", url=URL),
-                               EmbeddingSettings(api_key=PASSWORD))
-    except RuntimeError:
-        get_logger("openmemd.test").exception("index_failed")
+    with logged(fmt) as out:
+        try:
+            _fails_holding_secrets(Target(URL, 1000), StoreSettings(backend="postgres", url=URL),
+                                   EmbeddingSettings(api_key=PASSWORD))
+        except RuntimeError:
+            get_logger("openmemd.test").exception("index_failed")
     return out.getvalue()
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from helpers import wait_for
+from helpers import logged, wait_for
 from openmemd.config import Settings
 from openmemd.errors import NotFoundError, UnavailableError
 from openmemd.server.served_index import Progress, ServedIndex
@@ -277,17 +277,8 @@ def test_an_outage_is_logged_in_full_once_per_kind_of_failure(
         setup: tuple[FakeIndex, IndexWriter]) -> None:
     # While the store is down every change fails its batch and then the reconcile after it:
     # two messages taking turns, each logged with its traceback once, repeats at debug level.
-    import io
-    import logging
-
-    from openmemd.log import configure_logging
-
     index, ix = setup
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    out = io.StringIO()
-    configure_logging(force_format="json", stream=out)
-    try:
+    with logged() as out:
         index.fail_paths = index.fail_sync = True
         for i in range(3):
             ix.submit([Change("a.md", False)])
@@ -297,9 +288,6 @@ def test_an_outage_is_logged_in_full_once_per_kind_of_failure(
                 return ("sync", False) in index.calls[after:]
 
             assert wait_for(reconciled), index.calls
-    finally:
-        root.handlers[:] = handlers
-        root.setLevel(level)
     lines = out.getvalue().splitlines()
     assert sum('"indexer_batch_failed"' in line for line in lines) == 1, lines
     assert sum('"indexer_reconcile_failed"' in line for line in lines) == 1, lines
