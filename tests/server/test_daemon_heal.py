@@ -44,13 +44,20 @@ def start_with_notes(d: Daemon) -> None:
         (d.workspace / "memory" / f"day-{i}.md").write_text(f"Day {i}: notes about item{i}.\n" * 30)
     d.start()
     assert wait_for(finds(d, "pelican", "MEMORY.md", []), 60), d.stop_and_logs()
-    assert wait_for(lambda: agent_status(d)["files"]["indexed"] == 21, 30)
+    assert wait_for(lambda: settled(agent_status(d)), 60), agent_status(d)
     # As after the daemon's periodic checkpoint: the rows are in the main file, not the WAL.
+    # The daemon may still be reading or writing (upkeep, a status count) for a moment on a
+    # busy machine, so the checkpoint is tried until it completes (busy = 0).
     conn, _ = db.connect(index_path(d))
     try:
-        assert conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0] == 0
+        assert wait_for(
+            lambda: conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0] == 0, 30)
     finally:
         conn.close()
+
+
+def settled(status: dict) -> bool:
+    return bool(status["files"]["indexed"] == 21 and status["pendingVectors"] == 0)
 
 
 def delete(path: Path) -> None:
