@@ -55,8 +55,12 @@ def test_a_rebuild_whose_swap_meets_a_full_disk_keeps_the_old_index(tmp_path, wo
         assert rows(admin, NS) == before  # the swap rolled back: the old index, row for row
         assert rows(admin, NS + STAGING_SUFFIX) == EMPTY  # and the rebuild's rows are gone
         # A search without a daemon first catches the index up with a new note; with no space
-        # for it, it says so and searches what is stored.
-        (workspace / "memory" / "2026-11-29.md").write_text("The heron left on Sunday.\n")
+        # for it, it says so and searches what is stored. (The note is larger than a page: a
+        # row or two can still find room in the table's last page.)
+        words = " ".join(notes().values()).split()
+        heron = "The heron left on Sunday.\n" + "".join(
+            f"Heron note {i}: {' '.join(words[i * 40:i * 40 + 40])}\n" for i in range(300))
+        (workspace / "memory" / "2026-11-29.md").write_text(heron)
         search = cli(tmp_path, workspace, url, "search", "kestrel")
         out, err = search.communicate(timeout=120)
         assert search.returncode == 0 and "MEMORY.md" in out, err

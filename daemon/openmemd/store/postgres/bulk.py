@@ -4,10 +4,15 @@ Written one file at a time, a load is bound by round trips (a DELETE, an INSERT 
 stats upsert and a file upsert per file), not by work. So `PgWriter` collects what
 `replace_chunks` and `upsert_file` are given inside a transaction here, and `flush` writes it
 with a handful of statements whatever its size: one DELETE of the replaced paths' old chunks,
-one binary COPY of the new rows into a temporary table, one INSERT ... SELECT computing the
-tsvectors server-side, one upsert of the file rows. The counters that must match the chunks
+one binary COPY of the new rows straight into `chunks`, one upsert of the lexeme counts, one of
+the namespace's totals, one of the file rows. The tsvectors come assembled by the writer from
+what the server's FTS configuration said of each word (tsvectors.py: the server's result, byte
+for byte, at a fraction of its cost), and the counters that must match the chunks
 (`ns_stats`: BM25's N and total length; `ns_lexemes`: n(q) per lexeme) change in the same
-statements as the chunks they count, aggregated over the batch.
+transaction as the chunks they count, aggregated over the batch. At 30k bench chunks this took
+the server's share of a load from ~260 to ~105 us a chunk (measured: server CPU 7.8 -> 3.2 s)
+and the load from ~3,070 to ~4,700 chunks/s of writer time; before, a temporary table and an
+INSERT ... SELECT computing `to_tsvector` did this work in the server's one backend.
 
 A batch's statements run under the bulk timeout (schema.BULK_TIMEOUT), not the query timeout:
 once the database has an HNSW index (any namespace past schema.HNSW_MIN_VECTORS), every row
@@ -16,34 +21,35 @@ one `store copy` batch took 14-24 s: past the 15 s default, and every re-run fai
 A flush is a write of known size, not a query that can run away; the writer's other
 statements keep the query timeout.
 
-The lexemes are counted from `tsvector_to_array` (no positions: half the cost of unnesting the
-tsvector itself). A `ns_lexemes` row that falls to 0 is left in place (readers treat 0 as
-absent): a replaced file mostly brings its words back, and a rebuild or heal starts the
-namespace's rows afresh.
+Deleted chunks' lexemes are counted from `tsvector_to_array` (no positions: half the cost of
+unnesting the tsvector itself). A `ns_lexemes` row that falls to 0 is left in place (readers
+treat 0 as absent): a replaced file mostly brings its words back, and a rebuild or heal starts
+the namespace's rows afresh.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
 import psycopg
 
-from openmemd.store.postgres.schema import BULK_TIMEOUT, FTS_CONFIG, SCHEMA
+from openmemd.store.postgres.schema import BULK_TIMEOUT, SCHEMA
+from openmemd.store.postgres.tsvectors import Lexicon, Tsvector, lexemes_of, server_tsvectors
 
 # Buffered chunk rows that trigger a flush before the transaction ends (bounds memory).
 FLUSH_ROWS = 5000
-_TEMP = "pg_temp.openmemd_load"
-_COLUMNS = ("id", "path", "source", "start_line", "end_line", "hash", "model", "text", "words",
-            "doclen", "embedding", "dims", "updated_at")
-_TYPES = ("text", "text", "text", "int4", "int4", "text", "text", "text", "text", "int4",
-          "vector", "int4", "int8")
-_CREATE_TEMP = ("CREATE TEMP TABLE IF NOT EXISTS openmemd_load ("
-                + ", ".join(f"{c} {t}" for c, t in zip(_COLUMNS, _TYPES, strict=True)) + ")")
-_COPY = f"COPY {_TEMP} ({', '.join(_COLUMNS)}) FROM STDIN (FORMAT BINARY)"
+# A buffered chunk row: the `chunks` columns after `ns`, with the words of its keyword text
+# (fts.prepare) where `fts` and `doclen` go.
+WORDS = 8
+_COLUMNS = ("ns", "id", "path", "source", "start_line", "end_line", "hash", "model", "text",
+            "fts", "doclen", "embedding", "dims", "updated_at")
+_TYPES = ("text", "text", "text", "text", "int4", "int4", "text", "text", "text", "tsvector",
+          "int4", "vector", "int4", "int8")
+_COPY = f"COPY {SCHEMA}.chunks ({', '.join(_COLUMNS)}) FROM STDIN (FORMAT BINARY)"
 
-_STATS_UPSERT = (f"INSERT INTO {SCHEMA}.ns_stats(ns, docs, tokens) SELECT %(ns)s, {{sign}}count(*),"
-                 " {sign}coalesce(sum(doclen), 0) FROM {rows} HAVING count(*) > 0"
+_STATS_UPSERT = (f"INSERT INTO {SCHEMA}.ns_stats(ns, docs, tokens) {{rows}}"
                  " ON CONFLICT (ns) DO UPDATE SET docs = ns_stats.docs + excluded.docs,"
                  " tokens = ns_stats.tokens + excluded.tokens")
 
@@ -56,24 +62,13 @@ lx AS (
   FROM (SELECT u.lexeme, count(*)::integer AS n
         FROM gone, unnest(tsvector_to_array(gone.fts)) u(lexeme) GROUP BY u.lexeme) g
   WHERE l.ns = %(ns)s AND l.lexeme = g.lexeme)
-{_STATS_UPSERT.format(sign="-", rows="gone")}
+{_STATS_UPSERT.format(rows="SELECT %(ns)s, -count(*), -coalesce(sum(doclen), 0) FROM gone"
+                           " HAVING count(*) > 0")}
 """
-
-# The staged rows in, with their tsvectors (openmemd's FTS configuration, see fts.py) and counts.
-_INSERT = f"""
-WITH ins AS (
-  INSERT INTO {SCHEMA}.chunks(ns, id, path, source, start_line, end_line, hash, model, text,
-                              fts, doclen, embedding, dims, updated_at)
-  SELECT %(ns)s, id, path, source, start_line, end_line, hash, model, text,
-         to_tsvector('{FTS_CONFIG}', words), doclen, embedding, dims, updated_at FROM {_TEMP}
-  RETURNING fts, doclen),
-lx AS (
-  INSERT INTO {SCHEMA}.ns_lexemes(ns, lexeme, docs)
-  SELECT %(ns)s, u.lexeme, count(*) FROM ins, unnest(tsvector_to_array(ins.fts)) u(lexeme)
-  GROUP BY u.lexeme
-  ON CONFLICT (ns, lexeme) DO UPDATE SET docs = ns_lexemes.docs + excluded.docs)
-{_STATS_UPSERT.format(sign="", rows="ins")}
-"""
+_LEXEMES_ADD = (f"INSERT INTO {SCHEMA}.ns_lexemes(ns, lexeme, docs)"
+                " SELECT %s, * FROM unnest(%s::text[], %s::int4[])"
+                " ON CONFLICT (ns, lexeme) DO UPDATE SET docs = ns_lexemes.docs + excluded.docs")
+_STATS_ADD = _STATS_UPSERT.format(rows="VALUES (%s, %s, %s)")
 
 _FILES_UPSERT = (
     f"INSERT INTO {SCHEMA}.files(ns, path, source, hash, mtime, size, ctime_ns, ino)"
@@ -105,29 +100,45 @@ class Batch:
         self.rows = 0
 
 
-def flush(conn: psycopg.Connection[Any], ns: str, batch: Batch) -> None:
+def flush(conn: psycopg.Connection[Any], ns: str, batch: Batch, lexicon: Lexicon) -> None:
     """Write `batch` (then empty it). Call inside a transaction: a failure leaves nothing (and
     the rollback undoes the timeout set here too)."""
     previous = conn.execute("SELECT current_setting('statement_timeout'), set_config("
                             "'statement_timeout', %s, true)", (BULK_TIMEOUT,)).fetchone()
-    _write(conn, ns, batch)
+    _write(conn, ns, batch, lexicon)
     if previous is not None:
         conn.execute("SELECT set_config('statement_timeout', %s, true)", (previous[0],))
 
 
-def _write(conn: psycopg.Connection[Any], ns: str, batch: Batch) -> None:
+def _write(conn: psycopg.Connection[Any], ns: str, batch: Batch, lexicon: Lexicon) -> None:
     if batch.chunks:
         conn.execute(DELETE_PATHS, {"ns": ns, "paths": list(batch.chunks)})
     if batch.rows:
-        conn.execute(_CREATE_TEMP)  # per connection; a rolled-back creation is redone here
+        rows = [r for rows in batch.chunks.values() for r in rows]
+        fts, docs = _tsvectors(conn, lexicon, [r[WORDS] for r in rows])
         with conn.cursor().copy(_COPY) as copy:
             copy.set_types(_TYPES)
-            for rows in batch.chunks.values():
-                for r in rows:
-                    copy.write_row(r)
-        conn.execute(_INSERT, {"ns": ns})
-        conn.execute(f"TRUNCATE {_TEMP}")
+            for r, tsv in zip(rows, fts, strict=True):
+                copy.write_row((ns, *r[:WORDS], Tsvector(tsv), len(r[WORDS]), *r[WORDS + 1:]))
+        conn.execute(_LEXEMES_ADD, (ns, list(docs), list(docs.values())))
+        conn.execute(_STATS_ADD, (ns, len(rows), sum(len(r[WORDS]) for r in rows)))
     if batch.files:
         cols = list(zip(*batch.files.values(), strict=True))
         conn.execute(_FILES_UPSERT, (ns, list(batch.files), *map(list, cols)))
     batch.clear()
+
+
+def _tsvectors(conn: psycopg.Connection[Any], lexicon: Lexicon,
+               texts: list[list[str]]) -> tuple[list[bytes], Counter[str]]:
+    """Each text's tsvector (assembled from the words the lexicon knows, else the server's)
+    and how many of them hold each lexeme."""
+    lexicon.learn(conn, (w for words in texts for w in words))
+    made, counts = lexicon.assemble(texts)
+    docs = Counter(counts)
+    left = [i for i, t in enumerate(made) if t is None]
+    if left:
+        for i, tsv in zip(left, server_tsvectors(conn, [" ".join(texts[i]) for i in left]),
+                          strict=True):
+            made[i] = tsv
+            docs.update(set(lexemes_of(tsv)))
+    return [t for t in made if t is not None], docs

@@ -47,12 +47,6 @@ def prepare(text: str) -> list[str]:
     return _WORD.findall(text)
 
 
-def prepared_text(text: str) -> tuple[str, int]:
-    """(text for to_tsvector, token count |D|)."""
-    words = prepare(text)
-    return " ".join(words), len(words)
-
-
 def tsquery_phrase(lexemes: Sequence[str]) -> str | None:
     """A tsquery matching the lexemes side by side (one lexeme: that lexeme)."""
     quoted = ["'" + lx.replace("\\", "\\\\").replace("'", "''") + "'" for lx in lexemes if lx]

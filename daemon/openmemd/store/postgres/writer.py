@@ -33,6 +33,7 @@ from openmemd.store.postgres import bulk, fts, reader
 from openmemd.store.postgres.connect import Outage, translated
 from openmemd.store.postgres.schema import SCHEMA
 from openmemd.store.postgres.session import WriterSession
+from openmemd.store.postgres.tsvectors import Lexicon
 
 
 class PgWriter:
@@ -46,6 +47,7 @@ class PgWriter:
         self._graph = graph
         self.rows_written = 0
         self._batch = bulk.Batch()
+        self._lexicon = Lexicon()
         self._in_transaction = False
         # The store's: a damaged schema seen here is noted in `outage` and repaired by `ready`
         # before the next statement outside a transaction.
@@ -65,11 +67,11 @@ class PgWriter:
             return
         conn = self._conn()
         if self._in_transaction:
-            bulk.flush(conn, self.ns, self._batch)
+            bulk.flush(conn, self.ns, self._batch, self._lexicon)
             return
         try:  # a write outside transaction(): still all or nothing
             with conn.transaction():
-                bulk.flush(conn, self.ns, self._batch)
+                bulk.flush(conn, self.ns, self._batch, self._lexicon)
         finally:
             self._batch.clear()
 
@@ -136,10 +138,10 @@ class PgWriter:
     def replace_chunks(self, path: str, rows: Sequence[ChunkRow]) -> None:
         params = []
         for r in rows:
-            text, doclen = fts.prepared_text(r.fts_text)
             vec = None if r.vector is None else np.asarray(r.vector, dtype=np.float32)
             params.append((r.id, r.path, r.source, r.start_line, r.end_line, r.hash, r.model,
-                           r.text, text, doclen, vec, self._dims(vec), r.updated_at))
+                           r.text, fts.prepare(r.fts_text), vec, self._dims(vec),
+                           r.updated_at))
         self._batch.replace(path, params)
         self.rows_written += len(rows)
         if not self._in_transaction or self._batch.rows >= bulk.FLUSH_ROWS:
