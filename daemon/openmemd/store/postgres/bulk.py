@@ -29,14 +29,17 @@ the namespace's rows afresh.
 
 from __future__ import annotations
 
+import struct
 from collections import Counter
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any
 
+import numpy as np
 import psycopg
 
 from openmemd.store.postgres.schema import BULK_TIMEOUT, SCHEMA
-from openmemd.store.postgres.tsvectors import Lexicon, Tsvector, lexemes_of, server_tsvectors
+from openmemd.store.postgres.tsvectors import Lexicon, lexemes_of, server_tsvectors
 
 # Buffered chunk rows that trigger a flush before the transaction ends (bounds memory).
 FLUSH_ROWS = 5000
@@ -45,8 +48,12 @@ FLUSH_ROWS = 5000
 WORDS = 8
 _COLUMNS = ("ns", "id", "path", "source", "start_line", "end_line", "hash", "model", "text",
             "fts", "doclen", "embedding", "dims", "updated_at")
-_TYPES = ("text", "text", "text", "text", "int4", "int4", "text", "text", "text", "tsvector",
-          "int4", "vector", "int4", "int8")
+# COPY's binary format carries no types: the server reads each field with its column's own
+# receive function. So `fts` and `embedding` go as bytes already in that function's format
+# (tsvectors.py; `_vector_fields`), made for the whole batch at once instead of by an adapter
+# row by row.
+_TYPES = ("text", "text", "text", "text", "int4", "int4", "text", "text", "text", "bytea",
+          "int4", "bytea", "int4", "int8")
 _COPY = f"COPY {SCHEMA}.chunks ({', '.join(_COLUMNS)}) FROM STDIN (FORMAT BINARY)"
 
 _STATS_UPSERT = (f"INSERT INTO {SCHEMA}.ns_stats(ns, docs, tokens) {{rows}}"
@@ -116,10 +123,11 @@ def _write(conn: psycopg.Connection[Any], ns: str, batch: Batch, lexicon: Lexico
     if batch.rows:
         rows = [r for rows in batch.chunks.values() for r in rows]
         fts, docs = _tsvectors(conn, lexicon, [r[WORDS] for r in rows])
+        vectors = _vector_fields([r[WORDS + 1] for r in rows])
         with conn.cursor().copy(_COPY) as copy:
             copy.set_types(_TYPES)
-            for r, tsv in zip(rows, fts, strict=True):
-                copy.write_row((ns, *r[:WORDS], Tsvector(tsv), len(r[WORDS]), *r[WORDS + 1:]))
+            for r, tsv, vec in zip(rows, fts, vectors, strict=True):
+                copy.write_row((ns, *r[:WORDS], tsv, len(r[WORDS]), vec, *r[WORDS + 2:]))
         conn.execute(_LEXEMES_ADD, (ns, list(docs), list(docs.values())))
         conn.execute(_STATS_ADD, (ns, len(rows), sum(len(r[WORDS]) for r in rows)))
     if batch.files:
@@ -132,7 +140,7 @@ def _tsvectors(conn: psycopg.Connection[Any], lexicon: Lexicon,
                texts: list[list[str]]) -> tuple[list[bytes], Counter[str]]:
     """Each text's tsvector (assembled from the words the lexicon knows, else the server's)
     and how many of them hold each lexeme."""
-    lexicon.learn(conn, (w for words in texts for w in words))
+    lexicon.learn(conn, chain.from_iterable(texts))
     made, counts = lexicon.assemble(texts)
     docs = Counter(counts)
     left = [i for i, t in enumerate(made) if t is None]
@@ -142,3 +150,19 @@ def _tsvectors(conn: psycopg.Connection[Any], lexicon: Lexicon,
             made[i] = tsv
             docs.update(set(lexemes_of(tsv)))
     return [t for t in made if t is not None], docs
+
+
+def _vector_fields(vectors: list[np.ndarray | None]) -> list[bytes | None]:
+    """Each vector in pgvector's binary format (`vector_recv`: uint16 dimensions, uint16 0,
+    big-endian float32s), converted a batch of one size at a time."""
+    out: list[bytes | None] = [None] * len(vectors)
+    by_size: dict[int, list[tuple[int, np.ndarray]]] = {}
+    for i, v in enumerate(vectors):
+        if v is not None:
+            by_size.setdefault(int(v.shape[0]), []).append((i, v))
+    for dims, rows in by_size.items():
+        data = np.stack([v for _, v in rows]).astype(">f4").tobytes()
+        head, step = struct.pack(">HH", dims, 0), 4 * dims
+        for k, (i, _) in enumerate(rows):
+            out[i] = head + data[k * step:(k + 1) * step]
+    return out

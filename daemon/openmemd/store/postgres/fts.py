@@ -36,14 +36,17 @@ K1 = 1.2
 B = 0.75
 IDF_FLOOR = 1e-6
 _WORD = re.compile(r"[^\W_]+")
+# every ASCII character but letters and digits, as a space
+_ASCII_SEPARATORS = str.maketrans({chr(i): " " for i in range(128) if not chr(i).isalnum()})
 _MARKS = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]+")
 
 
 def prepare(text: str) -> list[str]:
     """unicode61 with remove_diacritics: lowercased letter/digit runs without accents."""
     text = text.lower()
-    if not text.isascii():
-        text = unicodedata.normalize("NFC", _MARKS.sub("", unicodedata.normalize("NFD", text)))
+    if text.isascii():  # the same runs, at half the cost of the regular expression
+        return text.translate(_ASCII_SEPARATORS).split()
+    text = unicodedata.normalize("NFC", _MARKS.sub("", unicodedata.normalize("NFD", text)))
     return _WORD.findall(text)
 
 

@@ -24,14 +24,11 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from itertools import chain
 from typing import Any
 
 import numpy as np
 import psycopg
-from psycopg.adapt import Dumper
-from psycopg.pq import Format
 
 from openmemd.store.postgres.schema import FTS_CONFIG
 
@@ -39,7 +36,6 @@ MAX_POSITION = 16383  # to_tsvector clamps positions here (MAXENTRYPOS - 1)
 MAX_POSITIONS = 256  # and keeps this many per lexeme (MAXNUMPOS)
 # Words remembered per writer (~130 bytes each); past it the memory starts again.
 MAX_WORDS = 100_000
-_TSVECTOR_OID = 3614  # built in
 
 # Per word: its lexeme if the word alone gives exactly one, at position 1; else NULL.
 _LEARN = f"""
@@ -50,26 +46,6 @@ FROM unnest(%s::text[]) w
 """
 _WHOLE = (f"SELECT to_tsvector('{FTS_CONFIG}', t) FROM unnest(%s::text[]) WITH ORDINALITY"
           " AS x(t, i) ORDER BY i")
-
-
-@dataclass(frozen=True)
-class Tsvector:
-    """A tsvector in binary form: what COPY sends for the `fts` column."""
-
-    payload: bytes
-
-
-class TsvectorDumper(Dumper):
-    """Sends a `Tsvector` as it is: its payload is already the wire format."""
-
-    format = Format.BINARY
-    oid = _TSVECTOR_OID
-
-    def dump(self, obj: Any) -> bytes:
-        return bytes(obj.payload)
-
-
-psycopg.adapters.register_dumper(Tsvector, TsvectorDumper)
 
 
 class Lexicon:
@@ -93,7 +69,7 @@ class Lexicon:
     def learn(self, conn: psycopg.Connection[Any], words: Iterable[str]) -> None:
         """Ask the server about the words not met yet (one statement)."""
         ids = self._ids
-        new = list({w for w in words if w not in ids})
+        new = list(set(words).difference(ids))
         if not new:
             return
         if len(ids) + len(new) > self._max:
