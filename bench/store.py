@@ -3,11 +3,16 @@
 
     python bench/store.py [--sizes 100000,1000000] [--sqlite-sizes 100000] [--pg-url URL]
                           [--queries 200] [--chars 600] [--batch-files 100] [--work-dir DIR]
+                          [--text-from CORPUS]
 
 Synthetic chunks (bench/store_data.py: Zipf English sentences, ~3% Chinese, 384-dim unit
 vectors around topic centroids; deterministic) are written through the store interface only
 (`open_store(...).writer()`: `upsert_file` + `replace_chunks` with the vectors precomputed,
-`--batch-files` files of 10 chunks per transaction). Per backend and size it prints:
+`--batch-files` files of 10 chunks per transaction). The generated text draws on ~1,100
+English words; `--text-from ../shared/corpora/tldr-pages.tar.gz` (or docs-cn) cuts the chunk
+texts from a real corpus instead, used in turn, so the load meets a real vocabulary (the
+PostgreSQL writer asks the server about each word once: store/postgres/tsvectors.py). Per
+backend and size it prints:
 
   load/s       chunks written per second through the writer (text generation not counted)
   +idx/s       PostgreSQL: the same, for 2,000 more chunks in another namespace once the HNSW
@@ -131,6 +136,10 @@ def load(store: IndexStore, corpus: Corpus, batch_files: int, *, start: int = 0)
     return (corpus.n - start) / spent
 
 
+def corpus(n: int, args: argparse.Namespace) -> Corpus:
+    return Corpus(n, chars=args.chars, texts=args.texts)
+
+
 def measure(store: IndexStore, row: Row, texts: list[str],
             qvecs: np.ndarray, exact: list[set[int]]) -> None:
     reader = store.reader()
@@ -167,7 +176,7 @@ def indexed_load(db_url: str, n: int, args: argparse.Namespace) -> float:
     store = open_store(pg_settings(db_url, f"bench-indexed/{n}"), AGENT)
     try:
         print("  into the indexed table:", flush=True)
-        rate = load(store, Corpus(n + INDEXED_LOAD, chars=args.chars), args.batch_files, start=n)
+        rate = load(store, corpus(n + INDEXED_LOAD, args), args.batch_files, start=n)
         store.heal("benchmark rows removed")
     finally:
         store.close()
@@ -183,7 +192,7 @@ def bench_postgres(url: str, data_dir: Path | None, n: int, args: argparse.Names
     try:
         hnsw = store_pg.hnsw_indexes(db_url)
         if not args.measure_only:
-            row.load_rate = load(store, Corpus(n, chars=args.chars), args.batch_files)
+            row.load_rate = load(store, corpus(n, args), args.batch_files)
             started = time.perf_counter()
             store.maintain()  # starts the HNSW build (in the background) and analyzes
             assert isinstance(store, PgStore)
@@ -218,7 +227,7 @@ def bench_sqlite(work: Path, n: int, args: argparse.Namespace, texts: list[str],
     store = open_store(settings, AGENT, long_lived=True)  # the daemon's (resident) reader
     row = Row("sqlite", n)
     try:
-        row.load_rate = load(store, Corpus(n, chars=args.chars), args.batch_files)
+        row.load_rate = load(store, corpus(n, args), args.batch_files)
         store.maintain()
         measure(store, row, texts, qvecs, exact)
         row.rss = psutil.Process().memory_info().rss
@@ -309,7 +318,20 @@ def main(argv: list[str] | None = None) -> int:
                     help="PostgreSQL: also time a load into the indexed table (+idx/s)")
     ap.add_argument("--agreement-queries", type=int, default=20,
                     help="queries for the kw agree column (0: skip; exact costs seconds each)")
+    ap.add_argument("--text-from", type=Path,
+                    help="chunk texts cut from this Markdown corpus (folder or .tar.gz), in "
+                         "turn, instead of generated ones: the load on a real vocabulary "
+                         "(vectors and queries stay synthetic, so only load/s means the same)")
     args = ap.parse_args(argv)
+    args.texts = None
+    if args.text_from:
+        import embed  # bench/embed.py: the corpus reader the embedding bench uses
+
+        args.texts = embed.make_texts(embed.read_corpus(args.text_from), args.chars,
+                                      max(int(s) for s in f"{args.sizes},{args.sqlite_sizes}"
+                                          .split(",") if s.strip()))
+        print(f"chunk texts: {len(args.texts):,} from {args.text_from}, used in turn",
+              flush=True)
     long_lived.shorten_gil_switch()  # as the daemon does: both search legs share this process
     if args.measure_only and (not args.pg_url or args.sqlite_sizes):
         ap.error("--measure-only needs --pg-url and --sqlite-sizes ''")

@@ -97,8 +97,11 @@ class Corpus:
     """The synthetic index of `n` chunks: vectors and text, generated in aligned blocks of
     `BLOCK` chunks (each block from its own seed, so any slice is the same in every run)."""
 
-    def __init__(self, n: int, *, chars: int = 700, seed: int = SEED) -> None:
-        self.n, self.chars, self.seed = n, chars, seed
+    def __init__(self, n: int, *, chars: int = 700, seed: int = SEED,
+                 texts: list[str] | None = None) -> None:
+        """`texts`: chunk texts to use, in turn, instead of generated ones (vectors and
+        queries stay synthetic)."""
+        self.n, self.chars, self.seed, self.texts = n, chars, seed, texts
         rng = np.random.default_rng(seed)
         c = rng.standard_normal((TOPICS, DIMS)).astype(np.float32)
         self.centroids = c / np.linalg.norm(c, axis=1, keepdims=True)
@@ -133,6 +136,8 @@ class Corpus:
         return self.vectors(0, self.n)
 
     def text(self, i: int, rng: np.random.Generator) -> str:
+        if self.texts:
+            return self.texts[i % len(self.texts)]
         topic = int(self.topic_of(np.array([i]))[0])
         if rng.random() < CJK_SHARE:
             k = max(8, self.chars // 4)

@@ -72,6 +72,9 @@ def test_a_full_lexicon_starts_again_and_stays_exact(pg_store, pg_url) -> None:
         made, counts = lexicon.assemble(texts)
         assert made[0] is None  # the first text's words were forgotten: the server's to make
         assert made[-1] is not None and counts == {"garden": 1}
+        lexicon.learn(conn, (w for words in texts for w in words))  # too many: all of these
+        made, _ = lexicon.assemble(texts)
+        assert made[0] is not None
         conn.execute("CREATE TEMP TABLE made (words text, v tsvector)")
         with conn.cursor().copy("COPY made FROM STDIN (FORMAT BINARY)") as copy:
             copy.set_types(["text", "bytea"])  # as the writer sends them (bulk.py)

@@ -6,13 +6,14 @@ stats upsert and a file upsert per file), not by work. So `PgWriter` collects wh
 with a handful of statements whatever its size: one DELETE of the replaced paths' old chunks,
 one binary COPY of the new rows straight into `chunks`, one upsert of the lexeme counts, one of
 the namespace's totals, one of the file rows. The tsvectors come assembled by the writer from
-what the server's FTS configuration said of each word (tsvectors.py: the server's result, byte
-for byte, at a fraction of its cost), and the counters that must match the chunks
-(`ns_stats`: BM25's N and total length; `ns_lexemes`: n(q) per lexeme) change in the same
-transaction as the chunks they count, aggregated over the batch. At 30k bench chunks this took
-the server's share of a load from ~260 to ~105 us a chunk (measured: server CPU 7.8 -> 3.2 s)
-and the load from ~3,070 to ~4,700 chunks/s of writer time; before, a temporary table and an
-INSERT ... SELECT computing `to_tsvector` did this work in the server's one backend.
+what the server's FTS configuration said of each word (tsvectors.py: the server's result at a
+fraction of its cost), and the counters that must match the chunks (`ns_stats`: BM25's N and
+total length; `ns_lexemes`: n(q) per lexeme) change in the same transaction as the chunks they
+count, aggregated over the batch by the writer. Before, a temporary table and an INSERT ...
+SELECT computing `to_tsvector` and the counts did this in the server's one backend: at 30k
+bench chunks the server's share of a load fell from ~260 to ~100 us a chunk (server CPU 7.8 ->
+2.9 s) and the load rose from ~3,070 to ~5,900 chunks/s of writer time (runs alternated on one
+day; README, "How far it goes").
 
 A batch's statements run under the bulk timeout (schema.BULK_TIMEOUT), not the query timeout:
 once the database has an HNSW index (any namespace past schema.HNSW_MIN_VECTORS), every row

@@ -69,12 +69,13 @@ class Lexicon:
     def learn(self, conn: psycopg.Connection[Any], words: Iterable[str]) -> None:
         """Ask the server about the words not met yet (one statement)."""
         ids = self._ids
-        new = list(set(words).difference(ids))
+        batch = set(words)
+        new = list(batch.difference(ids))
         if not new:
             return
-        if len(ids) + len(new) > self._max:
+        if len(ids) + len(new) > self._max:  # start again, from this batch's words
             self._clear()
-            ids = self._ids
+            ids, new = self._ids, list(batch)
         numbers, lexemes = self._numbers, self._lexemes
         added: list[bytes] = []
         for word, lexeme in conn.execute(_LEARN, (new,)).fetchall():
