@@ -20,6 +20,7 @@ from openmemd.api import MemoryIndex
 from openmemd.api.store_copy import CopyOrderError, copy_index, open_location
 from openmemd.config import QuerySettings
 from openmemd.search.pipeline import run_search
+from openmemd.store import is_database
 from openmemd.store.base import IndexStore
 
 NOTES = {
@@ -199,3 +200,28 @@ def test_paths_and_urls_are_told_apart(source, tmp_path):
         assert Path(store.location()).name == "a.sqlite"
     finally:
         store.close()
+
+
+def test_a_key_value_connection_string_is_a_database_not_a_file(source, pg_server, tmp_path,
+                                                                 monkeypatch, capsys):
+    """`store.url` accepts 'host=... dbname=...'; so does `store copy`. It used to become the
+    name of a new SQLite file in the current folder."""
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    assert is_database("host=db.internal dbname=memory") and is_database(" dbname=memory")
+    assert not is_database("./main.sqlite") and not is_database("a=b.sqlite")
+    monkeypatch.chdir(tmp_path)
+    with pg_server.fresh_database() as url:
+        key_value = make_conninfo(**conninfo_to_dict(url))
+        assert "://" not in key_value and "dbname=" in key_value
+        code = cli.main(["store", "copy", "--from", str(source.index_path("main")), "--to",
+                         key_value, "--namespace", "team/kv", "--config", source.config_file])
+        assert code == 0, capsys.readouterr().err
+        assert not [p.name for p in tmp_path.iterdir() if "dbname" in p.name]
+        pg = open_location(url, source, "main", namespace="team/kv")
+        src = open_location(str(source.index_path("main")), source, "main")
+        try:
+            assert dump(pg) == dump(src)
+        finally:
+            pg.close()
+            src.close()

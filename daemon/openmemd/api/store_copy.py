@@ -32,7 +32,7 @@ from typing import TypeVar
 from openmemd.config import Settings
 from openmemd.errors import BadRequestError, NotFoundError
 from openmemd.log import get_logger
-from openmemd.store import is_url, open_location
+from openmemd.store import is_database, open_location
 from openmemd.store.base import (
     CacheEntry,
     ChunkRow,
@@ -76,13 +76,14 @@ def copy_between(source: str, target: str, settings: Settings, agent_id: str, *,
                  namespace: str | None = None, from_namespace: str | None = None,
                  to_namespace: str | None = None, batch_chunks: int = DEFAULT_BATCH,
                  progress: Progress | None = None) -> CopyReport:
-    """`openmemd store copy`: open both locations (a SQLite file or a PostgreSQL URL),
-    copy, close. `namespace` applies to whichever side is a URL; the per-side ones win."""
+    """`openmemd store copy`: open both locations (a SQLite file or a PostgreSQL connection
+    string), copy, close. `namespace` applies to whichever side is a database; the per-side
+    ones win."""
     src = open_location(source, settings, agent_id,
-                        namespace=from_namespace or (namespace if is_url(source) else None))
+                        namespace=from_namespace or (namespace if is_database(source) else None))
     try:
         dst = open_location(target, settings, agent_id, create=True,
-                            namespace=to_namespace or (namespace if is_url(target) else None))
+                            namespace=to_namespace or (namespace if is_database(target) else None))
         try:
             return copy_index(src, dst, batch_chunks=batch_chunks, progress=progress)
         finally:

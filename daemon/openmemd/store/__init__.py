@@ -8,6 +8,7 @@ index file, or a PostgreSQL URL and namespace), for `openmemd store copy`.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -39,18 +40,24 @@ def open_store(settings: Settings, agent_id: str, *, long_lived: bool = False) -
 
 
 URL_SCHEMES = ("postgresql://", "postgres://")
+# A libpq key/value connection string, as `store.url` accepts it: it starts with a keyword.
+_KEY_VALUE = re.compile(r"\s*(host|hostaddr|port|dbname|user|password|passfile|service|sslmode"
+                        r"|options|application_name|connect_timeout)\s*=", re.IGNORECASE)
 
 
-def is_url(location: str) -> bool:
-    return location.lower().startswith(URL_SCHEMES)
+def is_database(location: str) -> bool:
+    """Whether `location` names a PostgreSQL database (a URL, or key/value pairs such as
+    'host=db dbname=memory') rather than a SQLite file. Without the second form, a
+    connection string copied from `store.url` became the name of a new SQLite file."""
+    return location.lower().startswith(URL_SCHEMES) or bool(_KEY_VALUE.match(location))
 
 
 def open_location(location: str, settings: Settings, agent_id: str, *,
                   namespace: str | None = None, create: bool = False) -> IndexStore:
-    """The index at `location`: a `postgresql://` URL (PostgreSQL backend, in `namespace`,
-    default the configured `store.namespace` of `agent_id`) or a path (a SQLite index file).
-    `create`: make the file's folder if missing (a copy's target)."""
-    if is_url(location):
+    """The index at `location`: a PostgreSQL connection string (`is_database`: PostgreSQL
+    backend, in `namespace`, default the configured `store.namespace` of `agent_id`) or a path
+    (a SQLite index file). `create`: make the file's folder if missing (a copy's target)."""
+    if is_database(location):
         store = dataclasses.replace(settings.store, backend="postgres", url=location,
                                     namespace=namespace or settings.store.namespace)
         return open_store(dataclasses.replace(settings, store=store), agent_id)
