@@ -1,7 +1,8 @@
 """`openmemd store copy --from URL|PATH --to URL|PATH`: move an index between backends.
 
 Kept out of cli.py, which only wires it. A PATH is a SQLite index file; a `postgresql://` URL
-is the PostgreSQL backend, in the namespace given by `--from-namespace` / `--to-namespace`
+(or a libpq key/value string such as 'host=db dbname=memory', as `store.url` takes) is the
+PostgreSQL backend, in the namespace given by `--from-namespace` / `--to-namespace`
 (or `--namespace` for both), default the configured `store.namespace` of `--agent`. Nothing is
 re-embedded and a second run changes nothing (see `api.store_copy`). Locations are printed as
 the stores show them, never with a password.
@@ -24,9 +25,11 @@ def add_parser(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> N
     p = sub.add_parser("store", help="copy an index between backends (SQLite file, PostgreSQL)")
     p.add_argument("action", choices=("copy",), help="copy (the only action)")
     p.add_argument("--from", dest="source", required=True, metavar="URL|PATH",
-                   help="the index to copy: a SQLite index file or a postgresql:// URL")
+                   help="the index to copy: a SQLite index file or a postgresql:// URL "
+                        "(or 'host=... dbname=...')")
     p.add_argument("--to", dest="target", required=True, metavar="URL|PATH",
-                   help="where to copy it: a SQLite index file or a postgresql:// URL")
+                   help="where to copy it: a SQLite index file or a postgresql:// URL "
+                        "(or 'host=... dbname=...')")
     p.add_argument("--namespace", metavar="NS", help="PostgreSQL namespace on either side "
                    "(default: the configured store.namespace)")
     p.add_argument("--from-namespace", metavar="NS", help="namespace of the source")
