@@ -91,3 +91,43 @@ def test_pgvector_dropped_and_created_again_leaves_the_vectors_to_embed_again(pg
     w.set_vectors([("a", unit(1))])
     assert [h.id for h in store.reader().vector_candidates(unit(1), limit=3,
                                                            where=CandidateFilter())] == ["a"]
+
+
+def test_two_daemons_repairing_at_once_take_turns(pg_store, pg_url):
+    # Both meet the damage and both repair before their next statement: the schema's advisory
+    # lock makes them take turns, the second finds nothing missing, and the counters are
+    # counted once (not twice), for both namespaces.
+    import threading
+
+    mine, theirs = pg_store(), pg_store(agent="other")
+    fill(mine, {"a.md": [row("a", "a.md", "kafka consumer lag", unit(1))]})
+    fill(theirs, {"t.md": [row("t", "t.md", "kafka topic", unit(3)),
+                           row("u", "t.md", "kafka broker", unit(4))]})
+    before = _counts(pg_url)
+    _admin(pg_url, f"DROP TABLE {SCHEMA}.ns_stats; DROP TABLE {SCHEMA}.ns_lexemes;"
+                   f" DROP INDEX {SCHEMA}.chunks_fts")
+    for store in (mine, theirs):
+        with pytest.raises(IndexDamagedError):
+            store.reader().keyword_candidates(TERMS, limit=3, where=CandidateFilter())
+    found: dict[str, set[str]] = {}
+    failures: list[BaseException] = []
+    start = threading.Barrier(2)
+
+    def search(name: str, store) -> None:
+        try:
+            start.wait()
+            hits = store.reader().keyword_candidates(TERMS, limit=3, where=CandidateFilter())
+            found[name] = {h.id for h in hits}
+        except BaseException as exc:  # reported below
+            failures.append(exc)
+
+    threads = [threading.Thread(target=search, args=(n, s))
+               for n, s in (("mine", mine), ("theirs", theirs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert failures == [] and found == {"mine": {"a"}, "theirs": {"t", "u"}}
+    assert _counts(pg_url) == before
+    with psycopg.connect(pg_url) as conn:
+        assert missing_parts(conn) == []
