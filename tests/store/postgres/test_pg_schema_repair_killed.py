@@ -1,0 +1,49 @@
+"""A schema repair killed half-way, for real (`kill -9` of the process repairing, while its
+repair waits on a lock): the repair is one transaction, so nothing of it stays, and the next
+process that opens the store repairs the whole and finds the index as it was."""
+
+from __future__ import annotations
+
+import time
+
+import psycopg
+from pg_cli import NOTES, NS, cli, rows, run, wait_for_row
+
+from openmemd.store.postgres.schema import SCHEMA, missing_parts
+
+
+def test_a_repair_killed_half_way_leaves_nothing_and_the_next_one_finishes(
+        tmp_path, workspace, pg_url):
+    for rel, text in NOTES.items():
+        (workspace / rel).parent.mkdir(parents=True, exist_ok=True)
+        (workspace / rel).write_text(text, encoding="utf-8")
+    run(tmp_path, workspace, pg_url, "index")
+    admin = psycopg.connect(pg_url, autocommit=True)
+    before = rows(admin, NS)
+    assert before["stats"] and before["lexemes"]
+    admin.execute(f"DROP TABLE {SCHEMA}.ns_stats; DROP TABLE {SCHEMA}.ns_lexemes")
+
+    blocker = psycopg.connect(pg_url)  # the repair will wait here, inside its transaction
+    blocker.execute(f"LOCK TABLE {SCHEMA}.chunks IN ACCESS EXCLUSIVE MODE")
+    proc = cli(tmp_path, workspace, pg_url, "search", "kestrel")
+    try:
+        (pid,) = wait_for_row(
+            admin, "SELECT a.pid FROM pg_stat_activity a JOIN pg_locks l ON l.pid = a.pid"
+            " WHERE a.wait_event_type = 'Lock' AND l.locktype = 'advisory' AND l.granted",
+            (), 90)  # waiting, with the schema's lock held: half-way through the repair
+    finally:
+        proc.kill()  # SIGKILL: no rollback from the client side
+        proc.wait(30)
+    blocker.rollback()
+    blocker.close()
+    deadline = time.monotonic() + 30  # its backend ends at its next word to the dead client
+    while admin.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s", (pid,)).fetchone():
+        assert time.monotonic() < deadline, "the killed repair's backend is still there"
+        time.sleep(0.05)
+
+    assert {"ns_stats", "ns_lexemes"} <= set(missing_parts(admin))  # nothing of it stayed
+    out = run(tmp_path, workspace, pg_url, "search", "kestrel")
+    assert "MEMORY.md" in out
+    assert rows(admin, NS) == before  # counted again from the chunks, as they were
+    assert missing_parts(admin) == []
+    admin.close()
