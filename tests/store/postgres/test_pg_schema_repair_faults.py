@@ -1,6 +1,7 @@
-"""A schema repair killed half-way, for real (`kill -9` of the process repairing, while its
-repair waits on a lock): the repair is one transaction, so nothing of it stays, and the next
-process that opens the store repairs the whole and finds the index as it was."""
+"""A schema repair that cannot finish, for real: killed half-way (`kill -9` of the process
+repairing, while its repair waits on a lock), or out of disk space. The repair is one
+transaction, so nothing of it stays, and the next process that opens the store (with space
+back) repairs the whole and finds the index as it was."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ import time
 import psycopg
 from pg_cli import NOTES, NS, cli, rows, run, wait_for_row
 
+from helpers import fill_filesystem
 from openmemd.store.postgres.schema import SCHEMA, missing_parts
+from pg_server import on_a_small_disk
 
 
 def test_a_repair_killed_half_way_leaves_nothing_and_the_next_one_finishes(
@@ -47,3 +50,27 @@ def test_a_repair_killed_half_way_leaves_nothing_and_the_next_one_finishes(
     assert rows(admin, NS) == before  # counted again from the chunks, as they were
     assert missing_parts(admin) == []
     admin.close()
+
+
+def test_a_repair_that_meets_a_full_disk_leaves_nothing_and_finishes_later(tmp_path, workspace):
+    with on_a_small_disk() as (url, space):
+        for rel, text in NOTES.items():
+            (workspace / rel).parent.mkdir(parents=True, exist_ok=True)
+            (workspace / rel).write_text(text, encoding="utf-8")
+        run(tmp_path, workspace, url, "index")
+        admin = psycopg.connect(url, autocommit=True)
+        before = rows(admin, NS)
+        admin.execute(f"DROP TABLE {SCHEMA}.ns_stats; DROP TABLE {SCHEMA}.ns_lexemes;"
+                      f" DROP INDEX {SCHEMA}.chunks_fts")
+        fill_filesystem(space / "filler")
+        proc = cli(tmp_path, workspace, url, "search", "kestrel")
+        out, err = proc.communicate(timeout=120)
+        # one clear line (after the catch-up's own), no traceback, nothing answered
+        assert proc.returncode != 0 and "MEMORY.md" not in out
+        assert "out of disk space" in err and "Traceback" not in err, err
+        assert {"ns_stats", "ns_lexemes", "chunks_fts"} <= set(missing_parts(admin))
+        (space / "filler").unlink()  # space returns
+        assert "MEMORY.md" in run(tmp_path, workspace, url, "search", "kestrel")
+        assert rows(admin, NS) == before
+        assert missing_parts(admin) == []
+        admin.close()
