@@ -114,3 +114,35 @@ def test_tables_dropped_from_under_it_are_created_again_and_refilled(pg_daemon: 
     assert st["agents"]["main"]["files"]["indexed"] == 2
     logs = pg_daemon.stdout() + pg_daemon.stderr()
     assert "store_schema_repaired" in logs and SECRET not in logs
+
+
+def test_a_daemon_whose_namespace_another_repair_emptied_indexes_it_again(
+        pg_daemon: Daemon, pg_url: str) -> None:
+    """Two daemons share the database; A repairs the lost tables (emptying every namespace).
+    B met no error and runs no periodic reconcile, yet its notes come back: its reader hears
+    of the repair (schema meta `content_generation`) and its writer re-indexes."""
+    import psycopg
+
+    from daemon_harness import finds
+
+    other = make_daemon(
+        f'[embedding]\nprovider = "none"\n[sync]\nwatch_debounce_ms = {DEBOUNCE_MS}\n'
+        'reconcile_minutes = 0\n'
+        f'[store]\nbackend = "postgres"\nurl = "{pg_url}"\nnamespace = "team/b-{{agent}}"\n')
+    b = next(other)
+    try:
+        (pg_daemon.workspace / "MEMORY.md").write_text("The launch codeword is pelican.\n")
+        (b.workspace / "MEMORY.md").write_text("The walrus sleeps in the boathouse.\n")
+        pg_daemon.start()
+        b.start()
+        assert wait_for(lambda: "MEMORY.md" in found(pg_daemon, "pelican"), 60)
+        assert wait_for(lambda: "MEMORY.md" in found(b, "walrus"), 60)
+        with psycopg.connect(pg_url, autocommit=True) as admin:
+            admin.execute("DROP TABLE openmemd.chunks")
+        seen: list[str] = []
+        assert wait_for(finds(pg_daemon, "pelican", "MEMORY.md", seen), 60), seen  # A repairs
+        seen_b: list[str] = []
+        assert wait_for(finds(b, "walrus", "MEMORY.md", seen_b), 60), seen_b
+        assert any("emptied by a repair" in s for s in seen_b), seen_b
+    finally:
+        next(other, None)

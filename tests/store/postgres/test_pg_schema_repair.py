@@ -131,3 +131,26 @@ def test_two_daemons_repairing_at_once_take_turns(pg_store, pg_url):
     assert _counts(pg_url) == before
     with psycopg.connect(pg_url) as conn:
         assert missing_parts(conn) == []
+
+
+def test_the_others_hear_that_a_repair_emptied_their_namespace(pg_store, pg_url, monkeypatch):
+    # The daemon that repairs knows; another sharing the database met no error. Its reader
+    # hears it once, as damage (so its daemon re-indexes), then reads on.
+    from openmemd.store.postgres import generation
+
+    monkeypatch.setattr(generation, "CHECK_EVERY_S", 0.0)
+    mine, theirs = pg_store(), pg_store(agent="other")
+    fill(mine, {"a.md": [row("a", "a.md", "kafka consumer lag", unit(1))]})
+    fill(theirs, {"t.md": [row("t", "t.md", "kafka topic", unit(3))]})
+    assert [h.id for h in theirs.reader().keyword_candidates(
+        TERMS, limit=3, where=CandidateFilter())] == ["t"]
+    _admin(pg_url, f"DROP TABLE {SCHEMA}.chunks")
+    with pytest.raises(IndexDamagedError, match="chunks"):
+        mine.reader().keyword_candidates(TERMS, limit=3, where=CandidateFilter())
+    assert mine.reader().keyword_candidates(TERMS, limit=3, where=CandidateFilter()) == []
+    with pytest.raises(IndexDamagedError, match="emptied by a repair"):
+        theirs.reader().keyword_candidates(TERMS, limit=3, where=CandidateFilter())
+    assert theirs.reader().keyword_candidates(TERMS, limit=3, where=CandidateFilter()) == []
+    fill(theirs, {"t.md": [row("t", "t.md", "kafka topic", unit(3))]})  # its re-index
+    assert [h.id for h in theirs.reader().keyword_candidates(
+        TERMS, limit=3, where=CandidateFilter())] == ["t"]

@@ -33,6 +33,7 @@ from openmemd.store.derived import DERIVED_PREFIX
 from openmemd.store.meta import meta_from_text
 from openmemd.store.postgres import keyword
 from openmemd.store.postgres.connect import Outage, Target, translated
+from openmemd.store.postgres.generation import ContentGeneration
 from openmemd.store.postgres.schema import SCHEMA
 from openmemd.text.tokens import QueryTerms, fts_index_text
 
@@ -47,9 +48,11 @@ class PgReader:
     thread_safe = True  # a pooled connection per call
 
     def __init__(self, pool: psycopg_pool.ConnectionPool[Any], target: Target, ns: str,
-                 search_ns: Sequence[str], ready: Callable[[], None], outage: Outage) -> None:
+                 search_ns: Sequence[str], ready: Callable[[], None], outage: Outage,
+                 generation: ContentGeneration) -> None:
         self._pool = pool
         self._outage = outage
+        self._generation = generation
         self._target = target
         self.ns = ns
         self.search_ns = list(search_ns)
@@ -61,6 +64,7 @@ class PgReader:
             self._outage.check()
             self._ready()
             with translated(self._target, "reading from"), self._pool.connection() as conn:
+                self._generation.check(conn)  # emptied by another process's repair?
                 return fn(conn)
 
     # -- ids across namespaces ------------------------------------------------------------------

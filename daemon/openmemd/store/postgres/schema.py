@@ -32,6 +32,7 @@ written by a newer openmemd is refused with a clear message, never "repaired".
 from __future__ import annotations
 
 import enum
+import uuid
 from typing import Any
 
 import psycopg
@@ -180,6 +181,9 @@ _INDEXES = ("chunks_ns_path", "chunks_pending", "chunks_fts", "embedding_cache_u
 # The rows that describe the chunks of every namespace; without `files` or `chunks` the rest
 # no longer match what is stored, so all of it goes and each daemon indexes its Markdown again.
 _CONTENT = ("files", "chunks", "skipped", "ns_stats", "ns_lexemes")
+# A `meta` row given a new value whenever a repair empties every namespace's content, so the
+# other processes sharing the database notice (generation.py).
+CONTENT_GENERATION = "content_generation"
 _VECTOR_TABLES = ("chunks", "embedding_cache")
 _FILL_STATS = f"""
 INSERT INTO {SCHEMA}.ns_stats(ns, docs, tokens)
@@ -231,6 +235,9 @@ def _repair(conn: psycopg.Connection[Any]) -> None:
     if emptied:
         for table in _CONTENT:
             conn.execute(f"DELETE FROM {SCHEMA}.{table}")
+        conn.execute(f"INSERT INTO {SCHEMA}.meta(key, value) VALUES (%s, %s) ON CONFLICT (key)"
+                     " DO UPDATE SET value = excluded.value",
+                     (CONTENT_GENERATION, uuid.uuid4().hex))
     else:
         if "ns_stats" in missing:
             conn.execute(_FILL_STATS)

@@ -24,6 +24,7 @@ from openmemd.store.base import Recovery, StoreWriter, VectorMode
 from openmemd.store.postgres import fts, schema
 from openmemd.store.postgres.builds import IndexBuilds
 from openmemd.store.postgres.connect import Outage, Target, connect, make_pool, translated
+from openmemd.store.postgres.generation import ContentGeneration
 from openmemd.store.postgres.reader import PgReader
 from openmemd.store.postgres.schema import BULK_TIMEOUT_SQL, SCHEMA
 from openmemd.store.postgres.session import WriterSession
@@ -52,8 +53,9 @@ class PgStore:
         self._session: WriterSession | None = None
         self._writer: PgWriter | None = None
         self._outage = Outage(target)
+        self._generation = ContentGeneration(namespace)
         self._reader = PgReader(self._pool, target, namespace, self.search_namespaces,
-                                self._ensure_ready, self._outage)
+                                self._ensure_ready, self._outage, self._generation)
         self._analyzed_at = 0
 
     # -- first use ------------------------------------------------------------------------------
@@ -68,6 +70,7 @@ class PgStore:
             try:
                 with translated(self.target, "preparing the schema in"):
                     schema.ensure_schema(conn)
+                    self._generation.adopt(conn)
                     versions = conn.execute(
                         "SELECT current_setting('server_version'), (SELECT extversion FROM"
                         " pg_extension WHERE extname = 'vector')").fetchone()
