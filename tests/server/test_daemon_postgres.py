@@ -141,6 +141,8 @@ def test_a_daemon_whose_namespace_another_repair_emptied_indexes_it_again(
             admin.execute("DROP TABLE openmemd.chunks")
         seen: list[str] = []
         assert wait_for(finds(pg_daemon, "pelican", "MEMORY.md", seen), 60), seen  # A repairs
+        with b.client() as c:  # B's status reads the store: that must not take the news
+            assert c.status()["agents"]["main"]["store"]["reachable"]
         seen_b: list[str] = []
         assert wait_for(finds(b, "walrus", "MEMORY.md", seen_b), 60), seen_b
         assert any("emptied by a repair" in s for s in seen_b), seen_b

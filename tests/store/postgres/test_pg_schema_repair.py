@@ -148,6 +148,8 @@ def test_the_others_hear_that_a_repair_emptied_their_namespace(pg_store, pg_url,
     with pytest.raises(IndexDamagedError, match="chunks"):
         mine.reader().keyword_candidates(TERMS, limit=3, where=CandidateFilter())
     assert mine.reader().keyword_candidates(TERMS, limit=3, where=CandidateFilter()) == []
+    assert theirs.status()["reachable"]  # not a search: does not take the news
+    assert theirs.reader().stats(None).chunks == 0
     with pytest.raises(IndexDamagedError, match="emptied by a repair"):
         theirs.reader().keyword_candidates(TERMS, limit=3, where=CandidateFilter())
     assert theirs.reader().keyword_candidates(TERMS, limit=3, where=CandidateFilter()) == []

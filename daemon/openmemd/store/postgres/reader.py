@@ -59,12 +59,16 @@ class PgReader:
         self._ready = ready  # ensures the schema exists (first use after start or outage)
         self._plans = keyword.PlanMemo()
 
-    def _run(self, fn: Callable[[psycopg.Connection[Any]], T]) -> T:
+    def _run(self, fn: Callable[[psycopg.Connection[Any]], T], *, search: bool = False) -> T:
+        """`fn` on a pooled connection, the schema ensured. `search`: a search leg, which also
+        hears of a repair that emptied the namespace (generation.py) -- only searches, whose
+        damage the daemon answers by re-indexing; status and the rest must not swallow it."""
         with self._outage.watch():
             self._outage.check()
             self._ready()
             with translated(self._target, "reading from"), self._pool.connection() as conn:
-                self._generation.check(conn)  # emptied by another process's repair?
+                if search:
+                    self._generation.check(conn)
                 return fn(conn)
 
     # -- ids across namespaces ------------------------------------------------------------------
@@ -82,7 +86,8 @@ class PgReader:
     def keyword_candidates(self, terms: QueryTerms, *, limit: int,
                            where: CandidateFilter) -> list[Candidate]:
         found = self._run(lambda c: keyword.candidates(c, terms, self.search_ns, limit=limit,
-                                                        where=where, plans=self._plans))
+                                                        where=where, plans=self._plans),
+                          search=True)
         return [Candidate(id=self._public_id(s.ns, s.id), path=r[0], source=r[1],
                           start_line=int(r[2]), end_line=int(r[3]), text=r[4],
                           measure=s.relevance, namespace=s.ns) for s, r in found]
@@ -115,7 +120,7 @@ class PgReader:
                " ORDER BY d, c.id LIMIT %(limit)s")
         params.update(q=np.asarray(query, dtype=np.float32), ns=self.search_ns, limit=limit,
                       pool=RERANK_FACTOR * limit)
-        rows = self._run(lambda c: c.execute(sql, params).fetchall())
+        rows = self._run(lambda c: c.execute(sql, params).fetchall(), search=True)
         return [Candidate(id=self._public_id(r[0], r[1]), path=r[2], source=r[3],
                           start_line=int(r[4]), end_line=int(r[5]), text=r[6],
                           measure=1.0 - float(r[7]), namespace=r[0]) for r in rows]
