@@ -37,6 +37,16 @@ def run(tmp_path: Path, workspace: Path, url: str, *args: str) -> str:
     return out
 
 
+def indexed(tmp_path: Path, workspace: Path, url: str,
+            notes: dict[str, str] = NOTES) -> psycopg.Connection:
+    """The notes written and indexed into NS (in process, no daemon); an admin connection."""
+    for rel, text in notes.items():
+        (workspace / rel).parent.mkdir(parents=True, exist_ok=True)
+        (workspace / rel).write_text(text, encoding="utf-8")
+    run(tmp_path, workspace, url, "index")
+    return psycopg.connect(url, autocommit=True)
+
+
 def rows(conn: psycopg.Connection, ns: str) -> dict[str, list[tuple]]:
     return {
         "files": conn.execute("SELECT path, hash FROM openmemd.files WHERE ns = %s ORDER BY 1",

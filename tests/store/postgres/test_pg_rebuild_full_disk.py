@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import random
 
-import psycopg
-from pg_cli import NOTES, NS, cli, hold_the_swap, rows, run, wait_in_the_swap
+from pg_cli import NOTES, NS, cli, hold_the_swap, indexed, rows, run, wait_in_the_swap
 
 from helpers import fill_filesystem
 from openmemd.store.postgres.store import STAGING_SUFFIX
@@ -33,11 +32,7 @@ def notes() -> dict[str, str]:
 
 def test_a_rebuild_whose_swap_meets_a_full_disk_keeps_the_old_index(tmp_path, workspace):
     with on_a_small_disk() as (url, space):
-        for rel, text in notes().items():
-            (workspace / rel).parent.mkdir(parents=True, exist_ok=True)
-            (workspace / rel).write_text(text, encoding="utf-8")
-        run(tmp_path, workspace, url, "index")
-        admin = psycopg.connect(url, autocommit=True)
+        admin = indexed(tmp_path, workspace, url, notes())
         before = rows(admin, NS)
         assert len(before["files"]) == 32
 

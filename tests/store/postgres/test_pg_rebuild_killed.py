@@ -9,18 +9,13 @@ import os
 import signal
 import time
 
-import psycopg
-from pg_cli import NOTES, NS, cli, hold_the_swap, rows, run, wait_in_the_swap
+from pg_cli import NS, cli, hold_the_swap, indexed, rows, run, wait_in_the_swap
 
 from openmemd.store.postgres.store import STAGING_SUFFIX
 
 
 def test_a_rebuild_killed_in_its_swap_keeps_the_old_index(tmp_path, workspace, pg_url):
-    for rel, text in NOTES.items():
-        (workspace / rel).parent.mkdir(parents=True, exist_ok=True)
-        (workspace / rel).write_text(text, encoding="utf-8")
-    run(tmp_path, workspace, pg_url, "index")
-    admin = psycopg.connect(pg_url, autocommit=True)
+    admin = indexed(tmp_path, workspace, pg_url)
     before = rows(admin, NS)
     assert len(before["files"]) == 2 and before["chunks"] and before["lexemes"]
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 
 import psycopg
-from pg_cli import NOTES, NS, cli, rows, run, wait_for_row
+from pg_cli import NS, cli, indexed, rows, run, wait_for_row
 
 from helpers import fill_filesystem
 from openmemd.store.postgres.schema import SCHEMA, missing_parts
@@ -17,11 +17,7 @@ from pg_server import on_a_small_disk
 
 def test_a_repair_killed_half_way_leaves_nothing_and_the_next_one_finishes(
         tmp_path, workspace, pg_url):
-    for rel, text in NOTES.items():
-        (workspace / rel).parent.mkdir(parents=True, exist_ok=True)
-        (workspace / rel).write_text(text, encoding="utf-8")
-    run(tmp_path, workspace, pg_url, "index")
-    admin = psycopg.connect(pg_url, autocommit=True)
+    admin = indexed(tmp_path, workspace, pg_url)
     before = rows(admin, NS)
     assert before["stats"] and before["lexemes"]
     admin.execute(f"DROP TABLE {SCHEMA}.ns_stats; DROP TABLE {SCHEMA}.ns_lexemes")
@@ -54,11 +50,7 @@ def test_a_repair_killed_half_way_leaves_nothing_and_the_next_one_finishes(
 
 def test_a_repair_that_meets_a_full_disk_leaves_nothing_and_finishes_later(tmp_path, workspace):
     with on_a_small_disk() as (url, space):
-        for rel, text in NOTES.items():
-            (workspace / rel).parent.mkdir(parents=True, exist_ok=True)
-            (workspace / rel).write_text(text, encoding="utf-8")
-        run(tmp_path, workspace, url, "index")
-        admin = psycopg.connect(url, autocommit=True)
+        admin = indexed(tmp_path, workspace, url)
         before = rows(admin, NS)
         admin.execute(f"DROP TABLE {SCHEMA}.ns_stats; DROP TABLE {SCHEMA}.ns_lexemes;"
                       f" DROP INDEX {SCHEMA}.chunks_fts")
