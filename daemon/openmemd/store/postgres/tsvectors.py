@@ -61,8 +61,7 @@ class Lexicon:
         self._ids: dict[str, int] = {}
         self._numbers: dict[bytes, int] = {}  # lexeme (UTF-8 + NUL) -> its number
         self._lexemes: list[bytes] = []
-        self._bytes = bytearray()  # the lexemes end to end
-        self._pool = np.zeros(0, dtype=np.uint8)  # the same, for array indexing
+        self._pool = np.zeros(0, dtype=np.uint8)  # the lexemes end to end
         self._start = np.zeros(0, dtype=np.int64)
         self._size = np.zeros(0, dtype=np.int64)
 
@@ -91,10 +90,10 @@ class Lexicon:
             ids[word] = number
         if added:  # appended, not rebuilt: a file's flush often brings a new word or two
             size = np.fromiter(map(len, added), dtype=np.int64, count=len(added))
-            self._start = np.concatenate([self._start, len(self._bytes) + np.cumsum(size) - size])
+            self._start = np.concatenate([self._start, len(self._pool) + np.cumsum(size) - size])
             self._size = np.concatenate([self._size, size])
-            self._bytes += b"".join(added)
-            self._pool = np.frombuffer(bytes(self._bytes), dtype=np.uint8)
+            self._pool = np.concatenate(
+                [self._pool, np.frombuffer(b"".join(added), dtype=np.uint8)])
 
     def assemble(self, texts: Sequence[Sequence[str]]) -> tuple[list[bytes | None],
                                                                  dict[str, int]]:
