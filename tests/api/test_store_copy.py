@@ -209,6 +209,7 @@ def test_a_key_value_connection_string_is_a_database_not_a_file(source, pg_serve
     from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
     assert is_database("host=db.internal dbname=memory") and is_database(" dbname=memory")
+    assert is_database("sslrootcert=/etc/ca.pem host=db")  # any of libpq's keywords first
     assert not is_database("./main.sqlite") and not is_database("a=b.sqlite")
     monkeypatch.chdir(tmp_path)
     with pg_server.fresh_database() as url:

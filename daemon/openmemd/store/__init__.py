@@ -8,6 +8,7 @@ index file, or a PostgreSQL URL and namespace), for `openmemd store copy`.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -40,16 +41,32 @@ def open_store(settings: Settings, agent_id: str, *, long_lived: bool = False) -
 
 
 URL_SCHEMES = ("postgresql://", "postgres://")
-# A libpq key/value connection string, as `store.url` accepts it: it starts with a keyword.
-_KEY_VALUE = re.compile(r"\s*(host|hostaddr|port|dbname|user|password|passfile|service|sslmode"
-                        r"|options|application_name|connect_timeout)\s*=", re.IGNORECASE)
+_FIRST_KEY = re.compile(r"\s*(\w+)\s*=")
+# libpq's common keywords, for when psycopg (the `postgres` extra) is not there to list them all
+_COMMON_KEYWORDS = frozenset((
+    "host", "hostaddr", "port", "dbname", "user", "password", "passfile", "service", "sslmode",
+    "options", "application_name", "connect_timeout"))
 
 
 def is_database(location: str) -> bool:
-    """Whether `location` names a PostgreSQL database (a URL, or key/value pairs such as
-    'host=db dbname=memory') rather than a SQLite file. Without the second form, a
-    connection string copied from `store.url` became the name of a new SQLite file."""
-    return location.lower().startswith(URL_SCHEMES) or bool(_KEY_VALUE.match(location))
+    """Whether `location` names a PostgreSQL database rather than a SQLite file: a URL, or
+    key/value pairs ('host=db dbname=memory', as `store.url` takes them) that start with one of
+    libpq's keywords (a mistake further on is then libpq's clear error, not a new file).
+    Without the key/value form, a connection string copied from `store.url` became the name of
+    a new SQLite file."""
+    if location.lower().startswith(URL_SCHEMES):
+        return True
+    first = _FIRST_KEY.match(location)
+    return first is not None and first[1].lower() in _libpq_keywords()
+
+
+@functools.cache
+def _libpq_keywords() -> frozenset[str]:
+    try:
+        from openmemd.store.postgres.connect import libpq_keywords
+    except ImportError:
+        return _COMMON_KEYWORDS
+    return libpq_keywords()
 
 
 def open_location(location: str, settings: Settings, agent_id: str, *,

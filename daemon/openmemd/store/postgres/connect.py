@@ -139,6 +139,11 @@ def make_pool(target: Target, max_size: int) -> psycopg_pool.ConnectionPool[Any]
     return pool
 
 
+def libpq_keywords() -> frozenset[str]:
+    """Every keyword libpq takes in a connection string (host, dbname, sslrootcert, ...)."""
+    return frozenset(o.keyword.decode() for o in psycopg.pq.Conninfo.get_defaults())
+
+
 @contextmanager
 def translated(target: Target, doing: str) -> Iterator[None]:
     """Driver errors -> openmemd errors: unreachable, gone or timed out = StoreUnavailableError;
