@@ -8,11 +8,11 @@
 Synthetic chunks (bench/store_data.py: Zipf English sentences, ~3% Chinese, 384-dim unit
 vectors around topic centroids; deterministic) are written through the store interface only
 (`open_store(...).writer()`: `upsert_file` + `replace_chunks` with the vectors precomputed,
-`--batch-files` files of 10 chunks per transaction). The generated text draws on ~1,100
-English words; `--text-from ../shared/corpora/tldr-pages.tar.gz` (or docs-cn) cuts the chunk
-texts from a real corpus instead, used in turn, so the load meets a real vocabulary (the
-PostgreSQL writer asks the server about each word once: store/postgres/tsvectors.py). Per
-backend and size it prints:
+`--batch-files` files of 10 chunks per transaction). The generated text draws on a list of
+~1,100 English words (~1,900 distinct index words with the Chinese); `--text-from
+../shared/corpora/tldr-pages.tar.gz` (or docs-cn) cuts the chunk texts from a real corpus
+instead, used in turn, so the load meets a real vocabulary (the PostgreSQL writer asks the
+server about each word once: store/postgres/tsvectors.py). Per backend and size it prints:
 
   load/s       chunks written per second through the writer (text generation not counted)
   +idx/s       PostgreSQL: the same, for 2,000 more chunks in another namespace once the HNSW
@@ -323,20 +323,19 @@ def main(argv: list[str] | None = None) -> int:
                          "turn, instead of generated ones: the load on a real vocabulary "
                          "(vectors and queries stay synthetic, so only load/s means the same)")
     args = ap.parse_args(argv)
-    args.texts = None
-    if args.text_from:
-        import embed  # bench/embed.py: the corpus reader the embedding bench uses
-
-        args.texts = embed.make_texts(embed.read_corpus(args.text_from), args.chars,
-                                      max(int(s) for s in f"{args.sizes},{args.sqlite_sizes}"
-                                          .split(",") if s.strip()))
-        print(f"chunk texts: {len(args.texts):,} from {args.text_from}, used in turn",
-              flush=True)
     long_lived.shorten_gil_switch()  # as the daemon does: both search legs share this process
     if args.measure_only and (not args.pg_url or args.sqlite_sizes):
         ap.error("--measure-only needs --pg-url and --sqlite-sizes ''")
     pg_sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     sq_sizes = [int(s) for s in args.sqlite_sizes.split(",") if s.strip()]
+    args.texts = None
+    if args.text_from:
+        import embed  # bench/embed.py: the corpus reader the embedding bench uses
+
+        args.texts = embed.make_texts(embed.read_corpus(args.text_from), args.chars,
+                                      max(pg_sizes + sq_sizes, default=0))
+        print(f"chunk texts: {len(args.texts):,} from {args.text_from}, used in turn",
+              flush=True)
     tmp = tempfile.TemporaryDirectory(prefix="omd-store-bench-") if not args.work_dir else None
     work = Path(tmp.name) if tmp else args.work_dir
     work.mkdir(parents=True, exist_ok=True)
