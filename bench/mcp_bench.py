@@ -12,7 +12,7 @@ Measures:
     answered (cold `openmemd mcp` process; goals: initialize ≤ 1 s, first search ≤ 1.5 s),
   * the same without a daemon (the in-process SDK server: the SDK's import, then the index
     opened in process),
-  * `import openmemd.mcp_server` alone in a fresh interpreter (what the in-process start is
+  * `import openmemd.mcp.server` alone in a fresh interpreter (what the in-process start is
     made of),
   * p50/p95 of N `memory_search` calls through MCP, against N `search` requests on the socket
     directly with the same queries (goal: MCP p50 ≤ 1.2 × socket p50).
@@ -87,11 +87,11 @@ async def mcp_run(params: StdioServerParameters, qs: list[str], errlog: TextIO,
 
 
 def import_cost(env: dict[str, str]) -> tuple[float, float]:
-    """(wall seconds, CPU seconds) of `import openmemd.mcp_server` in a fresh interpreter;
+    """(wall seconds, CPU seconds) of `import openmemd.mcp.server` in a fresh interpreter;
     the CPU figure does not depend on what else the machine is doing."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    subprocess.run([sys.executable, "-c", "import openmemd.mcp_server"], env=env, check=True)
+    subprocess.run([sys.executable, "-c", "import openmemd.mcp.server"], env=env, check=True)
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -157,7 +157,7 @@ def main() -> int:
     ratio = statistics.median(mcp_times) / statistics.median(sock_times)
     print(f"workspace: {args.notes} notes, provider {args.provider}; MCP server mode: "
           f"{warm['mode']}")
-    print(f"python + import openmemd.mcp_server (fresh interpreter): median "
+    print(f"python + import openmemd.mcp.server (fresh interpreter): median "
           f"{statistics.median(w for w, _ in imports):.2f} s wall, "
           f"{statistics.median(c for _, c in imports):.2f} s CPU")
     for label, runs in (("with the daemon (pipe)", cold), ("without a daemon (in process)",

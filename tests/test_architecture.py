@@ -11,22 +11,21 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "daemon" / "openmemd"
 MAX_LINES = 400
 
-# DESIGN.md: `cli` / `server` -> `api` -> `search`, `index`, `dreaming` -> `embed`, `store`
-# -> `config`, `paths`. A layer may import the layers below it, never beside or above.
-# FOUNDATION is what every layer may use: settings (config and its layers), locations, errors,
-# logging, progress reporting, lock files.
-FOUNDATION = {"config", "paths", "errors", "log", "openclaw_config", "settings_layers",
-              "progress", "locks"}
+# DESIGN.md: `cli` / `server` -> `mcp` -> `api` -> `search`, `index`, `dreaming` -> `embed`,
+# `store` -> `protocol`, `config`, `paths`. A layer may import the layers below it, never beside
+# or above. FOUNDATION is what every layer may use: settings, locations, errors, logging,
+# progress reporting, lock files.
+FOUNDATION = {"config", "paths", "errors", "log", "progress", "locks"}
 ALLOWED = {
     # the foundation itself, bottom up
     "paths": set(),
     "errors": set(),
     "progress": set(),
     "locks": set(),
-    "openclaw_config": set(),  # openclaw.json -> raw settings; imports nothing of ours
-    "settings_layers": {"openclaw_config"},  # the layers merged, for config
-    "config": {"paths", "errors", "openclaw_config", "settings_layers"},
-    "log": {"config", "openclaw_config", "settings_layers", "paths", "errors"},
+    "config": {"paths", "errors"},
+    "log": {"config", "paths", "errors"},
+    # the request protocol, used by both ends (client, daemon, local handler)
+    "protocol": {"config", "paths", "errors"},
     # shared text handling (keyword tokens, CJK), storage and embeddings
     "text": set(),
     "store": FOUNDATION | {"text"},
@@ -35,34 +34,25 @@ ALLOWED = {
     "search": FOUNDATION | {"embed", "store", "text"},
     "index": FOUNDATION | {"embed", "store", "text"},
     "dreaming": FOUNDATION | {"embed", "store", "text"},
-    # api and what only api uses
-    "api": FOUNDATION | {"search", "index", "dreaming", "embed", "store", "notes"},
     "notes": FOUNDATION | {"dreaming", "search"},  # `MemoryIndex.add`: an agent's note
-    # the top: processes and commands
-    "server": FOUNDATION | {"api", "client"},
-    "client": FOUNDATION,
-    "discovery": FOUNDATION | {"client"},  # which daemon a command talks to
-    "cli": FOUNDATION | {"api", "client", "discovery", "cli_report", "config_cmd", "mcp_cli",
-                         "store_cmd"},
-    "cli_report": FOUNDATION | {"api", "client", "discovery"},  # `status` / `workspace`
-    "config_cmd": FOUNDATION,  # `openmemd config show`
-    "store_cmd": FOUNDATION | {"api"},  # `openmemd store copy`, through api.store_copy
-    # `openmemd add` / `openmemd mcp`: beside cli; only cli imports mcp_cli, only mcp_cli
-    # imports mcp_server (the optional SDK).
-    "mcp_cli": FOUNDATION | {"api", "client", "discovery", "mcp_server", "mcp_pipe"},
-    "mcp_server": FOUNDATION | {"api", "client", "discovery"},
-    "mcp_pipe": FOUNDATION | {"discovery"},  # stdin/stdout <-> the daemon's MCP socket
+    # the client sends protocol requests to a daemon; discovery finds which daemon
+    "client": FOUNDATION | {"protocol"},
+    "discovery": FOUNDATION | {"client", "protocol"},
+    # api: the facade and the local request handler
+    "api": FOUNDATION | {"search", "index", "dreaming", "embed", "store", "notes", "protocol",
+                         "client", "discovery"},
+    # MCP: tools over the same requests, local or through the daemon
+    "mcp": FOUNDATION | {"api", "client", "discovery", "protocol"},
+    # the top: the daemon and the command line
+    "server": FOUNDATION | {"api", "client", "protocol", "mcp"},
+    "cli": FOUNDATION | {"api", "client", "discovery", "protocol", "mcp"},
 }
 
 # Every import the direction above does not allow, each with its reason. Each entry is
 # (importing module or package, imported module); an entry nothing uses any more fails the
 # test, so this list only shrinks.
 EXCEPTIONS = {
-    ("cli", "server"): "`openmemd run` and `openmemd service` start and install the daemon, "
-                       "and the CLI checks parameters with the protocol's own checks",
-    ("mcp_server", "server"): "its tools are server.mcp_tools, the ones the daemon hosts too, "
-                              "checked by the protocol's validation, with the daemon's health "
-                              "check",
+    ("cli", "server"): "`openmemd run` and `openmemd service` start and install the daemon",
     ("server.session_watch", "index.safeopen"): "the session watcher reads transcripts with "
                                                 "the index's symlink-safe open",
     ("server.session_watch", "index.transcripts"): "... and finds them where the index does",

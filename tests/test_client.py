@@ -21,7 +21,7 @@ from openmemd.client import (
     daemon_available,
 )
 from openmemd.errors import BadRequestError, NotFoundError, UnavailableError
-from openmemd.server.protocol import (
+from openmemd.protocol.requests import (
     DreamRequest,
     GetRequest,
     PingRequest,

@@ -13,7 +13,7 @@ from openmemd.cli import main
 from openmemd.config import ConfigError
 from openmemd.embed.base import EmbeddingError, ProviderDown, ProviderUnavailable
 from openmemd.errors import OpenmemdError
-from openmemd.server.protocol import ERROR_CODES, ProtocolError, Request
+from openmemd.protocol.requests import ERROR_CODES, ProtocolError, Request
 from openmemd.server.zmq_server import ZmqServer
 
 

@@ -14,7 +14,7 @@ from typing import IO, Any
 import structlog
 
 from openmemd.config import LogSettings, Settings
-from openmemd.settings_layers import Loaded
+from openmemd.config.layers import Loaded
 
 _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING,
            "error": logging.ERROR}

@@ -16,10 +16,10 @@ import zmq
 
 from helpers import wait_for
 from openmemd.config import Settings
+from openmemd.protocol.requests import PingRequest, Request, SearchRequest, StatusRequest
 from openmemd.server.agent import AgentRuntime
 from openmemd.server.daemon import Daemon
 from openmemd.server.handlers import Dispatcher
-from openmemd.server.protocol import PingRequest, Request, SearchRequest, StatusRequest
 from openmemd.server.zmq_server import Handler, ZmqServer
 
 

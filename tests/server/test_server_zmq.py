@@ -14,8 +14,8 @@ import pytest
 import zmq
 
 from openmemd.errors import ForbiddenError, NotFoundError
-from openmemd.server.endpoint import EndpointError, lock_path, parse_endpoint
-from openmemd.server.protocol import GetRequest, PingRequest, Request, SearchRequest
+from openmemd.protocol.endpoint import EndpointError, lock_path, parse_endpoint
+from openmemd.protocol.requests import GetRequest, PingRequest, Request, SearchRequest
 from openmemd.server.zmq_server import Handler, ServerError, ZmqServer, split_envelope
 
 

@@ -18,10 +18,10 @@ else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
 from openmemd import paths
+from openmemd.config.layers import Loaded, toml_hint  # openclaw.json < file < env < flags
 from openmemd.config.settings import SOURCES, AgentSettings, Settings
 from openmemd.config.store_url import check_store
 from openmemd.errors import ConfigError
-from openmemd.settings_layers import Loaded, toml_hint  # openclaw.json < file < env < flags
 
 _TOML_ALIASES = {"lambda": "lambda_"}
 ENV_VARS = {"OPENMEMD_WORKSPACE": "workspace", "OPENMEMD_STATE_DIR": "state_dir",

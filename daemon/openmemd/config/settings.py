@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from openmemd import paths
+from openmemd.config.layers import Loaded
 from openmemd.errors import ConfigError
-from openmemd.settings_layers import Loaded
 
 DEFAULT_AGENT = "main"
 SOURCES = ("memory", "sessions")

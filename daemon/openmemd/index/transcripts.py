@@ -79,7 +79,7 @@ def real_dir(path: Path) -> bool:
 def sessions_location(settings: Settings, agent_id: str, workspace: Path) -> Path | None:
     """The agent's transcripts folder when it is not `<workspace>/sessions` (None: the
     workspace's own, with the workspace's containment rules as before)."""
-    from openmemd.settings_layers import sessions_dir
+    from openmemd.config.layers import sessions_dir
 
     where = sessions_dir(settings, agent_id, Path(workspace))
     if os.path.abspath(where) == os.path.abspath(Path(workspace) / "sessions"):

@@ -31,9 +31,7 @@ from openmemd.api import long_lived
 from openmemd.config import ConfigError, Settings, load_settings
 from openmemd.errors import OpenmemdError, UnavailableError
 from openmemd.log import configure_logging, get_logger
-from openmemd.server import openclaw_side, sdnotify
-from openmemd.server.agent import AgentRuntime
-from openmemd.server.endpoint import (
+from openmemd.protocol.endpoint import (
     EndpointError,
     lock_path,
     parse_endpoint,
@@ -42,6 +40,8 @@ from openmemd.server.endpoint import (
     resolve_endpoint,
     write_endpoint_record,
 )
+from openmemd.server import openclaw_side, sdnotify
+from openmemd.server.agent import AgentRuntime
 from openmemd.server.handlers import Dispatcher
 from openmemd.server.lock import AlreadyRunning, PidLock
 from openmemd.server.mcp_host import McpHost, socket_path

@@ -12,10 +12,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from openmemd import __version__
+from openmemd.api import health
 from openmemd.errors import NotFoundError
-from openmemd.server import health
-from openmemd.server.agent import AgentRuntime
-from openmemd.server.protocol import (
+from openmemd.protocol.requests import (
     AddRequest,
     DreamRequest,
     GetRequest,
@@ -25,6 +24,7 @@ from openmemd.server.protocol import (
     StatusRequest,
     SyncRequest,
 )
+from openmemd.server.agent import AgentRuntime
 from openmemd.server.util import iso
 
 

@@ -27,8 +27,8 @@ from typing import Any
 
 from openmemd import paths
 from openmemd.log import get_logger
-from openmemd.server.endpoint import MAX_IPC_PATH, Endpoint, lock_path, prepare_private_dir
-from openmemd.server.protocol import Request, StatusRequest
+from openmemd.protocol.endpoint import MAX_IPC_PATH, Endpoint, lock_path, prepare_private_dir
+from openmemd.protocol.requests import Request, StatusRequest
 
 log = get_logger(__name__)
 

@@ -16,8 +16,8 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 from mcp.server.stdio import stdio_server
 
 from openmemd.log import get_logger
-from openmemd.server.mcp_tools import ToolBackend, build_server, status_summary
-from openmemd.server.protocol import Request, StatusRequest
+from openmemd.mcp.tools import ToolBackend, build_server, status_summary
+from openmemd.protocol.requests import Request, StatusRequest
 
 log = get_logger(__name__)
 

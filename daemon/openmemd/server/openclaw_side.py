@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from openmemd.config import Settings
+from openmemd.config.layers import dreaming_left_to_openclaw
 from openmemd.log import get_logger
 from openmemd.server.session_watch import start_session_watcher
 from openmemd.server.watcher import STATE_RUNNING, Watcher
-from openmemd.settings_layers import dreaming_left_to_openclaw
 
 if TYPE_CHECKING:  # agent.py imports this module
     from openmemd.server.agent import AgentRuntime

@@ -19,7 +19,7 @@ from typing import Any
 import zmq
 
 from openmemd.log import get_logger
-from openmemd.server.protocol import INTERNAL_REPLY
+from openmemd.protocol.requests import INTERNAL_REPLY
 
 log = get_logger(__name__)
 

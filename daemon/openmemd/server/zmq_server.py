@@ -28,8 +28,8 @@ import zmq
 
 from openmemd.errors import OpenmemdError
 from openmemd.log import get_logger
-from openmemd.server.endpoint import Endpoint, parse_endpoint, prepare_private_dir
-from openmemd.server.protocol import (
+from openmemd.protocol.endpoint import Endpoint, parse_endpoint, prepare_private_dir
+from openmemd.protocol.requests import (
     Envelope,
     ProtocolError,
     Request,

@@ -182,7 +182,7 @@ def usage_problem(command: str, args: Mapping[str, Any], endpoint: str | None) -
     """The first problem with a command line's parameters and endpoint, named by its flags,
     or None. Checked before the command runs in-process or goes to the daemon, so both
     refuse the same input with the same words."""
-    from openmemd.server.endpoint import EndpointError, parse_endpoint, resolve_endpoint
+    from openmemd.protocol.endpoint import EndpointError, parse_endpoint, resolve_endpoint
 
     values = dict(args)
     if isinstance(values.get("query"), list):  # `search` takes the query as several words

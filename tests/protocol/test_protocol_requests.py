@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from openmemd.server.protocol import (
+from openmemd.protocol.requests import (
     DreamRequest,
     GetRequest,
     PingRequest,

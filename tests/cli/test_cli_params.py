@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from openmemd.cli import main
-from openmemd.server.protocol import ProtocolError, parse_request
+from openmemd.protocol.requests import ProtocolError, parse_request
 
 # (command line, the CLI's message, the same request on the wire, the protocol's message)
 CASES = [

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from openmemd.config import Settings, redact_url
-from openmemd.settings_layers import dreaming_left_to_openclaw, origins_for, sessions_dir
+from openmemd.config.layers import dreaming_left_to_openclaw, origins_for, sessions_dir
 
 MASK = "********"
 

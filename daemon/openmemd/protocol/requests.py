@@ -22,10 +22,10 @@ from typing import Any
 
 from openmemd.config import DEFAULT_AGENT
 from openmemd.errors import OpenmemdError
-from openmemd.server import params
+from openmemd.protocol import params
 
 # The limits stay importable from the protocol, where clients look for them.
-from openmemd.server.params import MAX_PATH_BYTES, MAX_QUERY_BYTES  # noqa: F401
+from openmemd.protocol.params import MAX_PATH_BYTES, MAX_QUERY_BYTES  # noqa: F401
 
 OPS = ("ping", "status", "search", "get", "sync", "dream", "add")
 ERROR_CODES = ("bad_request", "not_found", "forbidden", "unavailable", "internal")

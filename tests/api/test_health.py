@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from openmemd.server import health
+from openmemd.api import health
+from openmemd.protocol.requests import PingRequest, StatusRequest
 from openmemd.server.agent import AgentRuntime
 from openmemd.server.handlers import Dispatcher
-from openmemd.server.protocol import PingRequest, StatusRequest
 
 
 def healthy_status(**over: Any) -> dict[str, Any]:

@@ -15,7 +15,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openmemd import __version__, config_cmd, mcp_cli, store_cmd
+from openmemd import __version__
+from openmemd.cli import config_cmd, mcp_cmd, store_cmd
 from openmemd.config import DEFAULT_AGENT, PHASE_CHOICES, ConfigError, Settings, load_settings
 from openmemd.errors import OpenmemdError
 from openmemd.progress import ProgressBar
@@ -100,7 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("workspace", help="print the workspace path (creates its memory/)")
     _common(p)
     config_cmd.add_parser(sub, _common)
-    mcp_cli.add_parsers(sub, _common)
+    mcp_cmd.add_parsers(sub, _common)
     store_cmd.add_parser(sub, _common)
     return parser
 
@@ -160,7 +161,7 @@ def cmd_search(settings: Settings, args: argparse.Namespace) -> int:
         print("No matches.")
         return EXIT_OK
     if (results[0].get("explain") or {}).get("relaxed"):
-        from openmemd.cli_report import relaxed_note
+        from openmemd.cli.report import relaxed_note
 
         print(relaxed_note(settings.query.min_score if args.min_score is None
                            else args.min_score) + "\n")
@@ -221,13 +222,13 @@ def cmd_get(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def cmd_status(settings: Settings, args: argparse.Namespace) -> int:
-    from openmemd.cli_report import cmd_status as status
+    from openmemd.cli.report import cmd_status as status
 
     return status(settings, args)
 
 
 def cmd_workspace(settings: Settings, args: argparse.Namespace) -> int:
-    from openmemd.cli_report import cmd_workspace as workspace
+    from openmemd.cli.report import cmd_workspace as workspace
 
     return workspace(settings, args)
 
@@ -308,7 +309,7 @@ def cmd_service(settings: Settings, args: argparse.Namespace) -> int:
 COMMANDS: dict[str, Callable[[Settings, argparse.Namespace], int]] = {
     "run": cmd_run, "status": cmd_status, "index": cmd_index, "search": cmd_search,
     "get": cmd_get, "dream": cmd_dream, "service": cmd_service, "workspace": cmd_workspace,
-    "config": config_cmd.run, "add": mcp_cli.cmd_add, "mcp": mcp_cli.cmd_mcp,
+    "config": config_cmd.run, "add": mcp_cmd.cmd_add, "mcp": mcp_cmd.cmd_mcp,
     "store": store_cmd.run,
 }
 
@@ -321,7 +322,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"openmemd: config error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    from openmemd.server.params import usage_problem
+    from openmemd.protocol.params import usage_problem
 
     problem = usage_problem(args.command, vars(args), settings.server.endpoint)
     if problem:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from openmemd.cli.config_cmd import effective
 from openmemd.config import ConfigError, load_settings, redact_url
-from openmemd.config_cmd import effective
 
 
 def load(tmp_path: Path, body: str, env: dict[str, str] | None = None):

@@ -22,7 +22,7 @@ from mcp.shared.exceptions import MCPError
 from openmemd import __version__
 from openmemd.errors import OpenmemdError
 from openmemd.log import get_logger
-from openmemd.server.protocol import ProtocolError, Request, parse_fields
+from openmemd.protocol.requests import ProtocolError, Request, parse_fields
 
 log = get_logger(__name__)
 

@@ -14,7 +14,7 @@ import pytest
 from openmemd import paths
 from openmemd.cli import main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -127,7 +127,7 @@ def test_readme_quick_start_note_works_as_written(tmp_path, openclaw):
 
 
 def test_status_text_says_when_dreaming_is_left_to_openclaw(capsys) -> None:
-    from openmemd.cli_report import print_status_text
+    from openmemd.cli.report import print_status_text
 
     agent = {"agent": "main", "workspace": "/w", "dreaming": {
         "leftToOpenClaw": True, "nextRun": None, "lastSweep": None}}
@@ -139,7 +139,7 @@ def test_status_text_says_when_dreaming_is_left_to_openclaw(capsys) -> None:
 
 
 def test_status_text_says_when_a_postgres_index_is_being_built_or_failed() -> None:
-    from openmemd.cli_report import _store_line
+    from openmemd.cli.report import _store_line
 
     store = {"backend": "postgres", "location": "postgresql://db/memory (namespace h/main)",
              "namespace": "h/main", "searchNamespaces": ["h/main", "team"],

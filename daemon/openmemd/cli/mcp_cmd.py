@@ -65,7 +65,7 @@ def cmd_mcp(settings: Settings, args: argparse.Namespace) -> int:
         print(where, file=sys.stderr)  # stdout stays pasteable (or redirectable) as is
         print(snippet)
         return EXIT_OK
-    from openmemd import mcp_pipe
+    from openmemd.mcp import pipe as mcp_pipe
 
     code = mcp_pipe.serve(settings, args)  # a daemon hosts the session: no SDK import here
     if code is not None:
@@ -74,7 +74,7 @@ def cmd_mcp(settings: Settings, args: argparse.Namespace) -> int:
         print(NEEDS_SDK, file=sys.stderr)
         return EXIT_USAGE
     try:
-        from openmemd import mcp_server
+        from openmemd.mcp import server as mcp_server
     except ImportError as exc:
         if (exc.name or "").split(".")[0] in ("mcp", "mcp_types"):
             print(NEEDS_SDK, file=sys.stderr)

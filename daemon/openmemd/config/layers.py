@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from openmemd.openclaw_config import LAYER, OpenClawLayer, load, merge_raw, set_raw
+from openmemd.config.openclaw import LAYER, OpenClawLayer, load, merge_raw, set_raw
 
 
 def merge_layers(layers: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:

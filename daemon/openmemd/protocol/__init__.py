@@ -1,0 +1,1 @@
+"""The request protocol both ends use: typed requests, replies, limits and endpoints."""
