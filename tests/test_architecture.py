@@ -167,3 +167,33 @@ def test_ruff_clean():
     out = subprocess.run([ruff, "check", "--output-format", "concise", "daemon", "tests",
                           "bench"], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_no_import_circle_between_modules():
+    # Within packages too (issue: api/ had a circle of four files): a module that needs
+    # another's names at run time must not be needed by it, even through a lazy import.
+    modules = package_modules()
+    graph: dict[str, set[str]] = {}
+    for module, path in modules.items():
+        for target in openmemd_imports(path):
+            # `from openmemd.x import name` also lists `x.name`: keep what is a module
+            while target not in modules and "." in target:
+                target = target.rsplit(".", 1)[0]
+            if target in modules and target != module and not module.startswith(target + "."):
+                graph.setdefault(module, set()).add(target)
+    # a package's __init__ re-exporting its modules is not a circle with them
+    for module in list(graph):
+        graph[module] = {t for t in graph[module]
+                         if not (modules[t].name == "__init__.py" and module.startswith(t + "."))}
+    circles = set()
+    for start in sorted(graph):
+        stack, seen = [[start]], {start}
+        while stack:
+            trail = stack.pop()
+            for nxt in sorted(graph.get(trail[-1], ())):
+                if nxt == start:
+                    circles.add(" -> ".join(sorted(trail)))
+                elif nxt not in seen:
+                    seen.add(nxt)
+                    stack.append([*trail, nxt])
+    assert sorted(circles) == [], "\n".join(sorted(circles))
