@@ -34,7 +34,7 @@ ALLOWED = {
     "search": FOUNDATION | {"embed", "store", "text"},
     "index": FOUNDATION | {"embed", "store", "text"},
     "dreaming": FOUNDATION | {"embed", "store", "text"},
-    "notes": FOUNDATION | {"dreaming", "search"},  # `MemoryIndex.add`: an agent's note
+    "notes": FOUNDATION | {"dreaming", "search", "protocol"},  # `MemoryIndex.add`: an agent's note
     # the client sends protocol requests to a daemon; discovery finds which daemon
     "client": FOUNDATION | {"protocol"},
     "discovery": FOUNDATION | {"client", "protocol"},

@@ -26,12 +26,23 @@ from typing import Any
 import zmq
 
 from openmemd import paths
+from openmemd.config import DEFAULT_AGENT
 from openmemd.errors import (
     BadRequestError,
     ForbiddenError,
     NotFoundError,
     OpenmemdError,
     UnavailableError,
+)
+from openmemd.protocol.requests import (
+    AddRequest,
+    DreamRequest,
+    GetRequest,
+    Request,
+    SearchRequest,
+    StatusRequest,
+    SyncRequest,
+    to_wire,
 )
 
 DEFAULT_TIMEOUT = 5.0
@@ -190,6 +201,30 @@ class Client:
         return RequestTimeout(f"openmemd at {self.endpoint} did not reply within {timeout:g}s")
 
     # -- operations -----------------------------------------------------------------------
+    def send(self, request: Request, timeout: float | None = None) -> dict[str, Any]:
+        """Send a typed request (`openmemd.protocol.requests`); the reply's fields (without
+        "ok" and "id"), or an exception for an error reply. Long operations get a longer
+        default timeout."""
+        if timeout is None:
+            timeout = self._timeout_for(request)
+        reply = self.request(to_wire(request), timeout)
+        return {k: v for k, v in reply.items() if k not in ("ok", "id")}
+
+    def __call__(self, request: Request) -> dict[str, Any]:
+        """A Client is a request handler (`openmemd.protocol.handler.Handler`), the daemon's."""
+        return self.send(request)
+
+    def _timeout_for(self, request: Request) -> float:
+        if isinstance(request, StatusRequest) and request.deep:
+            return max(self.timeout, 30.0)  # the probe search may load the model
+        if isinstance(request, (DreamRequest, SyncRequest)) and (
+                not isinstance(request, SyncRequest) or request.wait):
+            return max(self.timeout, LONG_TIMEOUT)
+        if isinstance(request, AddRequest):
+            # The daemon indexes the note before replying (up to 30 s when its writer is busy).
+            return max(self.timeout, 60.0)
+        return self.timeout
+
     def ping(self, timeout: float | None = None) -> dict[str, Any]:
         try:
             return self.request({"op": "ping"}, timeout)
@@ -198,51 +233,36 @@ class Client:
 
     def status(self, deep: bool = False, agent: str | None = None,
                timeout: float | None = None) -> dict[str, Any]:
-        payload: dict[str, Any] = {"op": "status", "deep": deep}
-        if agent:
-            payload["agent"] = agent
-        if deep and timeout is None:
-            timeout = max(self.timeout, 30.0)  # the probe search may load the model
-        return self.request(payload, timeout)
+        return self.send(StatusRequest(agent=agent, deep=deep), timeout)
 
     def search(self, query: str, max_results: int | None = None, min_score: float | None = None,
                sources: list[str] | None = None, explain: bool = False,
                agent: str | None = None, timeout: float | None = None) -> dict[str, Any]:
-        payload: dict[str, Any] = {"op": "search", "query": query}
-        _put(payload, maxResults=max_results, minScore=min_score, sources=sources,
-             agent=agent)
-        if explain:
-            payload["explain"] = True
-        return self.request(payload, timeout)
+        return self.send(SearchRequest(query=query, agent=agent or DEFAULT_AGENT,
+                                       max_results=max_results, min_score=min_score,
+                                       sources=tuple(sources) if sources else None,
+                                       explain=explain), timeout)
 
     def get(self, path: str, from_line: int | None = None, lines: int | None = None,
             agent: str | None = None, timeout: float | None = None) -> dict[str, Any]:
-        payload: dict[str, Any] = {"op": "get", "path": path}
-        _put(payload, agent=agent, lines=lines, **{"from": from_line})
-        return self.request(payload, timeout)
+        return self.send(GetRequest(path=path, agent=agent or DEFAULT_AGENT,
+                                    from_line=from_line, lines=lines), timeout)
 
     def sync(self, force: bool = False, wait: bool = True, agent: str | None = None,
              timeout: float | None = None) -> dict[str, Any]:
-        payload: dict[str, Any] = {"op": "sync", "force": force, "wait": wait}
-        _put(payload, agent=agent)
-        if wait and timeout is None:
-            timeout = max(self.timeout, LONG_TIMEOUT)
-        return self.request(payload, timeout)
+        return self.send(SyncRequest(agent=agent or DEFAULT_AGENT, force=force, wait=wait),
+                         timeout)
 
     def dream(self, phase: str = "all", dry_run: bool = False, agent: str | None = None,
               timeout: float | None = None) -> dict[str, Any]:
-        payload: dict[str, Any] = {"op": "dream", "phase": phase, "dryRun": dry_run}
-        _put(payload, agent=agent)
-        return self.request(payload, max(self.timeout, LONG_TIMEOUT) if timeout is None
-                            else timeout)
+        return self.send(DreamRequest(agent=agent or DEFAULT_AGENT, phase=phase,
+                                      dry_run=dry_run), timeout)
 
     def add(self, text: str, target: str = "daily", agent: str | None = None,
             timeout: float | None = None) -> dict[str, Any]:
         """Append a note; the reply names the lines written (`citation`, `path#Lx-Ly`)."""
-        payload: dict[str, Any] = {"op": "add", "text": text, "target": target}
-        _put(payload, agent=agent)
-        # The daemon indexes the note before replying (up to 30 s when its writer is busy).
-        return self.request(payload, max(self.timeout, 60.0) if timeout is None else timeout)
+        return self.send(AddRequest(text=text, target=target, agent=agent or DEFAULT_AGENT),
+                         timeout)
 
     # -- lifecycle ------------------------------------------------------------------------
     def close(self) -> None:
@@ -254,12 +274,6 @@ class Client:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _put(payload: dict[str, Any], **fields: Any) -> None:
-    for key, value in fields.items():
-        if value is not None:
-            payload[key] = value
 
 
 def daemon_available(endpoint: str | None = None, timeout: float = 0.5) -> bool:

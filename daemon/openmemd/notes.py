@@ -26,12 +26,12 @@ from openmemd.dreaming.markdown_io import workspace_target
 from openmemd.dreaming.memory_md import NEW_FILE_HEADER
 from openmemd.errors import BadRequestError, UnavailableError
 from openmemd.log import get_logger
+from openmemd.protocol.params import MAX_NOTE_BYTES
+from openmemd.protocol.params import NOTE_TARGETS as TARGETS
 from openmemd.search.snippets import citation
 
 log = get_logger(__name__)
 
-MAX_NOTE_BYTES = 4096
-TARGETS = ("daily", "long-term")
 LONG_TERM_FILE = "MEMORY.md"
 
 

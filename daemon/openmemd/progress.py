@@ -13,6 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import IO, Any
 
+# Reports progress: (phase, done, total), phase "files" or "vectors"; raising from it abandons
+# the work.
+Progress = Callable[[str, int, int], None]
+
 UNITS = {"files": "files", "vectors": "chunks"}
 LABELS = {"files": "Indexing files", "vectors": "Embedding chunks"}
 

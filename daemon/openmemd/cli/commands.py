@@ -17,13 +17,19 @@ from typing import TYPE_CHECKING, Any
 
 from openmemd import __version__
 from openmemd.cli import config_cmd, mcp_cmd, store_cmd
+from openmemd.cli.ask import ask, handler_for
 from openmemd.config import DEFAULT_AGENT, PHASE_CHOICES, ConfigError, Settings, load_settings
 from openmemd.errors import OpenmemdError
 from openmemd.progress import ProgressBar
+from openmemd.protocol.requests import (
+    DreamRequest,
+    GetRequest,
+    SearchRequest,
+    SyncRequest,
+)
 
 if TYPE_CHECKING:
-    from openmemd.api.memory_index import MemoryIndex
-    from openmemd.client import Client
+    pass
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 EXIT_DEGRADED, EXIT_NOT_RUNNING = 1, 2
@@ -117,41 +123,15 @@ def _print_json(value: Any) -> None:
     print(json.dumps(value, ensure_ascii=False, indent=2))
 
 
-# -- daemon routing -----------------------------------------------------------------------------
-def _daemon(settings: Settings, args: argparse.Namespace) -> Client | None:
-    """A client for the daemon serving this agent's workspace and state dir, else None."""
-    from openmemd.discovery import connect
-
-    return connect(settings, args.agent, args.workspace)
-
-
-def _open_index(settings: Settings, args: argparse.Namespace) -> MemoryIndex:
-    from openmemd.api.memory_index import MemoryIndex
-
-    return MemoryIndex.open(args.workspace, agent_id=args.agent, config=settings)
-
-
 # -- commands -----------------------------------------------------------------------------------
 def cmd_search(settings: Settings, args: argparse.Namespace) -> int:
-    query = " ".join(args.query)
     explain = args.explain or not args.json  # text output marks the relaxed fallback
-    client = _daemon(settings, args)
-    if client is not None:
-        with client:
-            reply = client.search(query, max_results=args.max_results, min_score=args.min_score,
-                                  sources=args.sources, explain=explain, agent=args.agent)
-        results = reply["results"]
-        meta = {k: v for k, v in reply.items() if k not in ("ok", "results")}
-    else:
-        with _open_index(settings, args) as index:
-            stale = index.catch_up()
-            if stale:
-                print(f"openmemd: searching the index as it is: {stale}", file=sys.stderr)
-            hits = index.search(query, max_results=args.max_results, min_score=args.min_score,
-                                sources=args.sources, explain=explain)
-            results = [h.to_dict() for h in hits]
-            meta = index.search_meta()
-            index.flush_recalls()
+    reply = ask(settings, args, SearchRequest(
+        query=" ".join(args.query), agent=args.agent, max_results=args.max_results,
+        min_score=args.min_score, sources=tuple(args.sources) if args.sources else None,
+        explain=explain))
+    results = reply["results"]
+    meta = {k: v for k, v in reply.items() if k != "results"}
     if meta.get("degraded") and not args.json:
         print(f"openmemd: keyword search only: {meta['degraded']}", file=sys.stderr)
     if args.json:
@@ -176,15 +156,13 @@ def cmd_search(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def cmd_index(settings: Settings, args: argparse.Namespace) -> int:
-    client = _daemon(settings, args)
-    if client is not None:
-        with client:
-            reply = client.sync(force=args.force, wait=True, agent=args.agent)
-        report = reply.get("report", reply)
-    else:
-        with _open_index(settings, args) as index:
-            bar = ProgressBar(sys.stderr.isatty() and not args.json)
-            report = index.sync(force=args.force, progress=bar).to_dict()
+    bar = ProgressBar(sys.stderr.isatty() and not args.json)
+    handler = handler_for(settings, args, progress=bar)
+    try:
+        reply = handler(SyncRequest(agent=args.agent, force=args.force, wait=True))
+    finally:
+        handler.close()
+    report = reply.get("report", reply)
     if args.json:
         _print_json(report)
         return EXIT_OK
@@ -193,7 +171,7 @@ def cmd_index(settings: Settings, args: argparse.Namespace) -> int:
           f"{report['deleted']} deleted, {report['chunks']} chunks written"
           + (f", {report['vectorsEmbedded']} embedded" if report.get("vectorsEmbedded") else "")
           + (" (full rebuild)" if report.get("reindexed") else "") + ".")
-    if client is not None and report.get("vectorsPending"):  # the daemon embeds them now
+    if report.get("vectorsPending"):  # a daemon embeds them now; in process, warnings say why
         print(f"  {report['vectorsPending']} chunks still waiting for a vector: keyword search "
               "has them already; `openmemd status` shows the progress.")
     for issue in report.get("skipped", []):
@@ -204,16 +182,10 @@ def cmd_index(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def cmd_get(settings: Settings, args: argparse.Namespace) -> int:
-    client = _daemon(settings, args)
-    if client is not None:
-        with client:
-            reply = client.get(args.path, from_line=args.from_line, lines=args.lines,
-                               agent=args.agent)
-    else:
-        with _open_index(settings, args) as index:
-            reply = index.get(args.path, args.from_line, args.lines)
+    reply = ask(settings, args, GetRequest(path=args.path, agent=args.agent,
+                                            from_line=args.from_line, lines=args.lines))
     if args.json:
-        _print_json({k: v for k, v in reply.items() if k != "ok"})
+        _print_json(reply)
     else:
         sys.stdout.write(reply["text"])
         if reply["text"] and not reply["text"].endswith("\n"):
@@ -246,15 +218,9 @@ def cmd_dream(settings: Settings, args: argparse.Namespace) -> int:
             print("\n\n".join(c.format_text() for c in found) if found
                   else "No recall entry matches that key, path or text.")
         return EXIT_OK
-    client = _daemon(settings, args)
-    if client is not None:
-        with client:
-            reply = client.dream(phase=args.phase, dry_run=args.dry_run, agent=args.agent)
-        result = reply.get("result", reply)
-    else:
-        from openmemd.api.dreams import dream
-
-        result = dream(_workspace(settings, args), settings.dreaming, args.phase, args.dry_run)
+    reply = ask(settings, args, DreamRequest(agent=args.agent, phase=args.phase,
+                                              dry_run=args.dry_run))
+    result = reply.get("result", reply)
     if args.json:
         _print_json(result)
     else:

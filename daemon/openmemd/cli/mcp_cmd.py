@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from openmemd.config import DEFAULT_AGENT, Settings
+from openmemd.protocol.params import MAX_NOTE_BYTES
 
 EXIT_OK, EXIT_USAGE = 0, 2
 HOSTS = ("claude-code", "claude-desktop", "codex", "cursor", "openclaw")
@@ -25,7 +26,8 @@ NEEDS_SDK = "openmemd mcp needs the MCP SDK: pip install 'openmemd[mcp]'"
 
 def add_parsers(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
     p = sub.add_parser("add", help="append a note to today's memory file (or MEMORY.md)")
-    p.add_argument("text", nargs="+", help="the note (one bullet; at most 4096 bytes)")
+    p.add_argument("text", nargs="+",
+                   help=f"the note (one bullet; at most {MAX_NOTE_BYTES} bytes)")
     p.add_argument("--long-term", action="store_true", help="append to MEMORY.md instead")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     common(p)
@@ -37,19 +39,11 @@ def add_parsers(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> 
 
 
 def cmd_add(settings: Settings, args: argparse.Namespace) -> int:
-    from openmemd.api import MemoryIndex
-    from openmemd.discovery import connect
+    from openmemd.cli.ask import ask
+    from openmemd.protocol.requests import AddRequest
 
-    text = " ".join(args.text)
-    target = "long-term" if args.long_term else "daily"
-    client = connect(settings, args.agent, args.workspace)
-    if client is not None:
-        with client:
-            reply = client.add(text, target, agent=args.agent)
-        note = {k: v for k, v in reply.items() if k != "ok"}
-    else:
-        with MemoryIndex.open(args.workspace, agent_id=args.agent, config=settings) as index:
-            note = index.add(text, target)
+    note = ask(settings, args, AddRequest(text=" ".join(args.text), agent=args.agent,
+                                          target="long-term" if args.long_term else "daily"))
     if args.json:
         print(json.dumps(note, ensure_ascii=False, indent=2))
     else:

@@ -15,7 +15,7 @@ from typing import Any
 
 from openmemd import __version__, discovery, paths
 from openmemd.config import DEFAULT_AGENT, Settings
-from openmemd.errors import OpenmemdError, WorkspaceError
+from openmemd.errors import WorkspaceError
 from openmemd.progress import describe
 
 EXIT_OK, EXIT_DEGRADED, EXIT_NOT_RUNNING = 0, 1, 2
@@ -52,20 +52,14 @@ def cmd_status(settings: Settings, args: argparse.Namespace) -> int:
 def _status_offline(settings: Settings, args: argparse.Namespace, scope: list[str],
                     lookup: discovery.Lookup, reason: str = "") -> int:
     """No daemon serves this index: say so (exit 2) and still describe the index on disk."""
-    from openmemd.api import MemoryIndex
+    from openmemd.api.handler import LocalHandler
+    from openmemd.protocol.requests import StatusRequest
 
-    agents = []
+    local = LocalHandler(settings, workspace=args.workspace, owner=args.agent)
+    agents: list[dict[str, Any]] = []
     for agent_id in scope:
-        try:
-            ws = (args.workspace if args.workspace and agent_id == args.agent
-                  else settings.workspace_for(agent_id))
-            with MemoryIndex.open(ws, agent_id=agent_id, config=settings) as index:
-                st = dict(index.status())
-                if args.deep:
-                    st["probe"] = _probe(index)
-                agents.append(st)
-        except OpenmemdError as exc:
-            agents.append({"agent": agent_id, "error": str(exc)})
+        st = local(StatusRequest(agent=agent_id, deep=args.deep))["agents"][agent_id]
+        agents.append(st)
     reply: dict[str, Any] = {
         "running": False, "health": "not running", "reason": reason or lookup.reason(),
         "endpoint": settings.server.endpoint or paths.default_endpoint(),
@@ -78,19 +72,6 @@ def _status_offline(settings: Settings, args: argparse.Namespace, scope: list[st
     else:
         print_status_text(reply)
     return EXIT_NOT_RUNNING
-
-
-def _probe(index: Any) -> dict[str, Any]:
-    from openmemd.api import PROBE_QUERY
-
-    started = time.perf_counter()
-    try:
-        hits = index.search(PROBE_QUERY, record=False)
-    except OpenmemdError as exc:
-        return {"ok": False, "error": str(exc),
-                "ms": round((time.perf_counter() - started) * 1000, 1)}
-    return {"ok": True, "results": len(hits),
-            "ms": round((time.perf_counter() - started) * 1000, 1)}
 
 
 def print_status_text(reply: dict[str, Any]) -> None:

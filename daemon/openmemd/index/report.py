@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from openmemd.embed.base import EmbeddingProvider
 from openmemd.embed.pool import EmbeddingPool
 from openmemd.index.scan import ScanIssue
+from openmemd.progress import Progress
 from openmemd.store.base import FTS_ONLY_MODEL, CacheKey
 
 __all__ = ["FTS_ONLY_MODEL", "Progress", "SyncReport", "VectorTarget"]
 
-# Reports progress: (phase, done, total). Phase is "files" or "vectors".
-Progress = Callable[[str, int, int], None]
 
 
 @dataclass

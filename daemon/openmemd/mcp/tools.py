@@ -5,14 +5,14 @@ memory_search, memory_get, memory_status, memory_add. Arguments are checked by t
 validation as the socket protocol (`parse_fields`), so a bad argument gets the same message
 whichever way it came in; the check failing is a tool error (`isError`) the model can read and
 correct, an unknown tool a protocol error. Sessions run in the daemon (server/mcp_session.py)
-or in the `openmemd mcp` process (mcp_server.py); each hands `build_server` its backend.
+or in the `openmemd mcp` process (mcp/server.py); each hands `build_server` its handler.
 Importing this module imports the SDK (about 2 s of CPU): only those two do, when needed.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any, Protocol
+from typing import Any
 
 import anyio
 import mcp_types as types
@@ -20,9 +20,18 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
 from openmemd import __version__
+from openmemd.config import SOURCES
 from openmemd.errors import OpenmemdError
 from openmemd.log import get_logger
-from openmemd.protocol.requests import ProtocolError, Request, parse_fields
+from openmemd.protocol.handler import Handler
+from openmemd.protocol.params import (
+    MAX_NOTE_BYTES,
+    MAX_PATH_BYTES,
+    MAX_QUERY_BYTES,
+    MAX_RESULTS,
+    NOTE_TARGETS,
+)
+from openmemd.protocol.requests import ProtocolError, Request, StatusRequest, parse_fields
 
 log = get_logger(__name__)
 
@@ -36,15 +45,15 @@ INSTRUCTIONS = (
 _SEARCH_SCHEMA = {
     "type": "object",
     "properties": {
-        "query": {"type": "string", "minLength": 1, "maxLength": 4096,
+        "query": {"type": "string", "minLength": 1, "maxLength": MAX_QUERY_BYTES,
                   "description": "What to look for, in natural language or keywords "
-                                 "(at most 4096 bytes)."},
-        "maxResults": {"type": "integer", "minimum": 1, "maximum": 200,
+                                 f"(at most {MAX_QUERY_BYTES} bytes)."},
+        "maxResults": {"type": "integer", "minimum": 1, "maximum": MAX_RESULTS,
                        "description": "Results to return (default 6)."},
         "minScore": {"type": "number", "minimum": 0, "maximum": 1,
                      "description": "Drop results scoring below this, 0..1 (default 0.35)."},
         "sources": {"type": "array", "minItems": 1, "uniqueItems": True,
-                    "items": {"type": "string", "enum": ["memory", "sessions"]},
+                    "items": {"type": "string", "enum": list(SOURCES)},
                     "description": "Restrict to notes ('memory') or session transcripts "
                                    "('sessions')."},
     },
@@ -54,7 +63,7 @@ _SEARCH_SCHEMA = {
 _GET_SCHEMA = {
     "type": "object",
     "properties": {
-        "path": {"type": "string", "minLength": 1, "maxLength": 4096,
+        "path": {"type": "string", "minLength": 1, "maxLength": MAX_PATH_BYTES,
                  "description": "Workspace-relative path from a search result, e.g. "
                                 "memory/2026-01-02.md or MEMORY.md."},
         "from": {"type": "integer", "minimum": 1, "description": "First line (1-based)."},
@@ -66,10 +75,11 @@ _GET_SCHEMA = {
 _ADD_SCHEMA = {
     "type": "object",
     "properties": {
-        "text": {"type": "string", "minLength": 1, "maxLength": 4096,
-                 "description": "The note, one fact or decision (at most 4096 bytes); "
+        "text": {"type": "string", "minLength": 1, "maxLength": MAX_NOTE_BYTES,
+                 "description": "The note, one fact or decision (at most "
+                                f"{MAX_NOTE_BYTES} bytes); "
                                 "newlines stay inside one bullet."},
-        "target": {"type": "string", "enum": ["daily", "long-term"], "default": "daily",
+        "target": {"type": "string", "enum": list(NOTE_TARGETS), "default": "daily",
                    "description": "'daily': today's memory/YYYY-MM-DD.md (default); "
                                   "'long-term': MEMORY.md, for lasting facts and preferences."},
     },
@@ -121,11 +131,17 @@ def tool_request(name: str, arguments: dict[str, Any] | None, agent: str) -> Req
 _STORE_KEYS = ("backend", "namespace", "searchNamespaces", "reachable")
 
 
-def status_summary(st: dict[str, Any], health: str, problems: list[str], *, mode: str,
-                    daemon: dict[str, Any] | None = None) -> dict[str, Any]:
+def status_summary(reply: dict[str, Any], agent: str) -> dict[str, Any]:
+    """memory_status: what a model needs of a status reply (the daemon's or this process's)
+    for one agent."""
+    st = (reply.get("agents") or {}).get(agent) or {}
     provider = st.get("provider") or {}
     files = st.get("files") or {}
-    return {"health": health, "problems": problems, "mode": mode, "daemon": daemon,
+    running = bool(reply.get("running"))
+    return {"health": reply.get("health", "unknown"), "problems": reply.get("problems", []),
+            "mode": "daemon" if running else "in-process",
+            "daemon": {"pid": reply.get("pid"), "endpoint": reply.get("endpoint")}
+            if running else None,
             "agent": st.get("agent"), "workspace": st.get("workspace"),
             "provider": provider.get("id"), "model": provider.get("model"),
             "providerUnavailable": provider.get("unavailableReason"),
@@ -148,18 +164,14 @@ def _error_result(message: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(text=message)], is_error=True)
 
 
-class ToolBackend(Protocol):
-    """Where the tools' requests run: the daemon's own dispatcher (mcp_session.DaemonBackend)
-    or, in `openmemd mcp`, the daemon's socket or this process (mcp_server.Backend)."""
+def build_server(handler: Handler, agent: str) -> Server[Any]:
+    """The SDK server for one agent's memory; its requests go to `handler` (the daemon's
+    dispatcher in a hosted session, a `SessionRoute` in `openmemd mcp`)."""
 
-    @property
-    def agent(self) -> str: ...
-    def run(self, request: Request) -> dict[str, Any]: ...
+    def run(request: Request) -> dict[str, Any]:
+        reply = handler(request)
+        return status_summary(reply, agent) if isinstance(request, StatusRequest) else reply
 
-
-def build_server(backend: ToolBackend) -> Server[Any]:
-    """The SDK server; `backend` has `.agent` and `.run(request) -> dict` (Backend here, or
-    the daemon's own, server/mcp_session.py)."""
     tools = [types.Tool(name=name, description=desc, input_schema=schema,
                         annotations=types.ToolAnnotations(read_only_hint=read_only,
                                                           destructive_hint=False,
@@ -175,9 +187,8 @@ def build_server(backend: ToolBackend) -> Server[Any]:
                            message=f"Unknown tool {params.name[:64]!r}: this server has "
                                    f"{', '.join(TOOLS)}")
         try:
-            request = tool_request(params.name, params.arguments, backend.agent)
-            payload = await anyio.to_thread.run_sync(backend.run, request,
-                                                     abandon_on_cancel=True)
+            request = tool_request(params.name, params.arguments, agent)
+            payload = await anyio.to_thread.run_sync(run, request, abandon_on_cancel=True)
         except ProtocolError as exc:
             return _error_result(exc.message)
         except OpenmemdError as exc:

@@ -18,6 +18,8 @@ from openmemd.errors import BadRequestError
 
 MAX_QUERY_BYTES = 4096
 MAX_PATH_BYTES = 4096
+MAX_NOTE_BYTES = 4096  # one note appended by `add` (a fact, not a document)
+NOTE_TARGETS = ("daily", "long-term")
 MAX_RESULTS = 200
 MAX_LINE = 2**31 - 1
 _AGENT_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")

@@ -23,9 +23,7 @@ from typing import Any
 from openmemd.config import DEFAULT_AGENT
 from openmemd.errors import OpenmemdError
 from openmemd.protocol import params
-
-# The limits stay importable from the protocol, where clients look for them.
-from openmemd.protocol.params import MAX_PATH_BYTES, MAX_QUERY_BYTES  # noqa: F401
+from openmemd.protocol.params import MAX_NOTE_BYTES, NOTE_TARGETS
 
 OPS = ("ping", "status", "search", "get", "sync", "dream", "add")
 ERROR_CODES = ("bad_request", "not_found", "forbidden", "unavailable", "internal")
@@ -92,9 +90,6 @@ class AddRequest:
     target: str = "daily"  # or "long-term"
     agent: str = DEFAULT_AGENT
 
-
-NOTE_TARGETS = ("daily", "long-term")
-MAX_NOTE_BYTES = 4096
 
 Request = (PingRequest | StatusRequest | SearchRequest | GetRequest | SyncRequest
            | DreamRequest | AddRequest)
@@ -194,6 +189,32 @@ def parse_fields(data: dict[str, Any]) -> Request:
         return AddRequest(text=text, target=target, agent=f.agent())
     return DreamRequest(agent=f.agent(), phase=f.param("phase") or "all",
                         dry_run=f.flag("dryRun", False))
+
+
+def to_wire(request: Request) -> dict[str, Any]:
+    """The JSON object a client sends for `request` (what `parse_fields` reads back); fields
+    left at None are left out, so the daemon applies its own defaults."""
+    op = op_name(request)
+    fields: dict[str, Any]
+    if isinstance(request, PingRequest):
+        fields = {}
+    elif isinstance(request, StatusRequest):
+        fields = {"agent": request.agent, "deep": request.deep}
+    elif isinstance(request, SearchRequest):
+        fields = {"query": request.query, "agent": request.agent,
+                  "maxResults": request.max_results, "minScore": request.min_score,
+                  "sources": list(request.sources) if request.sources else None,
+                  "explain": request.explain or None}
+    elif isinstance(request, GetRequest):
+        fields = {"path": request.path, "agent": request.agent, "from": request.from_line,
+                  "lines": request.lines}
+    elif isinstance(request, SyncRequest):
+        fields = {"agent": request.agent, "force": request.force, "wait": request.wait}
+    elif isinstance(request, DreamRequest):
+        fields = {"agent": request.agent, "phase": request.phase, "dryRun": request.dry_run}
+    else:
+        fields = {"text": request.text, "target": request.target, "agent": request.agent}
+    return {"op": op, **{k: v for k, v in fields.items() if v is not None}}
 
 
 def is_long(request: Request) -> bool:

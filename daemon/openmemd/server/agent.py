@@ -13,7 +13,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 from typing import Any
 
-from openmemd.api import PROBE_QUERY
+from openmemd.api.handler import probe
 from openmemd.config import Settings
 from openmemd.errors import OpenmemdError, UnavailableError
 from openmemd.log import get_logger
@@ -81,7 +81,9 @@ class AgentRuntime:
                                    force_polling=self._force_polling or sync.watch_polling,
                                    polling_interval=sync.watch_poll_seconds, name=self.agent_id)
             self.watcher.start()
-            self.sessions_watcher = openclaw_side.watch_sessions(self, self._force_polling)
+            self.sessions_watcher = openclaw_side.watch_sessions(
+                index.scope.sessions_dir, indexer, self.settings, self.agent_id,
+                self._force_polling)
 
     def stop(self, timeout: float = 10.0) -> bool:
         """Stop watcher and indexer and close the index; False if the writer did not finish."""
@@ -200,20 +202,11 @@ class AgentRuntime:
             st["progress"] = st["indexer"]["progress"]  # None unless long work runs
         st["dreaming"] = {"enabled": self.settings.dreaming.enabled,
                           "running": self._dream_lock.locked(), "lastSweep": self.last_dream}
-        openclaw_side.agent_status(self, st)
+        openclaw_side.agent_status(self, st, self.index.scope.sessions_dir,
+                                   self.sessions_watcher)
         if deep:
-            st["probe"] = self.probe()
+            st["probe"] = probe(self.index)
         return st
-
-    def probe(self) -> dict[str, Any]:
-        started = time.perf_counter()
-        try:
-            hits = self.require_index().search(PROBE_QUERY, record=False)
-        except Exception as exc:
-            return {"ok": False, "error": f"{type(exc).__name__}: {exc}",
-                    "ms": round((time.perf_counter() - started) * 1000, 1)}
-        return {"ok": True, "results": len(hits),
-                "ms": round((time.perf_counter() - started) * 1000, 1)}
 
 
 def _replace_query(old: Settings, new: Settings) -> Settings:

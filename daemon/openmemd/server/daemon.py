@@ -182,7 +182,7 @@ class Daemon:
         long_lived.warm_in_background(a.index.db_path for a in self.agents.values()
                                     if a.index is not None)
         # After READY: the SDK's import (seconds of CPU) runs in the background.
-        self.mcp = McpHost(socket_path(endpoint), dispatcher, dispatcher.status, self.agents)
+        self.mcp = McpHost(socket_path(endpoint), dispatcher, self.agents)
         self.mcp.start()
 
     def _install_signals(self) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 
 from openmemd import __version__
 from openmemd.api import health
+from openmemd.api.handler import search_reply
 from openmemd.errors import NotFoundError
 from openmemd.protocol.requests import (
     AddRequest,
@@ -62,14 +63,7 @@ class Dispatcher:
             return self.status(request)
         agent = self._agent(request.agent)
         if isinstance(request, SearchRequest):
-            index = agent.require_index()
-            started = time.perf_counter()
-            hits = index.search(request.query, max_results=request.max_results,
-                                min_score=request.min_score,
-                                sources=list(request.sources) if request.sources else None,
-                                explain=request.explain)
-            return {"results": [h.to_dict() for h in hits], **index.search_meta(),
-                    "tookMs": round((time.perf_counter() - started) * 1000, 2)}
+            return search_reply(agent.require_index(), request)
         if isinstance(request, GetRequest):
             return dict(agent.require_index().get(request.path, request.from_line, request.lines))
         if isinstance(request, SyncRequest):
@@ -79,6 +73,9 @@ class Dispatcher:
         if isinstance(request, AddRequest):
             return agent.add(request.text, request.target)
         raise NotFoundError(f"no handler for {type(request).__name__}")  # pragma: no cover
+
+    def close(self) -> None:
+        """The daemon stops its agents itself (server/daemon.py)."""
 
     def _agent(self, agent_id: str) -> AgentRuntime:
         agent = self.agents.get(agent_id)

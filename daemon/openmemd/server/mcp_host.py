@@ -21,14 +21,14 @@ import json
 import os
 import socket
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from openmemd import paths
 from openmemd.log import get_logger
 from openmemd.protocol.endpoint import MAX_IPC_PATH, Endpoint, lock_path, prepare_private_dir
-from openmemd.protocol.requests import Request, StatusRequest
+from openmemd.protocol.handler import Handler
 
 log = get_logger(__name__)
 
@@ -51,12 +51,9 @@ def socket_path(endpoint: Endpoint) -> Path:
 
 
 class McpHost:
-    def __init__(self, path: Path, dispatch: Callable[[Request], dict[str, Any]],
-                 status: Callable[[StatusRequest], dict[str, Any]],
-                 agents: Mapping[str, object]) -> None:
+    def __init__(self, path: Path, dispatcher: Handler, agents: Mapping[str, object]) -> None:
         self.path = path
-        self._dispatch = dispatch
-        self._status = status
+        self._dispatcher = dispatcher
         self._agents = agents
         self._listener: socket.socket | None = None
         self._conns: set[socket.socket] = set()
@@ -162,8 +159,7 @@ class McpHost:
             conn.settimeout(None)
             conn.sendall(b'{"openmemd": "ok"}\n')
             log.info("mcp_session_started", agent=agent)
-            backend = mcp_session.DaemonBackend(self._dispatch, self._status, agent)
-            mcp_session.serve_socket(backend, conn)
+            mcp_session.serve_socket(self._dispatcher, agent, conn)
             log.info("mcp_session_ended", agent=agent)
         except OSError as exc:
             log.info("mcp_session_ended", error=str(exc))

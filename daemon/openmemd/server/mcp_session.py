@@ -1,4 +1,4 @@
-"""One MCP session the daemon hosts (server/mcp_host.py): mcp_server's tools on the daemon's
+"""One MCP session the daemon hosts (server/mcp_host.py): the MCP tools on the daemon's
 own Dispatcher, over the SDK's stdio transport on the session's socket.
 
 Imports the MCP SDK: only mcp_host's background thread imports this module, once the daemon
@@ -7,7 +7,6 @@ is ready.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -16,31 +15,10 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 from mcp.server.stdio import stdio_server
 
 from openmemd.log import get_logger
-from openmemd.mcp.tools import ToolBackend, build_server, status_summary
-from openmemd.protocol.requests import Request, StatusRequest
+from openmemd.mcp.tools import build_server
+from openmemd.protocol.handler import Handler
 
 log = get_logger(__name__)
-
-
-class DaemonBackend:
-    """The tools' backend in a hosted session: requests go straight to the daemon's own
-    Dispatcher, so they are handled (and searches counted as recalls) as on the socket."""
-
-    def __init__(self, dispatch: Callable[[Request], dict[str, Any]],
-                 status: Callable[[StatusRequest], dict[str, Any]], agent: str) -> None:
-        self._dispatch = dispatch
-        self._status = status
-        self.agent = agent
-
-    def run(self, request: Request) -> dict[str, Any]:
-        if isinstance(request, StatusRequest):
-            reply = self._status(request)
-            st = (reply.get("agents") or {}).get(self.agent) or {}
-            return status_summary(st, reply.get("health", "unknown"),
-                                   reply.get("problems", []), mode="daemon",
-                                   daemon={"pid": reply.get("pid"),
-                                           "endpoint": reply.get("endpoint")})
-        return dict(self._dispatch(request))
 
 
 MAX_LINE = 4 * 1024 * 1024  # one JSON-RPC message from a hosted session's client
@@ -79,10 +57,10 @@ class _SocketLines:
         return None
 
 
-def serve_socket(backend: ToolBackend, sock: Any) -> None:
+def serve_socket(dispatcher: Handler, agent: str, sock: Any) -> None:
     """One MCP session over a connected socket, until its input ends: the SDK's stdio
     transport on the socket's streams (newline-delimited JSON-RPC, exactly as on stdio)."""
-    server = build_server(backend)
+    server = build_server(dispatcher, agent)
 
     async def main() -> None:
         stream = await UNIXSocketStream.from_socket(sock)

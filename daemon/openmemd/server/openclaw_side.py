@@ -6,38 +6,42 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from openmemd.config import Settings
 from openmemd.config.layers import dreaming_left_to_openclaw
 from openmemd.log import get_logger
 from openmemd.server.session_watch import start_session_watcher
 from openmemd.server.watcher import STATE_RUNNING, Watcher
+from openmemd.server.writer import IndexWriter
 
-if TYPE_CHECKING:  # agent.py imports this module
-    from openmemd.server.agent import AgentRuntime
+
+class ServedAgent(Protocol):
+    """What these rules read of an agent the daemon serves (server/agent.py's AgentRuntime)."""
+
+    @property
+    def agent_id(self) -> str: ...
+    @property
+    def settings(self) -> Settings: ...
+    @property
+    def workspace(self) -> Path | None: ...
 
 log = get_logger(__name__)
 
 LEFT_TO_OPENCLAW = "dreaming: left to OpenClaw"
 
 
-def _sessions_dir(agent: AgentRuntime) -> Path | None:
-    """The agent's transcripts folder when it lies outside the workspace (OpenClaw's)."""
-    return agent.index.scope.sessions_dir if agent.index is not None else None
-
-
-def watch_sessions(agent: AgentRuntime, force_polling: bool) -> Watcher | None:
-    """A watcher on the agent's transcripts folder when it lies outside the workspace."""
-    settings = agent.settings
-    root = _sessions_dir(agent)
-    if root is None or "sessions" not in settings.sources or agent.indexer is None:
+def watch_sessions(root: Path | None, indexer: IndexWriter, settings: Settings, agent_id: str,
+                   force_polling: bool) -> Watcher | None:
+    """A watcher on the agent's transcripts folder (`root`) when it lies outside the
+    workspace (OpenClaw's)."""
+    if root is None or "sessions" not in settings.sources:
         return None
     if not Path(root).is_dir():
-        log.info("sessions_dir_missing", agent=agent.agent_id, root=str(root),
+        log.info("sessions_dir_missing", agent=agent_id, root=str(root),
                  note="transcripts are picked up by the reconcile scan once it exists")
         return None
-    return start_session_watcher(Path(root), agent.indexer, settings, name=agent.agent_id,
+    return start_session_watcher(Path(root), indexer, settings, name=agent_id,
                                  force_polling=force_polling)
 
 
@@ -47,11 +51,11 @@ def dreams_here(settings: Settings, agent_id: str, workspace: Path | None) -> bo
     return not dreaming_left_to_openclaw(settings, ws)
 
 
-def agent_status(agent: AgentRuntime, st: dict[str, Any]) -> None:
-    sessions_dir = _sessions_dir(agent)
+def agent_status(agent: ServedAgent, st: dict[str, Any], sessions_dir: Path | None,
+                 sessions_watcher: Watcher | None) -> None:
     if sessions_dir is not None:
         st["sessionsDir"] = str(sessions_dir)
-        w = agent.sessions_watcher
+        w = sessions_watcher
         st["sessionsWatch"] = (w.status() if w is not None
                                else {"state": "not watched", "pending": 0})
         if st["sessionsWatch"]["state"] == STATE_RUNNING:
@@ -62,7 +66,7 @@ def agent_status(agent: AgentRuntime, st: dict[str, Any]) -> None:
         st["dreaming"]["note"] = LEFT_TO_OPENCLAW
 
 
-def notes(settings: Settings, agents: Mapping[str, AgentRuntime]) -> list[str]:
+def notes(settings: Settings, agents: Mapping[str, ServedAgent]) -> list[str]:
     """One line each: what openclaw.json changed or could not (shown by `status`)."""
     loaded = settings.loaded
     out: list[str] = []
@@ -79,7 +83,7 @@ def notes(settings: Settings, agents: Mapping[str, AgentRuntime]) -> list[str]:
     return out
 
 
-def refused_extra_paths(agent: AgentRuntime) -> list[str]:
+def refused_extra_paths(agent: ServedAgent) -> list[str]:
     """Extra paths outside the workspace: openmemd reads nothing outside it, and says so
     rather than dropping them silently (OpenClaw indexes them)."""
     if agent.workspace is None:
@@ -95,7 +99,7 @@ def refused_extra_paths(agent: AgentRuntime) -> list[str]:
     return out
 
 
-def log_start(settings: Settings, agents: Mapping[str, AgentRuntime]) -> None:
+def log_start(settings: Settings, agents: Mapping[str, ServedAgent]) -> None:
     for agent in agents.values():
         for line in refused_extra_paths(agent):
             log.warning("extra_path_refused", detail=line)

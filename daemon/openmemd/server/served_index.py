@@ -14,12 +14,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from openmemd.config import Settings
+from openmemd.progress import Progress
 
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-# Reports progress: (phase, done, total); raising from it abandons the sync.
-Progress = Callable[[str, int, int], None]
 
 
 class ServedReport(Protocol):

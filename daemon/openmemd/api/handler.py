@@ -1,0 +1,150 @@
+"""The local request handler: the requests the daemon answers, answered in this process over
+a `MemoryIndex` (a command or an MCP session when no daemon serves the workspace).
+
+Replies have the daemon's shapes (server/handlers.py), so whoever holds a handler renders one
+reply whichever way it came. Each call opens the index and closes it again: a daemon started
+meanwhile can take the writer lock, and nothing stays loaded between two commands. Calls run
+one at a time (an MCP host may send several at once).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from openmemd import __version__
+from openmemd.api import PROBE_QUERY, health
+from openmemd.api.dreams import dream
+from openmemd.api.memory_index import MemoryIndex
+from openmemd.config import DEFAULT_AGENT, Settings
+from openmemd.errors import BadRequestError, OpenmemdError, WorkspaceError
+from openmemd.progress import Progress
+from openmemd.protocol.requests import (
+    AddRequest,
+    DreamRequest,
+    GetRequest,
+    PingRequest,
+    Request,
+    SearchRequest,
+    StatusRequest,
+    SyncRequest,
+)
+
+
+class _Hit(Protocol):
+    def to_dict(self) -> dict[str, Any]: ...
+
+
+class Searchable(Protocol):
+    """What a search reply needs of an index (the daemon's served index is one too)."""
+
+    def search(self, query: str, max_results: int | None = None,
+               min_score: float | None = None, sources: Sequence[str] | None = None,
+               explain: bool = False, *, record: bool = True) -> Sequence[_Hit]: ...
+    def search_meta(self) -> Mapping[str, Any]: ...
+
+
+def search_reply(index: Searchable, request: SearchRequest) -> dict[str, Any]:
+    """A search's reply, the same from the daemon and in process: results, what answered
+    (provider, model, mode) and the time it took."""
+    started = time.perf_counter()
+    hits = index.search(request.query, max_results=request.max_results,
+                        min_score=request.min_score,
+                        sources=list(request.sources) if request.sources else None,
+                        explain=request.explain)
+    return {"results": [h.to_dict() for h in hits], **index.search_meta(),
+            "tookMs": round((time.perf_counter() - started) * 1000, 2)}
+
+
+def probe(index: Searchable) -> dict[str, Any]:
+    """`status --deep`: one search proves the index answers (never recorded as a recall)."""
+    started = time.perf_counter()
+    try:
+        hits = index.search(PROBE_QUERY, record=False)
+    except Exception as exc:
+        return {"ok": False, "error": f"{type(exc).__name__}: {exc}",
+                "ms": round((time.perf_counter() - started) * 1000, 1)}
+    return {"ok": True, "results": len(hits),
+            "ms": round((time.perf_counter() - started) * 1000, 1)}
+
+
+class LocalHandler:
+    """Answers requests in this process. `workspace` (the --workspace flag) replaces the
+    configured workspace of agent `owner`; `progress` shows a sync's progress; `notice`
+    hears why a search reads an index as it is (another writer, a full disk)."""
+
+    def __init__(self, settings: Settings, *, workspace: str | os.PathLike[str] | None = None,
+                 owner: str = DEFAULT_AGENT, progress: Progress | None = None,
+                 notice: Callable[[str], None] | None = None) -> None:
+        self.settings = settings
+        self.workspace = workspace
+        self.owner = owner
+        self.progress = progress
+        self.notice = notice
+        self._lock = threading.Lock()
+
+    def __call__(self, request: Request) -> dict[str, Any]:
+        with self._lock:
+            if isinstance(request, PingRequest):
+                return {"pong": True, "version": __version__, "pid": os.getpid()}
+            if isinstance(request, StatusRequest):
+                return self._status(request)
+            if isinstance(request, DreamRequest):  # dreaming reads Markdown, not the index
+                settings = self.settings.for_agent(request.agent)
+                return {"result": dream(self._workspace(request.agent), settings.dreaming,
+                                        request.phase, request.dry_run)}
+            with self._open(request.agent) as index:
+                if isinstance(request, SearchRequest):
+                    stale = index.catch_up()  # no watcher here: bring the index up to date
+                    if stale and self.notice is not None:
+                        self.notice(f"searching the index as it is: {stale}")
+                    reply = search_reply(index, request)
+                    index.flush_recalls()
+                    return reply
+                if isinstance(request, GetRequest):
+                    return dict(index.get(request.path, request.from_line, request.lines))
+                if isinstance(request, SyncRequest):
+                    return {"report": index.sync(force=request.force,
+                                                 progress=self.progress).to_dict()}
+                if isinstance(request, AddRequest):
+                    return dict(index.add(request.text, request.target))
+        raise BadRequestError(f"no handler for {type(request).__name__}")  # pragma: no cover
+
+    def close(self) -> None:
+        """Nothing stays open between calls."""
+
+    def _workspace_arg(self, agent: str) -> str | os.PathLike[str] | None:
+        return self.workspace if self.workspace and agent == self.owner else None
+
+    def _open(self, agent: str) -> MemoryIndex:
+        return MemoryIndex.open(self._workspace_arg(agent), agent_id=agent, config=self.settings)
+
+    def _workspace(self, agent: str) -> Path:
+        chosen = self._workspace_arg(agent)
+        ws = (Path(chosen).expanduser() if chosen is not None
+              else self.settings.workspace_for(agent))
+        if not ws.is_dir():
+            raise WorkspaceError(f"workspace {ws} does not exist or is not a directory")
+        return ws
+
+    def _status(self, request: StatusRequest) -> dict[str, Any]:
+        """Each agent's index as it is on disk; no daemon keeps it fresh (no watcher)."""
+        agents: dict[str, Any] = {}
+        problems: list[str] = []
+        for agent_id in ([request.agent] if request.agent else self.settings.agent_ids()):
+            try:
+                with self._open(agent_id) as index:
+                    st = dict(index.status())
+                    if request.deep:
+                        st["probe"] = probe(index)
+            except OpenmemdError as exc:
+                st = {"agent": agent_id, "error": str(exc)}
+            agents[agent_id] = st
+            problems += health.agent_problems(agent_id, st, watch_enabled=False)
+        return {"running": False, "health": health.overall(problems), "problems": problems,
+                "version": __version__, "configFile": self.settings.config_file or None,
+                "agents": agents}

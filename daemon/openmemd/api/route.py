@@ -1,0 +1,122 @@
+"""Local or daemon, decided here and nowhere else.
+
+A command or an MCP session asks `handler_for` (or holds a `SessionRoute`) and sends typed
+requests to what it gets: a `Client` of the daemon that serves this agent, workspace and index
+(see `openmemd.discovery`), or a `LocalHandler` working in this process.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from openmemd.config import Settings
+from openmemd.errors import UnavailableError
+from openmemd.log import get_logger
+from openmemd.protocol.handler import Handler
+from openmemd.protocol.requests import AddRequest, Request
+
+if TYPE_CHECKING:  # the local handler loads the index code: only when it is needed
+    from openmemd.api.handler import LocalHandler
+    from openmemd.progress import Progress
+
+log = get_logger(__name__)
+
+RECHECK_SECONDS = 5.0  # a session without a daemon looks for one again at most this often
+
+
+def find_daemon(settings: Settings, agent: str, workspace: str | os.PathLike[str] | None,
+                timeout: float) -> Handler | None:
+    """A client of the daemon serving this agent's workspace and index, or None."""
+    from openmemd.discovery import connect
+
+    return connect(settings, agent, os.fspath(workspace) if workspace else None, timeout)
+
+
+def handler_for(settings: Settings, agent: str,
+                workspace: str | os.PathLike[str] | None = None, *,
+                timeout: float = 600.0, progress: Progress | None = None,
+                notice: Callable[[str], None] | None = None) -> Handler:
+    """The daemon serving this agent and workspace, else this process (one command)."""
+    from openmemd.api.handler import LocalHandler
+
+    daemon = find_daemon(settings, agent, workspace, timeout)
+    if daemon is not None:
+        return daemon
+    return LocalHandler(settings, workspace=workspace, owner=agent, progress=progress,
+                        notice=notice)
+
+
+class SessionRoute:
+    """A long session's handler (MCP): the daemon while one serves us, this process
+    otherwise. A daemon that goes away mid-session is replaced by in-process work; one that
+    appears is used from the next call on (looked for at most every RECHECK_SECONDS)."""
+
+    def __init__(self, settings: Settings, agent: str,
+                 workspace: str | os.PathLike[str] | None = None, *,
+                 daemon_timeout: float = 30.0,
+                 notice: Callable[[str], None] | None = None) -> None:
+        self.settings = settings
+        self.agent = agent
+        self.workspace = workspace
+        self.daemon_timeout = daemon_timeout  # per request: a host must never hang on it
+        self._notice = notice
+        self._local: LocalHandler | None = None
+        self._daemon: Handler | None = None
+        self._checked_at = float("-inf")
+        self._state_lock = threading.Lock()
+
+    def _current(self) -> Handler | None:
+        with self._state_lock:
+            now = time.monotonic()
+            if self._daemon is None and now - self._checked_at >= RECHECK_SECONDS:
+                self._checked_at = now
+                self._daemon = find_daemon(self.settings, self.agent, self.workspace,
+                                           self.daemon_timeout)
+                if self._daemon is not None:
+                    log.info("session_using_daemon")
+            return self._daemon
+
+    def _drop(self, daemon: Handler) -> None:
+        with self._state_lock:
+            if self._daemon is daemon:
+                self._daemon = None
+                self._checked_at = time.monotonic()
+        daemon.close()
+
+    def __call__(self, request: Request) -> dict[str, Any]:
+        from openmemd.client import DaemonNotRunning, RequestTimeout
+
+        daemon = self._current()
+        if daemon is not None:
+            try:
+                return daemon(request)
+            except (DaemonNotRunning, RequestTimeout) as exc:
+                self._drop(daemon)
+                log.warning("session_daemon_lost", error=str(exc))
+                if isinstance(request, AddRequest):
+                    # It may have written the note before it went away (a lost reply cannot
+                    # be told from an unsent request): adding it here too could store it
+                    # twice. The next call runs in process.
+                    raise UnavailableError(
+                        "the openmemd daemon went away while adding the note; it may or may "
+                        "not have been written: search for it before adding it again") from None
+        return self._local_handler()(request)
+
+    def _local_handler(self) -> LocalHandler:
+        with self._state_lock:
+            if self._local is None:
+                from openmemd.api.handler import LocalHandler
+
+                self._local = LocalHandler(self.settings, workspace=self.workspace,
+                                           owner=self.agent, notice=self._notice)
+            return self._local
+
+    def close(self) -> None:
+        with self._state_lock:
+            daemon, self._daemon = self._daemon, None
+        if daemon is not None:
+            daemon.close()
