@@ -1,7 +1,8 @@
 """Which running daemon, if any, serves the index a command means.
 
-A command names an agent, a workspace and (through its config) a state dir. A daemon answers
-for it only when its ping says it serves that agent from that workspace into that index file.
+A command names an agent, a workspace and (through its config) an index: a SQLite file in a
+state dir, or a PostgreSQL namespace. A daemon answers for it only when its ping says it serves
+that agent from that workspace into that index.
 Anything else (another workspace, another state dir, an older daemon that does not say which
 index it writes) means the command works in-process, where the index's writer lock stops it
 from racing a daemon that holds the same index file.
@@ -21,7 +22,7 @@ from typing import Any
 
 from openmemd import paths
 from openmemd.client import Client
-from openmemd.config import Settings
+from openmemd.config import Settings, index_location
 from openmemd.errors import OpenmemdError
 
 PING_TIMEOUT = 2.0
@@ -34,7 +35,7 @@ class Target:
 
     agent: str
     workspace: str
-    db_path: str
+    index: str  # `store.index_location`: a SQLite file's real path, or server and namespace
 
 
 @dataclass(frozen=True)
@@ -47,9 +48,9 @@ class Seen:
 
     def serves(self, target: Target) -> bool:
         info = self.agents.get(target.agent)
-        if not isinstance(info, dict) or not info.get("dbPath"):
+        if not isinstance(info, dict) or not info.get("index"):
             return False  # an older daemon that does not say which index it writes
-        if _real(info["dbPath"]) != target.db_path:
+        if info["index"] != target.index:
             return False
         if not info.get("workspace"):
             return info.get("ok") is False  # it owns this index but could not open it: it
@@ -91,7 +92,7 @@ def targets(settings: Settings, agents: list[str], workspace: str | None = None,
     for agent in agents:
         configured = settings.workspace_for(agent)
         chosen = workspace if workspace and agent == owner else configured
-        found.append(Target(agent, _real(chosen), _real(settings.index_path(agent))))
+        found.append(Target(agent, _real(chosen), index_location(settings, agent)))
     return found
 
 

@@ -16,7 +16,9 @@ import pytest
 
 from daemon_harness import Daemon, make_daemon
 from helpers import wait_for
+from openmemd import discovery
 from openmemd.client import Client
+from openmemd.config import index_location, load_settings
 
 
 @pytest.fixture(scope="module")
@@ -159,4 +161,24 @@ def test_stale_endpoint_record_is_ignored(tmp_path, sockdir):
 def test_ping_names_each_agents_index(served):
     with Client(served.endpoint, timeout=10) as c:
         info = c.ping()["agents"]["main"]
-    assert info["dbPath"] == str(served.root / "state" / "memory" / "main.sqlite")
+    assert info["index"] == str((served.root / "state" / "memory" / "main.sqlite").resolve())
+
+
+def test_a_postgres_index_is_known_by_its_server_and_namespace_not_a_sqlite_path(tmp_path):
+    # Two commands with one state dir but other namespaces mean other indexes; one state dir
+    # or another, the same server and namespace is the same index (there is no file).
+    def settings(namespace: str, state: str):
+        cfg = tmp_path / f"{namespace}-{state}.toml"
+        cfg.write_text(f'state_dir = "{tmp_path / state}"\n[store]\nbackend = "postgres"\n'
+                       f'url = "postgresql://me:secret@db.example:5432/memory"\n'
+                       f'namespace = "{namespace}"\n')
+        return load_settings(cfg)
+
+    a, b, a_elsewhere = settings("a", "s1"), settings("b", "s1"), settings("a", "s2")
+    assert index_location(a, "main") != index_location(b, "main")
+    assert index_location(a, "main") == index_location(a_elsewhere, "main")
+    assert "secret" not in index_location(a, "main")
+    [target] = discovery.targets(a, ["main"])
+    daemon = discovery.Seen("ipc:///x", 1, {"main": {
+        "workspace": target.workspace, "ok": True, "index": index_location(b, "main")}})
+    assert not daemon.serves(target)

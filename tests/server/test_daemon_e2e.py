@@ -115,7 +115,7 @@ def test_get_and_sync_ops(running: Daemon) -> None:
     with running.client() as c:
         assert c.ping()["agents"] == {"main": {
             "workspace": str(running.workspace), "ok": True,
-            "dbPath": str(running.root / "state" / "memory" / "main.sqlite")}}
+            "index": str((running.root / "state" / "memory" / "main.sqlite").resolve())}}
         got = c.get("MEMORY.md", from_line=3, lines=1)
         assert got["text"].strip() == "The launch codeword is pelican."
         report = c.sync()["report"]

@@ -28,15 +28,36 @@ from openmemd.config.settings import (
     SyncSettings,
     TemporalDecaySettings,
 )
-from openmemd.config.store_url import redact_url
+from openmemd.config.store_url import index_location, redact_url
 from openmemd.errors import ConfigError
 
 __all__ = [
-    "DEFAULT_AGENT", "ENV_VARS", "PHASES", "PHASE_CHOICES", "SOURCES", "AgentSettings",
-    "CacheSettings", "ChunkingSettings", "ConfigError", "DeepPhaseSettings", "DreamingSettings",
-    "EmbeddingSettings", "HybridSettings", "LightPhaseSettings", "LogSettings", "MmrSettings",
-    "QuerySettings", "RemPhaseSettings", "ServerSettings", "Settings", "StoreSettings",
+    "DEFAULT_AGENT",
+    "ENV_VARS",
+    "PHASES",
+    "PHASE_CHOICES",
+    "SOURCES",
+    "AgentSettings",
+    "CacheSettings",
+    "ChunkingSettings",
+    "ConfigError",
+    "DeepPhaseSettings",
+    "DreamingSettings",
+    "EmbeddingSettings",
+    "HybridSettings",
+    "LightPhaseSettings",
+    "LogSettings",
+    "MmrSettings",
+    "QuerySettings",
+    "RemPhaseSettings",
+    "ServerSettings",
+    "Settings",
+    "StoreSettings",
     "SyncSettings",
-    "TemporalDecaySettings", "default_settings", "describe", "load_settings",
+    "TemporalDecaySettings",
+    "default_settings",
+    "describe",
+    "index_location",
+    "load_settings",
     "redact_url",
 ]

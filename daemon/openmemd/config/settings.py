@@ -272,3 +272,4 @@ class Settings:
 
     def index_path(self, agent_id: str = DEFAULT_AGENT) -> Path:
         return self.state_path() / "memory" / f"{agent_id}.sqlite"
+

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from openmemd.config.settings import StoreSettings
+from openmemd.config.settings import Settings, StoreSettings
 from openmemd.errors import ConfigError
 
 MASK = "***"
@@ -28,6 +28,23 @@ def redact_url(url: str) -> str:
         url = _URL_USERINFO.sub(lambda m: f"{m['scheme']}{m['user']}:{MASK}@", url)
         return _URL_PARAM.sub(lambda m: f"{m['key']}{MASK}", url)
     return _KV_PASSWORD.sub(lambda m: f"{m['key']}{MASK}", url)
+
+
+def postgres_location(url: str, namespace: str) -> str:
+    """A PostgreSQL index as `IndexStore.location()` names it: the server (no password) and
+    the namespace."""
+    shown = redact_url(url) if url else "(libpq defaults: PG* variables)"
+    return f"{shown} (namespace {namespace})"
+
+
+def index_location(settings: Settings, agent_id: str) -> str:
+    """Which index the settings mean for `agent_id`, as its store's `location()` names it,
+    known without opening it: what a daemon and a command compare to tell whether they mean
+    the same index (a SQLite file by its real path; on PostgreSQL the server and the
+    namespace, for there is no file)."""
+    if settings.store.backend == "postgres":
+        return postgres_location(settings.store.url, settings.store.namespace_for(agent_id))
+    return str(settings.index_path(agent_id).resolve())
 
 
 def url_password(url: str) -> str | None:

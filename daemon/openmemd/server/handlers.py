@@ -14,6 +14,7 @@ from typing import Any
 from openmemd import __version__
 from openmemd.api import health
 from openmemd.api.handler import search_reply
+from openmemd.config import index_location
 from openmemd.errors import NotFoundError
 from openmemd.protocol.requests import (
     AddRequest,
@@ -55,7 +56,7 @@ class Dispatcher:
             return {"pong": True, "version": __version__, "pid": os.getpid(),
                     "agents": {a.agent_id: {"workspace": str(a.workspace) if a.workspace
                                             else None, "ok": a.index is not None,
-                                            "dbPath": str(a.settings.index_path(a.agent_id))}
+                                            "index": index_location(a.settings, a.agent_id)}
                                for a in self.agents.values()},
                     # where `openmemd mcp` finds the sessions this daemon hosts (mcp_host.py)
                     "mcp": self._mcp_socket()}

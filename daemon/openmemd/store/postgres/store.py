@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 
 import psycopg
 
+from openmemd.config.store_url import postgres_location
 from openmemd.log import get_logger
 from openmemd.store.base import Recovery, StoreWriter, VectorMode
 from openmemd.store.postgres import fts, schema
@@ -90,7 +91,7 @@ class PgStore:
 
     # -- the protocol ---------------------------------------------------------------------------
     def location(self) -> str:
-        return f"{self.target.shown} (namespace {self.namespace})"
+        return postgres_location(self.target.url, self.namespace)
 
     def writer(self) -> StoreWriter:
         if self._writer is None:
