@@ -10,9 +10,10 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+from mcp.client.stdio import stdio_client
+
 # The SDK is in the test extras (pip install -e '.[test]'): missing, these tests fail, not skip.
 from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
 
 
 def server_args(workspace: Path, state_dir: Path, config: Path, *extra: str) -> list[str]:

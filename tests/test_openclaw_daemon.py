@@ -107,3 +107,35 @@ OPENCLAW_NO_DREAMING = """{
   memory: { citations: "on" },
   plugins: { entries: { "memory-core": { config: { dreaming: { enabled: false } } } } },
 }"""
+
+
+def test_sighup_says_which_agent_settings_wait_for_a_restart(tmp_path: Path) -> None:
+    """An agent's embedding provider changed in openclaw.json shapes its open index: SIGHUP
+    cannot apply it, so the log line and `status` name it (per agent) until a restart."""
+    from contextlib import contextmanager
+
+    from daemon_harness import make_daemon
+
+    oc = make_openclaw(tmp_path)
+    # No provider in config.toml: openclaw.json's own apply (a remote one nobody listens on).
+    remote = '{ provider: "openai", remote: { baseUrl: "http://127.0.0.1:9/v1" } }'
+    json5 = ('{ agents: { defaults: { memorySearch: %s }, list: [ { id: "main" }, '
+             '{ id: "work", memorySearch: %s } ] } }')
+    oc.write_json(json5 % (remote, remote))
+    with contextmanager(make_daemon)('[sync]\nwatch_debounce_ms = 100\n') as d:
+        d.env.update(oc.env)
+        d.start()
+        with d.client() as c:
+            assert "restartNeeded" not in c.status()["agents"]["work"]
+        oc.write_json(json5 % (remote, '{ provider: "local" }'))
+        assert d.proc is not None
+        d.proc.send_signal(signal.SIGHUP)
+        assert wait_for(lambda: "configuration reloaded" in d.stderr() + d.stdout(), 30)
+        with d.client() as c:
+            status = c.status()
+        assert "embedding.provider" in status["agents"]["work"]["restartNeeded"]
+        assert "restartNeeded" not in status["agents"]["main"]
+        assert any(n.startswith("changed, applied at the next restart: work: embedding.provider")
+                   for n in status["notes"]), status["notes"]
+        assert "work: embedding.provider" in d.stderr() + d.stdout()
+        assert d.stop() == 0

@@ -24,10 +24,13 @@ _HANDLER_NAME = "openmemd"
 
 
 def configure_logging(settings: Settings | LogSettings | None = None,
-                      force_format: str | None = None, *, stream: IO[str] | None = None) -> str:
+                      force_format: str | None = None, *, stream: IO[str] | None = None,
+                      log_layer_warning: bool = True) -> str:
     """Configure structlog and the root logger; safe to call again (SIGHUP reload).
 
     `force_format` ("console" | "json") wins over the settings. Returns the format in use.
+    A skipped settings layer is logged unless `log_layer_warning` is off (a command prints
+    it as a line of its own).
     """
     log = settings.log if isinstance(settings, Settings) else (settings or LogSettings())
     stream = stream or sys.stderr
@@ -76,7 +79,8 @@ def configure_logging(settings: Settings | LogSettings | None = None,
     handler.setFormatter(formatter)
     root.addHandler(handler)
     set_level(log.level)
-    _warn_once(settings.loaded if isinstance(settings, Settings) else None)
+    if log_layer_warning:
+        _warn_once(settings.loaded if isinstance(settings, Settings) else None)
     return fmt
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import plistlib
+import shutil
 from pathlib import Path
 
 import pytest
@@ -62,3 +63,24 @@ def test_dry_run_prints_and_touches_nothing(plat: str, tmp_path: Path,
     assert service.uninstall(dry_run=True) == 0
     assert "remove " in capsys.readouterr().out
     assert not any(tmp_path.rglob("*.service")) and not any(tmp_path.rglob("*.plist"))
+
+
+@pytest.mark.skipif(shutil.which("systemctl") is None, reason="needs systemctl")
+def test_install_without_a_user_session_says_so_in_one_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """In a container (or over su) `systemctl --user` cannot reach a user manager: one line
+    says so, where the unit is and what to do instead, not systemctl's raw lines."""
+    for var in ("HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME"):
+        monkeypatch.setenv(var, str(tmp_path / var.lower()))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "no-runtime-dir"))
+    monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", f"unix:path={tmp_path}/no-bus")
+    monkeypatch.setattr(service, "_platform", lambda: "linux")
+    assert service.install() == 1
+    out, err = capfd.readouterr()
+    unit = service.systemd_unit_path()
+    assert unit.is_file() and f"wrote {unit}" in out
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("openmemd: no systemd user session here (")
+    assert f"{unit} is written but not started" in lines[0] and "`openmemd run`" in lines[0]

@@ -11,8 +11,13 @@ import typing
 from collections.abc import Callable
 from typing import Any
 
-from openmemd.config import Settings, redact_url
-from openmemd.config.layers import dreaming_left_to_openclaw, origins_for, sessions_dir
+from openmemd.config import DEFAULT_AGENT, Settings, redact_url
+from openmemd.config.layers import (
+    config_files,
+    dreaming_left_to_openclaw,
+    origins_for,
+    sessions_dir,
+)
 
 MASK = "********"
 
@@ -54,6 +59,11 @@ def effective(settings: Settings, agent_id: str) -> dict[str, Any]:
     s = settings.for_agent(agent_id)
     origins = origins_for(settings.loaded, agent_id)
     values = _flatten(s)
+    if agent_id != DEFAULT_AGENT:  # the top-level keys are main's; this agent has its own
+        own = settings.agents.get(agent_id)
+        for key in ("workspace", "sessions_dir"):
+            values[key] = getattr(own, key) if own is not None else ""
+            origins[key] = origins.get(f"agents.{agent_id}.{key}", "")
     loaded = settings.loaded
     oc = loaded.openclaw if loaded is not None else None
     agents = {}
@@ -69,6 +79,7 @@ def effective(settings: Settings, agent_id: str) -> dict[str, Any]:
                      else "openmemd"}
     return {
         "agent": agent_id, "configFile": settings.config_file or None,
+        "configFiles": config_files(settings),
         "settings": {k: {"value": v, "from": _label(origins.get(k, ""), settings.config_file)}
                      for k, v in values.items()},
         "agents": agents,

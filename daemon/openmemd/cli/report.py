@@ -15,6 +15,7 @@ from typing import Any
 
 from openmemd import __version__, discovery, paths
 from openmemd.config import DEFAULT_AGENT, Settings
+from openmemd.config.layers import config_files
 from openmemd.errors import WorkspaceError
 from openmemd.progress import describe
 
@@ -63,7 +64,8 @@ def _status_offline(settings: Settings, args: argparse.Namespace, scope: list[st
     reply: dict[str, Any] = {
         "running": False, "health": "not running", "reason": reason or lookup.reason(),
         "endpoint": settings.server.endpoint or paths.default_endpoint(),
-        "version": __version__, "configFile": settings.config_file or None, "agents": agents}
+        "version": __version__, "configFile": settings.config_file or None,
+        "configFiles": config_files(settings), "agents": agents}
     if lookup.others:
         reply["otherDaemons"] = [{"endpoint": s.endpoint, "pid": s.pid, "agents": s.agents}
                                  for s in lookup.others]
@@ -88,7 +90,8 @@ def print_status_text(reply: dict[str, Any]) -> None:
         print(f"  problem: {problem}")
     for note in reply.get("notes", []):
         print(f"  note: {note}")
-    print(f"Config: {reply.get('configFile') or 'none (built-in defaults)'}")
+    files = reply.get("configFiles") or [f for f in [reply.get("configFile")] if f]
+    print(f"Config: {' + '.join(files) or 'none (built-in defaults)'}")
     agents = reply.get("agents", [])
     if isinstance(agents, dict):
         agents = list(agents.values())

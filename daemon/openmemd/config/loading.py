@@ -18,7 +18,7 @@ else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
 from openmemd import paths
-from openmemd.config.layers import Loaded, toml_hint  # openclaw.json < file < env < flags
+from openmemd.config.layers import Blame, Loaded, toml_hint  # openclaw.json < file < env < flags
 from openmemd.config.settings import SOURCES, AgentSettings, Settings
 from openmemd.config.store_url import check_store
 from openmemd.errors import ConfigError
@@ -50,11 +50,9 @@ def load_settings(config_file: str | os.PathLike[str] | None = None, *,
     elif explicit:
         raise ConfigError(f"{path}: config file not found")
     source = str(path) if path.is_file() else "defaults"
-    loaded = Loaded.collect(env, (source, data), ENV_VARS, overrides or {},
-                            lambda raw, src: _build(Settings, raw, "", src))
+    loaded = Loaded.collect(env, (source, data), ENV_VARS, overrides or {}, _checked)
     settings: Settings = dataclasses.replace(
         loaded.settings, config_file=str(path) if path.is_file() else "", loaded=loaded)
-    _check_cross_fields(settings, source)
     return settings
 
 
@@ -70,9 +68,15 @@ def _set_dotted(data: dict[str, Any], dotted: str, value: Any) -> None:
     node[leaf] = value
 
 
-def _build(cls: type, data: Any, prefix: str, source: str) -> Any:
+def _checked(raw: dict[str, Any], source: Blame) -> Settings:
+    settings: Settings = _build(Settings, raw, "", source)
+    _check_cross_fields(settings, source)
+    return settings
+
+
+def _build(cls: type, data: Any, prefix: str, source: Blame) -> Any:
     if not isinstance(data, dict):
-        raise ConfigError(f"{source}: [{prefix.rstrip('.')}] must be a table")
+        raise ConfigError(f"{source(prefix.rstrip('.'))} must be a table")
     fields = {f.name: f for f in dataclasses.fields(cls) if not f.metadata.get("internal")}
     hints = typing.get_type_hints(cls)
     kwargs: dict[str, Any] = {}
@@ -80,31 +84,31 @@ def _build(cls: type, data: Any, prefix: str, source: str) -> Any:
         key = _TOML_ALIASES.get(raw_key, raw_key)
         name = f"{prefix}{raw_key}"
         if key not in fields:
-            raise ConfigError(f"{source}: unknown setting {name!r}")
+            raise ConfigError(f"{source.place(name)}: unknown setting {source.name(name)}")
         kwargs[key] = _convert(fields[key], hints[key], value, name, source)
     return cls(**kwargs)
 
 
-def _convert(f: dataclasses.Field[Any], hint: Any, value: Any, name: str, source: str) -> Any:
+def _convert(f: dataclasses.Field[Any], hint: Any, value: Any, name: str, source: Blame) -> Any:
     if isinstance(hint, type) and dataclasses.is_dataclass(hint):
         return _build(hint, value, f"{name}.", source)
     if f.name == "agents":
         if not isinstance(value, dict):
-            raise ConfigError(f"{source}: [agents] must be a table of [agents.<id>] tables")
+            raise ConfigError(f"{source(name)} must be a table of [agents.<id>] tables")
         agents = {}
         for agent_id, agent_data in value.items():
             if not agent_id or not all(c.isalnum() or c in "-_" for c in agent_id):
-                raise ConfigError(f"{source}: agent id {agent_id!r} must be letters, digits, "
-                                  "- or _")
+                raise ConfigError(f"{source.place(f'agents.{agent_id}')}: agent id {agent_id!r} "
+                                  "must be letters, digits, - or _")
             agents[agent_id] = _build(AgentSettings, agent_data, f"agents.{agent_id}.", source)
         return agents
     if hint in (list, typing.List) or typing.get_origin(hint) is list:  # noqa: UP006
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise ConfigError(f"{source}: {name!r} must be a list of strings, got {value!r}")
+            raise ConfigError(f"{source(name)} must be a list of strings, got {value!r}")
         if f.name == "sources":
             bad = [v for v in value if v not in SOURCES]
             if bad or not value:
-                raise ConfigError(f"{source}: {name!r} must be a non-empty list of "
+                raise ConfigError(f"{source(name)} must be a non-empty list of "
                                   f"{', '.join(SOURCES)}; got {value!r}")
         return list(value)
     meta = f.metadata
@@ -112,54 +116,55 @@ def _convert(f: dataclasses.Field[Any], hint: Any, value: Any, name: str, source
         if isinstance(value, str) and value.lower() in ("true", "false", "1", "0", "yes", "no"):
             value = value.lower() in ("true", "1", "yes")
         if not isinstance(value, bool):
-            raise ConfigError(f"{source}: {name!r} must be true or false, got {value!r}")
+            raise ConfigError(f"{source(name)} must be true or false, got {value!r}")
         return value
     if hint in (int, float):
         if isinstance(value, str):
             try:
                 value = hint(value)
             except ValueError:
-                raise ConfigError(f"{source}: {name!r} must be a number, got {value!r}") from None
+                raise ConfigError(f"{source(name)} must be a number, got {value!r}") from None
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ConfigError(f"{source}: {name!r} must be a number, got {value!r}")
+            raise ConfigError(f"{source(name)} must be a number, got {value!r}")
         if hint is int and isinstance(value, float):
             if not value.is_integer():
-                raise ConfigError(f"{source}: {name!r} must be a whole number, got {value!r}")
+                raise ConfigError(f"{source(name)} must be a whole number, got {value!r}")
             value = int(value)
         value = hint(value)
         if value != value:  # NaN
-            raise ConfigError(f"{source}: {name!r} must be a number, got nan")
+            raise ConfigError(f"{source(name)} must be a number, got nan")
         lo, hi = meta.get("min"), meta.get("max")
         if (lo is not None and value < lo) or (hi is not None and value > hi):
-            raise ConfigError(f"{source}: {name!r} = {value!r} is out of range [{lo}, {hi}]")
+            raise ConfigError(f"{source(name)} = {value!r} is out of range [{lo}, {hi}]")
         return value
     if hint is str or (isinstance(hint, types.UnionType) and str in typing.get_args(hint)):
         if not isinstance(value, (str, os.PathLike)):
-            raise ConfigError(f"{source}: {name!r} must be a string, got {value!r}")
+            raise ConfigError(f"{source(name)} must be a string, got {value!r}")
         value = os.fspath(value)
         choices = meta.get("choices")
         if choices and value not in choices:
-            raise ConfigError(f"{source}: {name!r} must be one of {', '.join(choices)}; "
+            raise ConfigError(f"{source(name)} must be one of {', '.join(choices)}; "
                               f"got {value!r}")
         return value
-    raise ConfigError(f"{source}: {name!r} has an unsupported type")  # pragma: no cover
+    raise ConfigError(f"{source(name)} has an unsupported type")  # pragma: no cover
 
 
-def _check_cross_fields(s: Settings, source: str) -> None:
+def _check_cross_fields(s: Settings, source: Blame) -> None:
     if s.chunking.overlap >= s.chunking.tokens:
-        raise ConfigError(f"{source}: 'chunking.overlap' ({s.chunking.overlap}) must be smaller "
-                          f"than 'chunking.tokens' ({s.chunking.tokens})")
+        raise ConfigError(f"{source('chunking.overlap')} ({s.chunking.overlap}) must be smaller "
+                          f"than {source.also('chunking.tokens', 'chunking.overlap')} "
+                          f"({s.chunking.tokens})")
     if s.dreaming.timezone:
         from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
         try:
             ZoneInfo(s.dreaming.timezone)
         except (ZoneInfoNotFoundError, ValueError):
-            raise ConfigError(f"{source}: 'dreaming.timezone' = {s.dreaming.timezone!r} is not "
+            raise ConfigError(f"{source('dreaming.timezone')} = {s.dreaming.timezone!r} is not "
                               "a known IANA timezone") from None
     check_store(s.store, source, agents=s.agent_ids())
     parts = s.dreaming.frequency.split()
     if len(parts) != 5:
-        raise ConfigError(f"{source}: 'dreaming.frequency' = {s.dreaming.frequency!r} must be a "
+        raise ConfigError(f"{source('dreaming.frequency')} = {s.dreaming.frequency!r} must be a "
                           "5-field cron expression, e.g. '0 3 * * *'")
 
 

@@ -11,6 +11,7 @@ test (or `env={}`) never sees the real ~/.openclaw.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -21,6 +22,9 @@ CONFIG_NAME = "openclaw.json"
 OLLAMA_BASE_URL = "http://127.0.0.1:11434"
 OLLAMA_MODEL = "nomic-embed-text"
 LAYER = "openclaw.json"
+# OpenClaw's own openclaw.json is a few KB. The cap keeps a runaway file (json5 parses ~11 s
+# per MB) from stalling every command that loads settings, while leaving room for 50x that.
+MAX_BYTES = 256 * 1024
 
 # memorySearch key (dotted, OpenClaw's camelCase) -> openmemd key (dotted, TOML shape).
 _SIMPLE = {
@@ -77,6 +81,8 @@ class OpenClawLayer:
     base: dict[str, Any] = field(default_factory=dict)  # agents.defaults alone (under every agent)
     agent_raw: dict[str, Any] = field(default_factory=dict)  # id -> the raw of that agent alone
     agents: tuple[OpenClawAgent, ...] = ()
+    names: dict[str, str] = field(default_factory=dict)  # openmemd key -> OpenClaw's, of raw
+    agent_names: dict[str, dict[str, str]] = field(default_factory=dict)  # ... of agent_raw
     dreaming_enabled: bool = False
     ignored: tuple[str, ...] = ()
     warning: str = ""
@@ -117,21 +123,51 @@ def load(env: Mapping[str, str]) -> OpenClawLayer | None:
     if not path.is_file():
         return None
     try:
-        import json5
-
-        data = json5.loads(path.read_text(encoding="utf-8"))
+        data = _read(path)
         if not isinstance(data, dict):
             raise LayerError("the top level is not an object")
+        _check_text(data)
         return _layer(data, path, root, env)
     except LayerError as exc:
-        return OpenClawLayer(path=str(path), warning=f"{path}: {exc}; ignored")
+        why = str(exc)
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:
-        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        return OpenClawLayer(path=str(path), warning=f"{path}: not valid JSON5 ({reason}); "
-                             "ignored")
+        why = f"not valid JSON5 ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})"
     except OSError as exc:
-        return OpenClawLayer(path=str(path), warning=f"{path}: cannot read ({exc.strerror}); "
-                             "ignored")
+        why = f"cannot read ({exc.strerror})"
+    return OpenClawLayer(path=str(path), warning=f"{path}: {why}; ignored")
+
+
+def _read(path: Path) -> Any:
+    with open(path, "rb") as f:
+        data = f.read(MAX_BYTES + 1)
+        if len(data) > MAX_BYTES:
+            raise LayerError(f"{os.fstat(f.fileno()).st_size} bytes, over the {MAX_BYTES >> 10}"
+                             " KiB openmemd reads (OpenClaw's own is a few KB)")
+    text = data.decode("utf-8")
+    try:  # plain JSON first: the stdlib parses it in milliseconds, json5 ~11 s per MB
+        return json.loads(text)
+    except json.JSONDecodeError:
+        import json5  # comments, unquoted keys, trailing commas
+
+        return json5.loads(text)
+
+
+def _check_text(value: Any, where: str = "") -> None:
+    """Every string must be text: JSON lets an escape write a lone surrogate ("\\ud800"),
+    which no path, URL, header or log line can carry."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            shown = where.encode("utf-8", "backslashreplace").decode("utf-8")
+            raise LayerError(f"'{shown}' is not text: it holds the lone surrogate "
+                             f"{value[exc.start]!r}") from None
+    items = (value.items() if isinstance(value, dict)
+             else enumerate(value) if isinstance(value, list) else ())
+    for key, item in items:
+        at = f"{where}[{key}]" if isinstance(key, int) else f"{where}.{key}" if where else key
+        _check_text(key, at)
+        _check_text(item, at)
 
 
 def _expand(value: str, env: Mapping[str, str]) -> str:
@@ -141,11 +177,9 @@ def _expand(value: str, env: Mapping[str, str]) -> str:
 
 
 def _obj(data: Any, where: str) -> dict[str, Any]:
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
+    if data is not None and not isinstance(data, dict):
         raise LayerError(f"'{where}' must be an object")
-    return data
+    return data or {}
 
 
 def _str(value: Any, where: str) -> str:
@@ -172,52 +206,64 @@ def set_raw(raw: dict[str, Any], dotted: str, value: Any) -> None:
     node[leaf] = value
 
 
-def _memory_search(ms: dict[str, Any], where: str, ignored: list[str]
+def _memory_search(ms: dict[str, Any], ignored: list[str], names: dict[str, str],
+                   at: str = "agents.defaults", own: Mapping[str, Any] | None = None
                    ) -> tuple[dict[str, Any], list[str] | None]:
-    """openmemd raw settings for one memorySearch object, and its extraPaths (None = unset)."""
+    """openmemd raw settings for one memorySearch object, and its extraPaths (None = unset);
+    `names` gets OpenClaw's key of each: `at`'s for the keys in `own`, else the defaults'."""
     raw: dict[str, Any] = {}
+
+    def where(key: str) -> str:
+        return f"{at if own is None or key in own else 'agents.defaults'}.memorySearch.{key}"
+
+    def put(ours: str, value: Any, key: str) -> None:
+        set_raw(raw, ours, value)
+        names[ours] = where(key)
+
     leaves = _leaves(ms)
     for key, value in leaves.items():
         if key in _SIMPLE:
             if isinstance(value, (dict, list)) or value is None:
-                raise LayerError(f"'{where}.{key}' must be a number or boolean")
-            set_raw(raw, _SIMPLE[key], value)
+                raise LayerError(f"'{where(key)}' must be a number or boolean")
+            put(_SIMPLE[key], value, key)
         elif key not in _HANDLED:
             ignored.append(f"memorySearch.{key}")
     if "sources" in leaves or "experimental.sessionMemory" in leaves:
         sources = leaves.get("sources", ["memory"])
         if not isinstance(sources, list) or not all(isinstance(s, str) for s in sources):
-            raise LayerError(f"'{where}.sources' must be a list of strings")
+            raise LayerError(f"'{where('sources')}' must be a list of strings")
         # OpenClaw drops "sessions" unless experimental.sessionMemory is on; empty = memory.
         keep = [s for s in sources if s == "memory"
                 or (s == "sessions" and leaves.get("experimental.sessionMemory") is True)]
-        raw["sources"] = keep or ["memory"]
+        put("sources", keep or ["memory"], "sources")
     extra = None
     if "extraPaths" in leaves:
         extra = leaves["extraPaths"]
         if not isinstance(extra, list) or not all(isinstance(p, str) for p in extra):
-            raise LayerError(f"'{where}.extraPaths' must be a list of strings")
+            raise LayerError(f"'{where('extraPaths')}' must be a list of strings")
+        names["extra_paths"] = where("extraPaths")
     provider = leaves.get("provider")
     if provider is not None:
-        provider = _str(provider, f"{where}.provider")
-        base = _str(leaves.get("remote.baseUrl", ""), f"{where}.remote.baseUrl")
+        provider = _str(provider, where("provider"))
+        base = _str(leaves.get("remote.baseUrl", ""), where("remote.baseUrl"))
         if provider in ("openai", "ollama"):
             if provider == "ollama":
                 base = (base or OLLAMA_BASE_URL).rstrip("/")
                 base = base if base.endswith("/v1") else base + "/v1"  # its OpenAI-style API
-                raw.setdefault("embedding", {}).setdefault("model", OLLAMA_MODEL)
-            set_raw(raw, "embedding.provider", "openai")
+                if "model" not in leaves:
+                    put("embedding.model", OLLAMA_MODEL, "provider")
+            put("embedding.provider", "openai", "provider")
             if base:
-                set_raw(raw, "embedding.base_url", base)
+                put("embedding.base_url", base, "remote.baseUrl")
             api_key = leaves.get("remote.apiKey")
             if api_key:
-                set_raw(raw, "embedding.api_key", _str(api_key, f"{where}.remote.apiKey"))
+                put("embedding.api_key", _str(api_key, where("remote.apiKey")), "remote.apiKey")
         elif provider == "local":
-            set_raw(raw, "embedding.provider", "local")
+            put("embedding.provider", "local", "provider")
         elif provider != "auto":
             ignored.append(f"memorySearch.provider={provider}")
     if "enabled" in leaves and not isinstance(leaves["enabled"], bool):
-        raise LayerError(f"'{where}.enabled' must be true or false")
+        raise LayerError(f"'{where('enabled')}' must be true or false")
     return raw, extra
 
 
@@ -240,15 +286,17 @@ def _layer(data: dict[str, Any], path: Path, root: Path, env: Mapping[str, str])
     agents_cfg = _obj(data.get("agents"), "agents")
     defaults = _obj(agents_cfg.get("defaults"), "agents.defaults")
     defaults_ms = _obj(defaults.get("memorySearch"), "agents.defaults.memorySearch")
-    base, base_extra = _memory_search(defaults_ms, "agents.defaults.memorySearch", ignored)
+    names: dict[str, str] = {}  # openmemd key -> OpenClaw's
+    base, base_extra = _memory_search(defaults_ms, ignored, names)
     citations = _obj(data.get("memory"), "memory").get("citations")
     if citations is not None:
         if citations not in ("auto", "on", "off"):
             raise LayerError("'memory.citations' must be auto, on or off")
         base["citations"] = citations
+        names["citations"] = "memory.citations"
     if _obj(data.get("memory"), "memory").get("backend", "builtin") != "builtin":
         ignored.append("memory.backend")
-    base = merge_raw(base, _dreaming(data, ignored))
+    base = merge_raw(base, _dreaming(data, ignored, names))
     home = Path(env["HOME"]) if env.get("HOME") else root.parent
     default_ws = defaults.get("workspace")
     if default_ws is not None:
@@ -262,26 +310,30 @@ def _layer(data: dict[str, Any], path: Path, root: Path, env: Mapping[str, str])
             raise LayerError(f"'agents.list[{i}].id' must be letters, digits, - or _")
     default_id = next((e["id"] for e in entries if e.get("default") is True),
                       entries[0]["id"] if entries else "main")
+    shift = 0  # an entry added for the default agent is not in the file
     if not any(e["id"] == default_id for e in entries):
-        entries = [{"id": default_id}, *entries]
+        entries, shift = [{"id": default_id}, *entries], 1
     agents: list[OpenClawAgent] = []
     agent_raw: dict[str, dict[str, Any]] = {}
+    agent_names: dict[str, dict[str, str]] = {}
     top: dict[str, Any] = {}
-    for e in entries:
-        oc_id = e["id"]
-        where = f"agents.list[{oc_id}].memorySearch"
-        ms = _obj(e.get("memorySearch"), where)
+    for i, e in enumerate(entries, -shift):
+        oc_id, at = e["id"], f"agents.list[{i}]"
+        ms = _obj(e.get("memorySearch"), f"{at}.memorySearch")
         # Field-wise over the defaults first, as OpenClaw does (so `sources` in an agent still
         # sees the defaults' experimental.sessionMemory), then mapped.
         merged = merge_raw(defaults_ms, ms)
-        own, own_extra = _memory_search(merged, where, ignored)
+        own_names: dict[str, str] = {}
+        own, own_extra = _memory_search(merged, ignored, own_names, at, _leaves(ms))
         if merged.get("enabled", True) is False:
             ignored.append(f"agent {oc_id} (memorySearch.enabled = false)")
             continue
         extra = _dedupe((base_extra or []) + (own_extra or [] if "extraPaths" in ms else []))
         if extra:
             own["extra_paths"] = extra
-        if isinstance(e.get("workspace"), str):
+        own_ws = isinstance(e.get("workspace"), str)
+        ws_key = f"{at}.workspace" if own_ws else "agents.defaults.workspace"
+        if own_ws:
             ws = _expand(e["workspace"], env)
         elif oc_id == default_id:
             ws = default_ws or str(home / ".openclaw" / "workspace")
@@ -296,15 +348,18 @@ def _layer(data: dict[str, Any], path: Path, root: Path, env: Mapping[str, str])
             continue  # OpenClaw creates it on first use; until then there is nothing to serve
         sessions = str(root / "agents" / oc_id / "sessions")
         agents.append(OpenClawAgent(our_id, oc_id, ws, sessions))
-        agent_raw[our_id] = own
+        agent_raw[our_id], agent_names[our_id] = own, own_names
         if our_id == "main":
             top["workspace"] = ws
+            names["workspace"] = ws_key
         else:
             top.setdefault("agents", {})[our_id] = {"workspace": ws}
+            names[f"agents.{our_id}.workspace"] = ws_key
     if base_extra and "main" not in agent_raw:
         base["extra_paths"] = _dedupe(base_extra)
     raw = merge_raw(base, merge_raw(agent_raw.get("main", {}), top))
     return OpenClawLayer(str(path), str(root), raw, base, agent_raw, tuple(agents),
+                         {**names, **agent_names.get("main", {})}, agent_names,
                          _dreaming_enabled(data), tuple(dict.fromkeys(ignored)))
 
 
@@ -321,18 +376,22 @@ def _dreaming_enabled(data: dict[str, Any]) -> bool:
     return value is True or (isinstance(value, str) and value.lower() == "true")
 
 
-def _dreaming(data: dict[str, Any], ignored: list[str]) -> dict[str, Any]:
+def _dreaming(data: dict[str, Any], ignored: list[str], names: dict[str, str]
+              ) -> dict[str, Any]:
     """OpenClaw's dreaming gates and schedule (used when openmemd dreams, e.g. `dream`)."""
     cfg = _plugin_dreaming(data)
+    at = "plugins.entries.memory-core.config.dreaming"
     raw: dict[str, Any] = {}
     for key in ("frequency", "timezone"):
         if key in cfg:
-            raw[key] = _str(cfg[key], f"plugins.entries.memory-core.config.dreaming.{key}")
-    phases = _obj(cfg.get("phases"), "dreaming.phases")
+            raw[key] = _str(cfg[key], f"{at}.{key}")
+            names[f"dreaming.{key}"] = f"{at}.{key}"
+    phases = _obj(cfg.get("phases"), f"{at}.phases")
     for phase, keys in _DREAM_PHASES.items():
-        for key, value in _obj(phases.get(phase), f"dreaming.phases.{phase}").items():
+        for key, value in _obj(phases.get(phase), f"{at}.phases.{phase}").items():
             if key in keys and not isinstance(value, (dict, list)):
                 raw.setdefault(phase, {})[keys[key]] = value
+                names[f"dreaming.{phase}.{keys[key]}"] = f"{at}.phases.{phase}.{key}"
             else:
                 ignored.append(f"dreaming.phases.{phase}.{key}")
     for key in cfg:

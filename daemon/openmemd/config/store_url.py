@@ -8,7 +8,7 @@ and key/value pairs (`host=h password=secret`) -- and either may carry a passwor
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from openmemd.config.settings import Settings, StoreSettings
 from openmemd.errors import ConfigError
@@ -56,18 +56,20 @@ def url_password(url: str) -> str | None:
     return pw[1:-1] if pw.startswith("'") and pw.endswith("'") else pw
 
 
-def check_store(store: StoreSettings, source: str, *, agents: Sequence[str] = ()) -> None:
-    """Cross-field checks of `[store]`; raises ConfigError naming the key."""
+def check_store(store: StoreSettings, source: Callable[[str], str], *,
+                agents: Sequence[str] = ()) -> None:
+    """Cross-field checks of `[store]`; raises ConfigError starting with `source(key)`: the
+    key and where it was set."""
     url = store.url.strip()
     if url and not url.startswith(URL_SCHEMES) and "=" not in url:
-        raise ConfigError(f"{source}: 'store.url' = {redact_url(url)!r} is not a libpq "
+        raise ConfigError(f"{source('store.url')} = {redact_url(url)!r} is not a libpq "
                           "connection string: use postgresql://user@host:5432/dbname or "
                           "'host=... dbname=...'")
     if url and store.backend != "postgres":
-        raise ConfigError(f"{source}: 'store.url' is set but 'store.backend' is "
+        raise ConfigError(f"{source('store.url')} is set but 'store.backend' is "
                           f"{store.backend!r}; set backend = \"postgres\" to use it")
     if store.backend == "postgres" and len(agents) > 1 and "{agent}" not in store.namespace:
-        raise ConfigError(f"{source}: 'store.namespace' = {store.namespace!r} would be shared "
+        raise ConfigError(f"{source('store.namespace')} = {store.namespace!r} would be shared "
                           f"by the agents {', '.join(agents)} (one writer per namespace): "
                           "put {agent} in it")
     for key, template in [("store.namespace", store.namespace),
@@ -75,14 +77,14 @@ def check_store(store: StoreSettings, source: str, *, agents: Sequence[str] = ()
         _check_namespace(key, template, source)
 
 
-def _check_namespace(key: str, template: str, source: str) -> None:
+def _check_namespace(key: str, template: str, source: Callable[[str], str]) -> None:
     if not template.strip():
-        raise ConfigError(f"{source}: {key!r} must not be empty")
+        raise ConfigError(f"{source(key)} must not be empty")
     if len(template) > MAX_NAMESPACE:
-        raise ConfigError(f"{source}: {key!r} is longer than {MAX_NAMESPACE} characters")
+        raise ConfigError(f"{source(key)} is longer than {MAX_NAMESPACE} characters")
     if any(ord(c) < 32 or c == "\x7f" for c in template):
-        raise ConfigError(f"{source}: {key!r} = {template!r} contains control characters")
+        raise ConfigError(f"{source(key)} = {template!r} contains control characters")
     rest = template.replace("{hostname}", "").replace("{agent}", "")
     if "{" in rest or "}" in rest:
-        raise ConfigError(f"{source}: {key!r} = {template!r}: the only placeholders are "
+        raise ConfigError(f"{source(key)} = {template!r}: the only placeholders are "
                           "{hostname} and {agent}")

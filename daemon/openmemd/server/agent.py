@@ -6,6 +6,7 @@ reported by `status` (health degraded) and answers requests with `unavailable`.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections.abc import Callable
@@ -26,6 +27,10 @@ from openmemd.server.writer import IndexWriter
 log = get_logger(__name__)
 
 IndexOpener = Callable[[Settings, str], ServedIndex]
+# What shapes an open index: a reload cannot apply it to a running agent (its index would be
+# rebuilt under its readers); it takes effect at the next start, and `status` says so.
+RESTART_NEEDED = ("sources", "extra_paths", "chunking", "embedding", "cache")
+RESTART_NEEDED_SYNC = ("watch", "watch_polling", "watch_poll_seconds", "max_file_bytes")
 
 
 def open_memory_index(settings: Settings, agent_id: str) -> ServedIndex:
@@ -41,7 +46,8 @@ class AgentRuntime:
                  opener: IndexOpener = open_memory_index,
                  force_polling: bool = False) -> None:
         self.agent_id = agent_id
-        self.settings = settings.for_agent(agent_id)
+        self.settings = self._started_with = settings.for_agent(agent_id)
+        self.restart_needed: list[str] = []  # settings changed since start, applied at restart
         self._opener = opener
         self._force_polling = force_polling
         self.index: ServedIndex | None = None
@@ -112,6 +118,8 @@ class AgentRuntime:
 
     def reload(self, settings: Settings) -> None:
         settings = self.settings = settings.for_agent(self.agent_id)
+        self.restart_needed = changed(self._started_with, settings, RESTART_NEEDED) + changed(
+            self._started_with.sync, settings.sync, RESTART_NEEDED_SYNC, "sync.")
         if self.watcher is not None:
             self.watcher.set_debounce(settings.sync.watch_debounce_ms)
         if self.index is not None:
@@ -204,13 +212,28 @@ class AgentRuntime:
                           "running": self._dream_lock.locked(), "lastSweep": self.last_dream}
         openclaw_side.agent_status(self, st, self.index.scope.sessions_dir,
                                    self.sessions_watcher)
+        if self.restart_needed:
+            st["restartNeeded"] = list(self.restart_needed)
         if deep:
             st["probe"] = probe(self.index)
         return st
 
 
-def _replace_query(old: Settings, new: Settings) -> Settings:
-    import dataclasses
+def changed(old: Any, new: Any, fields: tuple[str, ...], prefix: str = "") -> list[str]:
+    """The dotted keys among `fields` whose values differ, down to the changed leaves
+    (`embedding.provider`, not `embedding`)."""
+    out: list[str] = []
+    for name in fields:
+        a, b = getattr(old, name), getattr(new, name)
+        if a == b:
+            continue
+        if dataclasses.is_dataclass(a) and not isinstance(a, type):
+            out += changed(a, b, tuple(f.name for f in dataclasses.fields(a)), f"{prefix}{name}.")
+        else:
+            out.append(f"{prefix}{name}")
+    return out
 
+
+def _replace_query(old: Settings, new: Settings) -> Settings:
     return dataclasses.replace(old, query=new.query, dreaming=new.dreaming, log=new.log,
                                citations=new.citations)

@@ -29,6 +29,7 @@ import zmq
 from openmemd import __version__
 from openmemd.api import long_lived
 from openmemd.config import ConfigError, Settings, load_settings
+from openmemd.config.layers import config_files
 from openmemd.errors import OpenmemdError, UnavailableError
 from openmemd.log import configure_logging, get_logger
 from openmemd.protocol.endpoint import (
@@ -41,7 +42,7 @@ from openmemd.protocol.endpoint import (
     write_endpoint_record,
 )
 from openmemd.server import openclaw_side, sdnotify
-from openmemd.server.agent import AgentRuntime
+from openmemd.server.agent import AgentRuntime, changed
 from openmemd.server.handlers import Dispatcher
 from openmemd.server.lock import AlreadyRunning, PidLock
 from openmemd.server.mcp_host import McpHost, socket_path
@@ -51,9 +52,8 @@ from openmemd.server.zmq_server import ServerError, ZmqServer
 log = get_logger(__name__)
 
 CHECK_INTERVAL_S = 5.0
-RESTART_NEEDED = ("workspace", "state_dir", "sources", "extra_paths", "agents", "chunking",
-                  "embedding", "cache", "server")
-RESTART_NEEDED_SYNC = ("watch", "watch_polling", "watch_poll_seconds", "max_file_bytes")
+# Daemon-wide settings a reload cannot apply (each agent's own: agent.RESTART_NEEDED).
+RESTART_NEEDED = ("workspace", "state_dir", "agents", "server")
 
 
 def run_daemon(settings: Settings, *, foreground: bool = True, config_path: str | None = None,
@@ -94,7 +94,8 @@ def _default_reload(settings: Settings, config_path: str | None) -> Callable[[],
 class Daemon:
     def __init__(self, settings: Settings, *, reload: Callable[[], Settings] | None = None,
                  env: Mapping[str, str] | None = None, force_polling: bool = False) -> None:
-        self.settings = settings
+        self.settings = self._started_with = settings
+        self._restart_needed: list[str] = []  # changed by reloads; applied at the next start
         self._reload_fn = reload
         self._env = os.environ if env is None else env
         self._force_polling = force_polling
@@ -163,8 +164,8 @@ class Daemon:
         dispatcher = Dispatcher(
             self.agents, endpoint=endpoint.url, watch_enabled=lambda: self.settings.sync.watch,
             scheduler_info=self._scheduler_info, server_info=self._server_info,
-            config_file=s.config_file,
-            notes=lambda: openclaw_side.notes(self.settings, self.agents),
+            config_file=s.config_file, config_files=lambda: config_files(self.settings),
+            notes=self._notes,
             mcp_socket=lambda: self.mcp.advertised() if self.mcp is not None else None)
         self._ctx = zmq.Context()
         self.server = ZmqServer(endpoint, dispatcher, workers=s.server.workers,
@@ -241,9 +242,6 @@ class Daemon:
             log.error("reload failed; keeping the current settings", error=str(exc))
             return
         old = self.settings
-        pending = [k for k in RESTART_NEEDED if getattr(old, k) != getattr(new, k)]
-        pending += [f"sync.{k}" for k in RESTART_NEEDED_SYNC
-                    if getattr(old.sync, k) != getattr(new.sync, k)]
         self.settings = dataclasses.replace(old, **{
             k: getattr(new, k) for k in ("query", "sync", "dreaming", "log", "citations",
                                          "loaded")})  # loaded: openclaw.json re-read too
@@ -252,7 +250,17 @@ class Daemon:
             agent.reload(self.settings)
         if self.scheduler is not None:
             self.scheduler.reload(self.settings)
+        # Compared with what runs (the start-up settings), not with the last reload's.
+        pending = changed(self._started_with, new, RESTART_NEEDED)
+        pending += [f"{a.agent_id}: {key}" for a in self.agents.values()
+                    for key in a.restart_needed]
+        self._restart_needed = pending
         log.info("configuration reloaded", restart_needed_for=pending or None)
+
+    def _notes(self) -> list[str]:
+        pending = self._restart_needed
+        return ([f"changed, applied at the next restart: {', '.join(pending)}"] if pending
+                else []) + openclaw_side.notes(self.settings, self.agents)
 
     # -- scheduled jobs -------------------------------------------------------------------
     def _job_reconcile(self) -> None:

@@ -36,6 +36,7 @@ class Dispatcher:
                  scheduler_info: Callable[[], dict[str, Any]],
                  server_info: Callable[[], dict[str, Any]] | None = None,
                  config_file: str = "",
+                 config_files: Callable[[], list[str]] | None = None,
                  notes: Callable[[], list[str]] | None = None,
                  mcp_socket: Callable[[], str | None] | None = None) -> None:
         self.agents = agents
@@ -46,6 +47,7 @@ class Dispatcher:
         self._scheduler_info = scheduler_info
         self._server_info = server_info or dict
         self._config_file = config_file
+        self._config_files = config_files or list
         self._notes = notes or list
         self._mcp_socket = mcp_socket or (lambda: None)
 
@@ -110,5 +112,6 @@ class Dispatcher:
                 "startedAt": iso(self.started),
                 "uptimeSeconds": round(time.monotonic() - self._started_mono, 1),
                 "rssBytes": health.rss_bytes(), "cpuSeconds": round(health.cpu_seconds(), 2),
-                "configFile": self._config_file or None, "notes": self._notes(),
+                "configFile": self._config_file or None, "configFiles": self._config_files(),
+                "notes": self._notes(),
                 "scheduler": sched, "server": server, "agents": agents}

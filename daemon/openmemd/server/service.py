@@ -81,6 +81,8 @@ class Plan:
     mkdirs: tuple[Path, ...] = ()
     commands: tuple[tuple[str, ...], ...] = field(default=())
     notes: tuple[str, ...] = ()
+    # what to do instead when no user service manager can be reached (a container, ssh, su)
+    fallback: str = ""
 
     def describe(self) -> str:
         lines: list[str] = []
@@ -185,7 +187,10 @@ def install_plan(command: Sequence[str] | None = None) -> Plan:
     dirs = (unit.parent, paths.state_dir(), paths.cache_dir(), paths.default_workspace())
     return Plan(mkdirs=dirs, writes=((unit, render_systemd(command)),),
                 commands=(("systemctl", "--user", "daemon-reload"),
-                          ("systemctl", "--user", "enable", "--now", UNIT_NAME)))
+                          ("systemctl", "--user", "enable", "--now", UNIT_NAME)),
+                fallback=f"{unit} is written but not started: run `openmemd run` in a "
+                "terminal instead, or adapt the unit as a system unit (User=<you>, "
+                "WantedBy=multi-user.target)")
 
 
 def uninstall_plan() -> Plan:
@@ -213,11 +218,20 @@ def _execute(plan: Plan, *, tolerate_first_failure: bool) -> int:
             print(f"openmemd: {cmd[0]} not found; run it yourself: {' '.join(cmd)}",
                   file=sys.stderr)
             return 1
-        result = subprocess.run(cmd, check=False)
-        if result.returncode != 0 and not (tolerate_first_failure and i == 0):
-            print(f"openmemd: `{' '.join(cmd)}` failed (exit {result.returncode})",
-                  file=sys.stderr)
+        result = subprocess.run(cmd, check=False, stdout=None, stderr=subprocess.PIPE,
+                                text=True, errors="replace")
+        said = result.stderr.strip()
+        if _no_user_manager(said):
+            print(f"openmemd: no systemd user session here ({said.splitlines()[0]})"
+                  + (f"; {plan.fallback}" if plan.fallback else ""), file=sys.stderr)
             code = 1
+            break  # the next systemctl --user would fail the same way
+        if result.returncode != 0 and not (tolerate_first_failure and i == 0):
+            print(f"openmemd: `{' '.join(cmd)}` failed (exit {result.returncode})"
+                  + (f": {said.splitlines()[-1]}" if said else ""), file=sys.stderr)
+            code = 1
+        elif said:
+            print(said, file=sys.stderr)  # e.g. "Created symlink ..."
     for path in plan.removes:
         try:
             path.unlink()
@@ -225,6 +239,13 @@ def _execute(plan: Plan, *, tolerate_first_failure: bool) -> int:
         except FileNotFoundError:
             pass
     return code
+
+
+def _no_user_manager(stderr: str) -> bool:
+    """systemctl --user's words for "there is no user manager to talk to"."""
+    return any(s in stderr for s in ("Failed to connect to bus", "Failed to connect to user "
+                                     "scope bus", "$DBUS_SESSION_BUS_ADDRESS and "
+                                     "$XDG_RUNTIME_DIR not defined"))
 
 
 def install(dry_run: bool = False) -> int:
