@@ -24,6 +24,7 @@ from openmemd.dreaming.clock import day_bucket, resolve_timezone
 from openmemd.dreaming.lockfile import memory_md_lock
 from openmemd.dreaming.markdown_io import workspace_target
 from openmemd.dreaming.memory_md import NEW_FILE_HEADER
+from openmemd.dreaming.modes import make_dirs, new_file_mode
 from openmemd.errors import BadRequestError, UnavailableError
 from openmemd.log import get_logger
 from openmemd.search.snippets import citation
@@ -94,9 +95,9 @@ def append_note(workspace: Path, text: Any, target: Any = "daily", *, tz_name: s
     workspace = Path(workspace)
     with memory_md_lock(workspace):
         path = workspace_target(workspace, rel)  # refuses a symlinked file or directory
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_dirs(workspace, path.parent)
         workspace_target(workspace, rel)  # the directory we may just have made is not a link
-        with _open_append(path) as (fd, created):
+        with _open_append(path, new_file_mode(workspace)) as (fd, created):
             size = os.fstat(fd).st_size
             newlines, last = _count_newlines(fd, size)
             if size == 0:
@@ -114,11 +115,11 @@ def append_note(workspace: Path, text: Any, target: Any = "daily", *, tz_name: s
 
 
 @contextlib.contextmanager
-def _open_append(path: Path) -> Iterator[tuple[int, bool]]:
+def _open_append(path: Path, mode: int) -> Iterator[tuple[int, bool]]:
     flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
     existed = os.path.lexists(path)
     try:
-        fd = os.open(path, flags, 0o644)
+        fd = os.open(path, flags, mode)
     except OSError as exc:
         raise UnavailableError(f"cannot open {path.name} to add the note: {exc.strerror}") \
             from None
