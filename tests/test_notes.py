@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import wait_for
+from helpers import fill_filesystem, mount_tmpfs, wait_for
 from openmemd.errors import BadRequestError, ForbiddenError
 from openmemd.notes import MAX_NOTE_BYTES, append_note
 
@@ -159,3 +159,30 @@ def test_a_short_write_on_a_full_disk_leaves_the_file_as_it_was(workspace: Path)
     assert "refused: the note was not written" in out.stdout, out.stderr
     assert memory.read_text() == "# Memory\n\n- old fact\n"
     assert os.path.getsize(memory) == size
+
+
+def test_add_on_a_full_disk_leaves_no_new_file_and_says_so(tmp_path: Path,
+                                                           workspace: Path) -> None:
+    memory = workspace / "memory"
+    why = mount_tmpfs(memory, "1m")  # a full disk, for real
+    if why:
+        pytest.skip(why)
+    try:
+        fill_filesystem(memory / "filler")
+        before = sorted(p.name for p in memory.iterdir())
+        config = tmp_path / "config.toml"
+        config.write_text('[embedding]\nprovider = "none"\n', encoding="utf-8")
+        env = {k: v for k, v in os.environ.items() if not k.startswith("OPENMEMD_")}
+        env["OPENMEMD_ENDPOINT"] = f"ipc://{tmp_path}/none.sock"  # no daemon: in process
+        done = subprocess.run([sys.executable, "-m", "openmemd", "add", "the heron note",
+                               "--config", str(config), "--workspace", str(workspace),
+                               "--state-dir", str(tmp_path / "state")],
+                              env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode != 0
+        # No 0-byte daily note; only the MEMORY.md lock every add takes (memory/.dreams/).
+        assert sorted(p.name for p in memory.iterdir() if p.name != ".dreams") == before
+        assert done.stdout == ""
+        assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
+        assert "the note was not written: No space left on device" in done.stderr, done.stderr
+    finally:
+        subprocess.run(["umount", "-l", str(memory)], capture_output=True)

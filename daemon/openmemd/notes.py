@@ -106,7 +106,12 @@ def append_note(workspace: Path, text: Any, target: Any = "daily", *, tz_name: s
                 head = "" if last == b"\n" else "\n"
             lines = bullet_lines(text)
             start = newlines + head.count("\n") + 1
-            _write_once(fd, (head + "\n".join(lines) + "\n").encode("utf-8"), size)
+            try:
+                _write_once(fd, (head + "\n".join(lines) + "\n").encode("utf-8"), size)
+            except UnavailableError:
+                if created:
+                    _remove_if_empty(path, fd)  # a full disk leaves no empty daily note
+                raise
         if created:
             _fsync_dir(path.parent)
     note = AddedNote(rel, start, start + len(lines) - 1)
@@ -164,6 +169,15 @@ def _write_once(fd: int, data: bytes, size_before: int) -> None:
         if os.fstat(fd).st_size == size_before + written:
             os.ftruncate(fd, size_before)
     raise UnavailableError(f"the note was not written: {reason}")
+
+
+def _remove_if_empty(path: Path, fd: int) -> None:
+    """Remove the file we just created when it is still ours and empty (we hold the lock, but
+    an editor may have written into it or put another file in its place meanwhile)."""
+    with contextlib.suppress(OSError):
+        mine, there = os.fstat(fd), path.lstat()
+        if mine.st_size == 0 and (mine.st_dev, mine.st_ino) == (there.st_dev, there.st_ino):
+            path.unlink()
 
 
 def _fsync_dir(directory: Path) -> None:
