@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import wait_for
+from helpers import fill_filesystem, mount_tmpfs, wait_for
 from openmemd.errors import BadRequestError, ForbiddenError
 from openmemd.notes import MAX_NOTE_BYTES, append_note
 
@@ -159,3 +159,93 @@ def test_a_short_write_on_a_full_disk_leaves_the_file_as_it_was(workspace: Path)
     assert "refused: the note was not written" in out.stdout, out.stderr
     assert memory.read_text() == "# Memory\n\n- old fact\n"
     assert os.path.getsize(memory) == size
+
+
+def test_add_on_a_full_disk_leaves_no_new_file_and_says_so(tmp_path: Path,
+                                                           workspace: Path) -> None:
+    memory = workspace / "memory"
+    why = mount_tmpfs(memory, "1m")  # a full disk, for real
+    if why:
+        pytest.skip(why)
+    try:
+        fill_filesystem(memory / "filler")
+        before = sorted(p.name for p in memory.iterdir())
+        config = tmp_path / "config.toml"
+        config.write_text('[embedding]\nprovider = "none"\n', encoding="utf-8")
+        env = {k: v for k, v in os.environ.items() if not k.startswith("OPENMEMD_")}
+        env["OPENMEMD_ENDPOINT"] = f"ipc://{tmp_path}/none.sock"  # no daemon: in process
+        done = subprocess.run([sys.executable, "-m", "openmemd", "add", "the heron note",
+                               "--config", str(config), "--workspace", str(workspace),
+                               "--state-dir", str(tmp_path / "state")],
+                              env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode != 0
+        # No 0-byte daily note; only the MEMORY.md lock every add takes (memory/.dreams/).
+        assert sorted(p.name for p in memory.iterdir() if p.name != ".dreams") == before
+        assert done.stdout == ""
+        assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
+        assert "the note was not written: No space left on device" in done.stderr, done.stderr
+    finally:
+        subprocess.run(["umount", "-l", str(memory)], capture_output=True)
+
+
+def test_cited_lines_are_where_notes_landed_with_lock_free_writers_appending(
+        workspace: Path) -> None:
+    """An editor, OpenClaw or a shell appends to the same daily note without our lock: every
+    reply still cites the lines its note is on."""
+    path = workspace / "memory" / "2026-03-04.md"
+    stop = workspace / "stop"
+    raw = textwrap.dedent(f"""
+        import os, sys
+        n = 0
+        while not os.path.exists({str(stop)!r}):
+            with open({str(path)!r}, "a", encoding="utf-8") as f:
+                f.write(f"raw {{sys.argv[1]}} line {{n}}\\n")
+            n += 1
+    """)
+    notes = textwrap.dedent(f"""
+        import sys
+        from datetime import datetime, timezone
+        from openmemd.notes import append_note
+        now = datetime(2026, 3, 4, 12, 0, tzinfo=timezone.utc)
+        for i in range(40):
+            note = append_note({str(workspace)!r}, f"proc {{sys.argv[1]}} note {{i}}", now=now)
+            cited = f"- proc {{sys.argv[1]}} note {{i}}"
+            print(f"CITED\t{{cited}}\t{{note.start_line}}\t{{note.end_line}}")
+    """)
+    append_note(workspace, "first", now=NOW)
+    rawers = [subprocess.Popen([sys.executable, "-c", raw, str(n)]) for n in range(2)]
+    procs = [subprocess.Popen([sys.executable, "-c", notes, str(n)], stdout=subprocess.PIPE,
+                              text=True) for n in range(2)]
+    cited: list[tuple[str, int, int]] = []
+    errors: list[BaseException] = []
+
+    def worker(n: int) -> None:
+        try:
+            for i in range(40):
+                note = append_note(workspace, f"thread {n} note {i}\nsecond line", now=NOW)
+                cited.append((f"- thread {n} note {i}", note.start_line, note.end_line))
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    try:
+        threads = [threading.Thread(target=worker, args=(n,)) for n in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        for p in procs:
+            out, _ = p.communicate(timeout=120)
+            for line in out.splitlines():
+                if line.startswith("CITED\t"):  # the rest is the log
+                    _, text, start, end = line.split("\t")
+                    cited.append((text, int(start), int(end)))
+    finally:
+        stop.touch()
+        for p in rawers:
+            p.wait(60)
+    assert errors == [] and len(cited) == 3 * 40 + 2 * 40
+    wrong = [(text, start, lines_of(path, start, end)) for text, start, end in cited
+             if lines_of(path, start, end)[:1] != [text]
+             or (text.startswith("- thread") and lines_of(path, start, end) != [text,
+                                                                                "  second line"])]
+    assert wrong == []

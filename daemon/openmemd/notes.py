@@ -4,8 +4,9 @@ A note is one Markdown bullet appended to today's `memory/YYYY-MM-DD.md` (day in
 timezone, local by default) or to `MEMORY.md`. The file is only ever appended to: one `write`
 on an `O_APPEND` descriptor, never a rewrite, so an editor or OpenClaw writing the same file
 loses nothing. The append runs under the lock dreaming holds while it rewrites MEMORY.md, so a
-promotion (read, compose, replace) can never drop a note added meanwhile, and two notes added
-at once are numbered correctly.
+promotion (read, compose, replace) can never drop a note added meanwhile. The lines a reply
+cites are counted up to where the kernel put the bytes, so they are right even when a writer
+outside the lock (an editor, OpenClaw, a shell) appends at the same moment.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from openmemd.dreaming.clock import day_bucket, resolve_timezone
 from openmemd.dreaming.lockfile import memory_md_lock
 from openmemd.dreaming.markdown_io import workspace_target
 from openmemd.dreaming.memory_md import NEW_FILE_HEADER
+from openmemd.dreaming.modes import make_dirs, new_file_mode
 from openmemd.errors import BadRequestError, UnavailableError
 from openmemd.log import get_logger
 from openmemd.protocol.params import MAX_NOTE_BYTES
@@ -94,18 +96,24 @@ def append_note(workspace: Path, text: Any, target: Any = "daily", *, tz_name: s
     workspace = Path(workspace)
     with memory_md_lock(workspace):
         path = workspace_target(workspace, rel)  # refuses a symlinked file or directory
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_dirs(workspace, path.parent)
         workspace_target(workspace, rel)  # the directory we may just have made is not a link
-        with _open_append(path) as (fd, created):
+        with _open_append(path, new_file_mode(workspace)) as (fd, created):
             size = os.fstat(fd).st_size
-            newlines, last = _count_newlines(fd, size)
             if size == 0:
                 head = (f"# {Path(rel).stem}\n\n" if target == "daily" else NEW_FILE_HEADER)
             else:
-                head = "" if last == b"\n" else "\n"
+                head = "" if os.pread(fd, 1, size - 1) == b"\n" else "\n"
             lines = bullet_lines(text)
-            start = newlines + head.count("\n") + 1
-            _write_once(fd, (head + "\n".join(lines) + "\n").encode("utf-8"), size)
+            try:
+                landed = _write_once(fd, (head + "\n".join(lines) + "\n").encode("utf-8"))
+            except UnavailableError:
+                if created:
+                    _remove_if_empty(path, fd)  # a full disk leaves no empty daily note
+                raise
+            # Counted up to where the bytes really went: a writer outside our lock (an editor,
+            # OpenClaw, a shell's >>) may have appended between the stat and the write.
+            start = _count_newlines(fd, landed) + head.count("\n") + 1
         if created:
             _fsync_dir(path.parent)
     note = AddedNote(rel, start, start + len(lines) - 1)
@@ -114,11 +122,11 @@ def append_note(workspace: Path, text: Any, target: Any = "daily", *, tz_name: s
 
 
 @contextlib.contextmanager
-def _open_append(path: Path) -> Iterator[tuple[int, bool]]:
+def _open_append(path: Path, mode: int) -> Iterator[tuple[int, bool]]:
     flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
     existed = os.path.lexists(path)
     try:
-        fd = os.open(path, flags, 0o644)
+        fd = os.open(path, flags, mode)
     except OSError as exc:
         raise UnavailableError(f"cannot open {path.name} to add the note: {exc.strerror}") \
             from None
@@ -130,39 +138,50 @@ def _open_append(path: Path) -> Iterator[tuple[int, bool]]:
         os.close(fd)
 
 
-def _count_newlines(fd: int, size: int) -> tuple[int, bytes]:
-    """(number of newlines in the file, its last byte) — read under the lock, before writing."""
-    count, offset, last = 0, 0, b""
+def _count_newlines(fd: int, size: int) -> int:
+    """The number of newlines in the file's first `size` bytes."""
+    count, offset = 0, 0
     while offset < size:
         block = os.pread(fd, min(1 << 20, size - offset), offset)
         if not block:
             break
         count += block.count(b"\n")
         offset += len(block)
-        last = block[-1:]
-    return count, last
+    return count
 
 
-def _write_once(fd: int, data: bytes, size_before: int) -> None:
-    """One O_APPEND write, then fsync. A short write (disk full) is taken back when the file
-    holds only our bytes past `size_before`, so no half bullet is left behind."""
+def _write_once(fd: int, data: bytes) -> int:
+    """One O_APPEND write, then fsync; the offset the bytes landed at. The kernel picks that
+    offset (the end of the file at that instant) and moves the descriptor's offset past what
+    it wrote, so it is known even when another process appended just before. A short write
+    (disk full) is taken back when the file ends with our bytes, so no half bullet is left."""
     try:
         written = os.write(fd, data)
+        landed = os.lseek(fd, 0, os.SEEK_CUR) - written
         if written == len(data):
             try:
                 os.fsync(fd)
             except OSError as exc:  # written in full; reporting failure would invite a retry
                 log.warning("note_fsync_failed", error=str(exc))
-            return
+            return landed
         reason = "disk full"
     except OSError as exc:
-        written, reason = 0, exc.strerror or str(exc)
+        written, landed, reason = 0, 0, exc.strerror or str(exc)
         if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG):
             raise UnavailableError(f"the note was not written: {reason}") from None
     with contextlib.suppress(OSError):
-        if os.fstat(fd).st_size == size_before + written:
-            os.ftruncate(fd, size_before)
+        if written and os.fstat(fd).st_size == landed + written:
+            os.ftruncate(fd, landed)
     raise UnavailableError(f"the note was not written: {reason}")
+
+
+def _remove_if_empty(path: Path, fd: int) -> None:
+    """Remove the file we just created when it is still ours and empty (we hold the lock, but
+    an editor may have written into it or put another file in its place meanwhile)."""
+    with contextlib.suppress(OSError):
+        mine, there = os.fstat(fd), path.lstat()
+        if mine.st_size == 0 and (mine.st_dev, mine.st_ino) == (there.st_dev, there.st_ino):
+            path.unlink()
 
 
 def _fsync_dir(directory: Path) -> None:

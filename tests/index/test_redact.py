@@ -63,6 +63,12 @@ SECRETS = [
                       "aBcDeFgHiJkLmNoPqRsTuVwX please", "aBcDeFgHiJkLmNoPqRsTuVwX"),
     ("my password is", "btw my password is Tr0ub4dor&3 don't tell", "Tr0ub4dor&3"),
     ("password was", "The wifi password was: correcthorse!", "correcthorse!"),
+    ("aws secret (bare)", f"here are the creds: AKIA… and {AWS_SECRET}.", AWS_SECRET),
+    ("aws secret (bare, alone)", AWS_SECRET, AWS_SECRET),
+    ("password label", "password: hunter2", "hunter2"),
+    ("password arrow", "config password => hunter2", "hunter2"),
+    ("password quoted label", "{'password': 'hunter2'}", "hunter2"),
+    ("password bold label", "**password**: hunter2", "hunter2"),
 ]
 
 NORMAL = [
@@ -73,6 +79,12 @@ NORMAL = [
     "Stripe webhooks retry for three days.",
     "Call me at 555-0100 after 10:30, version 1.2.3-beta.",
     "def keyboard_layout(): return 'qwerty'",
+    # 40 characters like a bare AWS secret, but not one (see redact._looks_like_aws_secret)
+    "Fixed in commit 9fceb02d0ae598e95dc970b74767f19372d61af8 yesterday.",
+    "SHA-256 n4bQgYhMfWWaL+qgxVrQFaO/TxsrC4Is0V1sFbDwCgg= matches.",
+    "Open Users/Documents/Projects/Memory/Notes/Daily now.",
+    "See https://example.com/aB3dEfGhIjKlMnOpQrStUvWxYz0123456789ABCD/x for it.",
+    "The key -> value map and monkey -> banana.",
 ]
 
 

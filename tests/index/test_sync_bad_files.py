@@ -96,6 +96,11 @@ def test_a_file_name_that_is_not_utf8_is_skipped_with_its_reason(make_settings, 
     pytest.param(('{"type": "message", "message": {"role": "user", "content": '
                   '"the otter \\ud800 surrogate"}}',), id="lone-surrogate"),
     pytest.param(("[" * 100_000, message("the otter after deep junk")), id="deep-nesting"),
+    # A NUL byte early on (a torn write, a preallocated block) costs only its own line.
+    pytest.param((message("a line torn") + "\x00\x00", message("the otter after a NUL")),
+                 id="nul-byte-early"),
+    pytest.param(("\x00" * 9000, message("the otter after NUL blocks")), id="nul-block"),
+    pytest.param((message("the otter \x00 escaped NUL"),), id="nul-escape"),
 ])
 def test_an_odd_transcript_line_never_stops_the_sync(make_settings, workspace, records):
     write_good(workspace)

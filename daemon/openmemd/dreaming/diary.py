@@ -26,7 +26,8 @@ from pathlib import Path
 
 from .clock import format_diary_date
 from .layout import DREAMS_FILES
-from .markdown_io import PRIVATE_MODE, UnsafePathError, atomic_write_text, workspace_target
+from .markdown_io import UnsafePathError, atomic_write_text, workspace_target
+from .modes import PRIVATE_MODE
 from .sweep_report import DeepSummary, LightSummary, PromotedEntry, RemSummary
 
 log = logging.getLogger("openmemd.dreaming")
@@ -92,7 +93,7 @@ def write_entry(workspace: Path, moment: datetime, tz: tzinfo, text: str) -> str
         # Rewriting it would damage the user's bytes; the sweep itself has succeeded.
         log.warning("%s is not UTF-8 text; the dream diary entry was not written", path)
         return None
-    atomic_write_text(path, insert_entry(existing, entry_block(moment, tz, text)),
+    atomic_write_text(workspace, path.name, insert_entry(existing, entry_block(moment, tz, text)),
                       default_mode=PRIVATE_MODE)
     return path.name
 

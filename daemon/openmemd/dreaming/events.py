@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .layout import EVENTS_PATH
-from .markdown_io import append_lines, workspace_target
+from .markdown_io import append_lines
 
 ROTATE_BYTES = 8 * 1024 * 1024
 
@@ -38,4 +38,4 @@ def dream_completed(phase: str, report_path: Path, line_count: int, now_iso: str
 def append_events(workspace: Path, events: Iterable[Mapping[str, Any]]) -> None:
     lines = [json.dumps(event, ensure_ascii=False, separators=(",", ":")) for event in events]
     if lines:
-        append_lines(workspace_target(workspace, EVENTS_PATH), lines, rotate_bytes=ROTATE_BYTES)
+        append_lines(workspace, EVENTS_PATH, lines, rotate_bytes=ROTATE_BYTES)

@@ -29,6 +29,7 @@ from openmemd.errors import UnavailableError
 from . import lockowner
 from .layout import LOCK_PATH, MEMORY_LOCK_PATH
 from .markdown_io import workspace_target
+from .modes import make_dirs
 
 STALE_SECONDS = 60.0
 DEFAULT_TIMEOUT = 10.0
@@ -70,6 +71,7 @@ def store_lock(workspace: Path, *, timeout: float = DEFAULT_TIMEOUT,
     took_file = False
     try:
         if file_lock and holder.file_token is None:
+            make_dirs(Path(workspace), path.parent)
             holder.file_token = _acquire_file(path, timeout)
             took_file = True
         try:
@@ -83,7 +85,6 @@ def store_lock(workspace: Path, *, timeout: float = DEFAULT_TIMEOUT,
 
 
 def _acquire_file(path: Path, timeout: float) -> str:
-    path.parent.mkdir(parents=True, exist_ok=True)
     deadline = time.monotonic() + max(0.0, timeout)
     while True:
         token = f"{os.getpid()}:{int(time.time() * 1000)}\n"
@@ -186,6 +187,7 @@ def memory_md_lock(workspace: Path, *, timeout: float = DEFAULT_TIMEOUT) -> Iter
                                f"of {workspace} (held by this process)")
     try:
         if holder.depth == 0:
+            make_dirs(Path(workspace), path.parent)
             holder.fd = _flock(path, timeout)
         holder.depth += 1
         try:
@@ -202,7 +204,6 @@ def memory_md_lock(workspace: Path, *, timeout: float = DEFAULT_TIMEOUT) -> Iter
 def _flock(path: Path, timeout: float) -> int | None:
     if not locks.HAS_FLOCK:  # pragma: no cover
         return None
-    locks.private_parent(path)
     fd = locks.open_lock_file(path, nofollow=True)
     try:
         taken = locks.lock_within(fd, timeout, poll=0.002)

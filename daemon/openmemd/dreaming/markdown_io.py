@@ -3,7 +3,8 @@
 Everything dreaming writes goes through `atomic_write_text`: a temp file in the same directory,
 fsync, then `os.replace`, so a reader (the indexer, OpenClaw, an editor) sees either the old or
 the new file and never half of one. Writes never go through a symlink: a symlinked target or
-parent directory inside the workspace could redirect the write anywhere on disk.
+parent directory inside the workspace could redirect the write anywhere on disk. New files and
+folders get their modes from `modes.py` (never more readable than what they quote).
 """
 
 from __future__ import annotations
@@ -20,9 +21,7 @@ from typing import Any
 from openmemd.errors import ForbiddenError
 
 from .layout import is_safe_relative
-
-PRIVATE_MODE = 0o600  # OpenClaw's default for DREAMS.md and the .dreams state
-PUBLIC_MODE = 0o644  # new Markdown reports and a new MEMORY.md
+from .modes import FILE_MODE, PRIVATE_MODE, make_dirs, new_file_mode
 
 
 class UnsafePathError(ForbiddenError):
@@ -74,14 +73,19 @@ def read_text(workspace: Path, rel: str, *, strict: bool = False) -> str | None:
         return None
 
 
-def atomic_write_text(path: Path, text: str, *, default_mode: int = PUBLIC_MODE) -> None:
-    """Replace `path` with `text` atomically, keeping the mode of the file it replaces."""
+def atomic_write_text(workspace: Path, rel: str, text: str, *, sources: Iterable[str] = (),
+                      default_mode: int = FILE_MODE) -> Path:
+    """Replace `rel` in `workspace` with `text` atomically, keeping the mode of the file it
+    replaces; a new file gets `modes.new_file_mode` for what it quotes (`sources`)."""
+    path = workspace_target(workspace, rel)
     try:
         mode = stat.S_IMODE(path.lstat().st_mode)
     except FileNotFoundError:
-        mode = default_mode
-    path.parent.mkdir(parents=True, exist_ok=True)
+        mode = new_file_mode(workspace, sources, default=default_mode)
+    make_dirs(workspace, path.parent)
+    workspace_target(workspace, rel)  # a folder made meanwhile is not a link either
     _replace_atomically(path, text.encode("utf-8"), mode)
+    return path
 
 
 TEMP_MARK = ".openmemd-"  # in every temp file name we create, so leftovers are surely ours
@@ -109,24 +113,27 @@ def _replace_atomically(path: Path, data: bytes, mode: int) -> None:
     fsync_dir(path.parent)
 
 
-def write_json(path: Path, data: Mapping[str, Any], *, default_mode: int = PRIVATE_MODE) -> None:
-    """Pretty JSON with a trailing newline, the layout OpenClaw writes its state files in."""
-    atomic_write_text(path, dumps_json(data), default_mode=default_mode)
+def write_json(workspace: Path, rel: str, data: Mapping[str, Any]) -> None:
+    """Pretty JSON with a trailing newline, the layout OpenClaw writes its state files in
+    (0600 when new, like OpenClaw's)."""
+    atomic_write_text(workspace, rel, dumps_json(data), default_mode=PRIVATE_MODE)
 
 
 def dumps_json(data: Mapping[str, Any]) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
-def append_lines(path: Path, lines: Iterable[str], *, rotate_bytes: int) -> None:
-    """Append text lines; past `rotate_bytes` the file is first moved to `<name>.1`.
+def append_lines(workspace: Path, rel: str, lines: Iterable[str], *, rotate_bytes: int) -> None:
+    """Append text lines (to a private file); past `rotate_bytes` the file is first moved to
+    `<name>.1`.
 
     The event journal gets a line per search; rotation keeps it from growing for ever.
     """
     payload = "".join(line if line.endswith("\n") else line + "\n" for line in lines)
     if not payload:
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path = workspace_target(workspace, rel)
+    make_dirs(workspace, path.parent)
     with contextlib.suppress(FileNotFoundError):
         if rotate_bytes > 0 and path.stat().st_size >= rotate_bytes:
             os.replace(path, path.with_name(path.name + ".1"))

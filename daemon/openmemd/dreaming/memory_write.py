@@ -27,7 +27,7 @@ import logging
 import os
 import stat
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -37,7 +37,8 @@ from openmemd.errors import UnavailableError
 from .clock import as_utc
 from .layout import BACKUP_DIR, MEMORY_FILE
 from .lockfile import memory_md_lock
-from .markdown_io import PRIVATE_MODE, PUBLIC_MODE, fsync_dir, temp_prefix, workspace_target
+from .markdown_io import fsync_dir, temp_prefix, workspace_target
+from .modes import PRIVATE_MODE, make_dirs, new_file_mode
 
 log = logging.getLogger("openmemd.dreaming")
 
@@ -70,13 +71,15 @@ class _Snapshot:
 
 
 def apply_to_memory(workspace: Path, build: Callable[[str], str | None], *, backups: int,
-                    moment: datetime | None = None) -> MemoryWrite:
-    """Replace MEMORY.md with `build(current text)`; see the module docstring."""
+                    moment: datetime | None = None, sources: Iterable[str] = ()) -> MemoryWrite:
+    """Replace MEMORY.md with `build(current text)`; see the module docstring. A new MEMORY.md
+    is no more readable than the notes it receives (`sources`)."""
     ws = Path(workspace)
     path = workspace_target(ws, MEMORY_FILE)
+    sources = tuple(sources)
     with memory_md_lock(ws):
         for attempt in range(1, MAX_ATTEMPTS + 1):
-            snap = _read(path)
+            snap = _read(path, lambda: new_file_mode(ws, sources))
             try:
                 result = _attempt(ws, path, snap, build, backups, moment)
             finally:
@@ -142,12 +145,12 @@ def _attempt(ws: Path, path: Path, snap: _Snapshot, build: Callable[[str], str |
     return MemoryWrite(True, backup, snap.data.decode("utf-8", errors="replace"), after)
 
 
-def _read(path: Path) -> _Snapshot:
+def _read(path: Path, new_mode: Callable[[], int]) -> _Snapshot:
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
     try:
         fd = os.open(path, flags)
     except FileNotFoundError:
-        return _Snapshot(None, None, b"", PUBLIC_MODE)
+        return _Snapshot(None, None, b"", new_mode())
     except OSError as exc:  # ELOOP: it became a symlink, which we never write through
         raise MemoryFileUnreadableError(
             f"{path} cannot be opened safely ({exc.strerror}); promotion skipped") from None
@@ -222,7 +225,8 @@ def _salvage(path: Path, snap: _Snapshot, backup: Path | None) -> None:
 
 def _link_backup(ws: Path, path: Path, snap: _Snapshot, moment: datetime | None) -> Path:
     folder = workspace_target(ws, BACKUP_DIR)
-    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    make_dirs(ws, folder.parent)
+    folder.mkdir(mode=0o700, exist_ok=True)  # old versions of MEMORY.md: private
     stamp = as_utc(moment).strftime("%Y%m%dT%H%M%S.%fZ")
     target = folder / f"{path.name}.{stamp}"
     counter = 1

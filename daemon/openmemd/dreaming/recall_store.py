@@ -227,7 +227,7 @@ def load_store(workspace: Path, now: datetime, *, recover: bool) -> LoadedStore:
 
 
 def save_store(workspace: Path, store: RecallStore) -> None:
-    write_json(workspace_target(workspace, STORE_PATH), store.to_json())
+    write_json(workspace, STORE_PATH, store.to_json())
 
 
 def _corrupt(workspace: Path, path: Path, problem: str, now: datetime, now_iso: str,

@@ -98,7 +98,7 @@ def load_phase_signals(workspace: Path, now_iso: str) -> PhaseSignals:
 
 
 def save_phase_signals(workspace: Path, signals: PhaseSignals) -> None:
-    write_json(workspace_target(workspace, PHASE_SIGNALS_PATH), signals.to_json())
+    write_json(workspace, PHASE_SIGNALS_PATH, signals.to_json())
 
 
 @dataclass(frozen=True)
@@ -128,7 +128,7 @@ def load_daily_ingestion(workspace: Path) -> dict[str, FileFingerprint]:
 
 
 def save_daily_ingestion(workspace: Path, files: Mapping[str, FileFingerprint]) -> None:
-    write_json(workspace_target(workspace, DAILY_INGESTION_PATH),
+    write_json(workspace, DAILY_INGESTION_PATH,
                {"version": 1, "files": {k: {"mtimeMs": v.mtime_ms, "size": v.size}
                                         for k, v in files.items()}})
 
@@ -140,7 +140,7 @@ def load_sweep_state(workspace: Path) -> dict[str, Any] | None:
 
 
 def save_sweep_state(workspace: Path, summary: Mapping[str, Any]) -> None:
-    write_json(workspace_target(workspace, SWEEP_STATE_PATH),
+    write_json(workspace, SWEEP_STATE_PATH,
                {"version": 1, "lastSweep": dict(summary)})
 
 

@@ -216,7 +216,8 @@ def _commit(work: _Work, result: SweepResult, plan: deep.DeepPlan | None,
     ws = work.ws
     if plan is not None and plan.memory_after is not None:
         # Applied to MEMORY.md as it is now, under its lock: edits made since the plan stay.
-        backup = apply_to_memory(ws, plan.apply, backups=settings.deep.backups).backup
+        backup = apply_to_memory(ws, plan.apply, backups=settings.deep.backups,
+                                 sources=[p.path for p in plan.promoted]).backup
         if backup is not None:
             result = replace(result, deep=replace(
                 result.deep, backup_path=backup.relative_to(ws).as_posix()))
@@ -224,11 +225,13 @@ def _commit(work: _Work, result: SweepResult, plan: deep.DeepPlan | None,
     save_phase_signals(ws, work.signals)
     if work.checkpoint_changed:
         save_daily_ingestion(ws, work.checkpoint)
+    # A report quotes snippets of the store's notes: it is no more readable than any of them.
+    quoted = {entry.path for entry in work.store.entries.values()}
     for phase in result.phases:
         rel = report_path(phase, work.day)
         body = work.reports[phase]
-        atomic_write_text(workspace_target(ws, rel),
-                          f"{_TITLES[phase]}\n\n" + "\n".join(body) + "\n")
+        atomic_write_text(ws, rel, f"{_TITLES[phase]}\n\n" + "\n".join(body) + "\n",
+                          sources=quoted)
         work.events.append(dream_completed(phase, ws / rel, len(body), work.now_iso))
     if diary.write_entry(ws, work.now, tz, diary_text) is None:
         result = replace(result, diary_path=None)

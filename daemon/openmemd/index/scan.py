@@ -255,14 +255,19 @@ def read_content(scope: ScanScope, entry: FileEntry) -> FileContent:
         raw = fh.read(scope.max_file_bytes + 1)
     if len(raw) > scope.max_file_bytes:
         raise SkipFile(f"larger than the {scope.max_file_bytes}-byte cap")
-    if b"\x00" in raw[:8192]:
-        raise SkipFile("binary file (contains NUL bytes)")
     warning = ""
+    if b"\x00" in raw[:8192]:
+        if entry.source != "sessions":
+            raise SkipFile("binary file (contains NUL bytes)")
+        # A transcript is a line per record: a torn write or a preallocated block leaves NULs
+        # in some lines, which are not JSON and are skipped as any bad line is; the rest counts.
+        warning = "contains NUL bytes; the lines holding them are skipped"
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         text = raw.decode("utf-8", errors="replace")
-        warning = f"not valid UTF-8 (byte {exc.start}); indexed with replacement characters"
+        warning = warning or (f"not valid UTF-8 (byte {exc.start}); indexed with replacement "
+                              "characters")
     if text.startswith("\ufeff"):
         text = text[1:]
     return FileContent(text, sha256_hex(text), warning)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -24,7 +25,7 @@ from typing import Any
 
 from watchdog.events import FileSystemEventHandler
 from watchdog.observers.api import BaseObserver, ObservedWatch
-from watchdog.observers.polling import PollingObserver
+from watchdog.observers.polling import PollingObserverVFS
 
 from openmemd.log import get_logger
 
@@ -119,10 +120,13 @@ def unwatched_dirs(root: str, start: str, may_contain: Callable[[str], bool],
         return []
     if rel_start:  # a directory that appeared after start-up: is it watched itself?
         try:
-            if os.stat(start, follow_symlinks=False).st_ino not in watched:
-                return [rel_start] if may_contain(rel_start) else []
+            info = os.stat(start, follow_symlinks=False)
         except OSError:
             return []
+        if stat.S_ISLNK(info.st_mode):
+            return []  # see below
+        if info.st_ino not in watched:
+            return [rel_start] if may_contain(rel_start) else []
     missing: list[str] = []
     for dirpath, dirnames, _ in os.walk(start):
         rel_dir = relative(dirpath)
@@ -135,15 +139,27 @@ def unwatched_dirs(root: str, start: str, may_contain: Callable[[str], bool],
             if not may_contain(rel):
                 continue
             try:
-                ino = os.stat(os.path.join(dirpath, d), follow_symlinks=False).st_ino
+                info = os.stat(os.path.join(dirpath, d), follow_symlinks=False)
             except OSError:
                 continue
-            if ino in watched:
+            if stat.S_ISLNK(info.st_mode):
+                # A symlinked folder is never followed (DESIGN): inotify rightly has no watch
+                # on it, and polling it would read what it points at, perhaps outside the
+                # workspace. Its target inside the workspace is watched under its own path.
+                continue
+            if info.st_ino in watched:
                 keep.append(d)
             else:
                 missing.append(rel)  # its whole subtree is polled: no need to look inside
         dirnames[:] = keep
     return missing
+
+
+def polling_observer(interval: float) -> BaseObserver:
+    """watchdog's PollingObserver, but one that never follows a symlinked folder (DESIGN):
+    `os.stat` would walk into what the link points at, outside the workspace perhaps, or
+    round a loop. The watched root itself is listed even when it is a link."""
+    return PollingObserverVFS(os.lstat, os.scandir, polling_interval=interval)
 
 
 class UnwatchedConfirmer:
@@ -208,7 +224,7 @@ class SubtreePoller:
             if any(rel == p or rel.startswith(p + "/") for p in self._watches):
                 return False
             if self._observer is None:
-                self._observer = PollingObserver(timeout=self._interval)
+                self._observer = polling_observer(self._interval)
                 self._observer.name = f"openmemd-poll-{self._name}"
                 self._observer.start()
             self._watches[rel] = self._observer.schedule(

@@ -37,7 +37,6 @@ from watchdog.events import (
 )
 from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
-from watchdog.observers.polling import PollingObserver
 
 from openmemd.log import get_logger
 from openmemd.server.debounce import Debouncer
@@ -47,6 +46,7 @@ from openmemd.server.watch_limits import (
     SubtreePoller,
     UnwatchedConfirmer,
     polled_state,
+    polling_observer,
     stop_observer,
 )
 
@@ -255,7 +255,7 @@ class Watcher:
                 log.warning("watcher_native_failed", agent=self._name, error=str(exc),
                             hint="raise fs.inotify.max_user_watches / max_user_instances")
         try:
-            self._observer = self._make_observer(PollingObserver(timeout=self._polling_interval))
+            self._observer = self._make_observer(polling_observer(self._polling_interval))
             self._backend = "polling"
             self._state = STATE_POLLING_CONFIGURED if polling_wanted else STATE_POLLING
             log.warning("watcher_polling", agent=self._name, root=str(self.root),
