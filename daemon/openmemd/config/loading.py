@@ -62,14 +62,6 @@ def default_settings() -> Settings:
     return Settings()
 
 
-def _set_dotted(data: dict[str, Any], dotted: str, value: Any) -> None:
-    *parents, leaf = dotted.split(".")
-    node = data
-    for part in parents:
-        node = node.setdefault(part, {})
-    node[leaf] = value
-
-
 def _build(cls: type, data: Any, prefix: str, source: str) -> Any:
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: [{prefix.rstrip('.')}] must be a table")

@@ -26,8 +26,7 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 class RenderedSession:
     text: str
     line_map: tuple[int, ...]
-    timestamps: tuple[int, ...]
-    hash: str
+    hash: str  # of the text, the line map and the messages' timestamps
 
 
 def _message_text(content: object) -> str:
@@ -89,4 +88,4 @@ def render_session(raw: str) -> RenderedSession:
     text = "\n".join(lines)
     digest = sha256_hex(text + "\n" + ",".join(map(str, line_map)) + "\n"
                         + ",".join(map(str, stamps)))
-    return RenderedSession(text, tuple(line_map), tuple(stamps), digest)
+    return RenderedSession(text, tuple(line_map), digest)

@@ -68,14 +68,6 @@ def is_dreaming_narrative(raw: str) -> bool:
     return False
 
 
-def real_dir(path: Path) -> bool:
-    """A directory that is not itself a symlink."""
-    try:
-        return os.path.isdir(path) and not os.path.islink(path)
-    except OSError:
-        return False
-
-
 def sessions_location(settings: Settings, agent_id: str, workspace: Path) -> Path | None:
     """The agent's transcripts folder when it is not `<workspace>/sessions` (None: the
     workspace's own, with the workspace's containment rules as before)."""

@@ -13,8 +13,6 @@ from collections.abc import Sequence
 
 from openmemd.search.results import SearchHit
 
-MODES = ("auto", "on", "off")
-
 
 def apply(hits: Sequence[SearchHit], mode: str) -> list[SearchHit]:
     if mode == "on":

@@ -27,8 +27,6 @@ SQL_NOT_DERIVED = f"substr(path, 1, {len(DERIVED_PREFIX)}) != '{DERIVED_PREFIX}'
 
 _VEC_DIMS = re.compile(r"float\[\s*(\d+)\s*\]")  # in `chunks_vec`'s CREATE statement
 
-TABLES = ("meta", "files", "chunks", "embedding_cache", "chunks_fts", "chunks_vec")
-
 _DDL = f"""
 CREATE TABLE IF NOT EXISTS meta (
   key TEXT PRIMARY KEY,
