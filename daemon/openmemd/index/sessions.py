@@ -63,7 +63,7 @@ def render_session(raw: str) -> RenderedSession:
     lines: list[str] = []
     line_map: list[int] = []
     stamps: list[int] = []
-    if is_dreaming_narrative(raw):  # OpenClaw's dream-diary run: kept out of the index (§1.4)
+    if is_dreaming_narrative(raw):  # OpenClaw's dream-diary run: kept out of the index
         raw = ""
     for number, line in enumerate(raw.split("\n"), start=1):
         if not line.strip():

@@ -1,4 +1,4 @@
-"""`citations` (OpenClaw's `memory.citations`, reference §7.1) applied to search results.
+"""`citations` (OpenClaw's `memory.citations`) applied to search results.
 
 on: every result keeps its `citation` and its snippet ends with `\n\nSource: <citation>`, the
 line an OpenClaw prompt tells the model to quote; off: no citation at all; auto: the

@@ -7,7 +7,7 @@ model, source and whether its path is derived -- what the KNN leg filters on -- 
 vector leg with `M @ q` + argpartition.
 
 Kept current without reloading: the index logs the rowid of each chunk written, deleted or
-re-embedded (store/vec_log.py, triggers in the writer's transaction, whatever process writes).
+re-embedded (vec_log.py, appended in the writer's transaction, whatever process writes).
 Before each search the matrix reads the log past the last seq it applied and re-reads only those
 rows; a changed file epoch (a rebuilt file), a trimmed log or a delta larger than a quarter of
 the matrix reloads it whole (`full_loads` counts those). A row is read in its current state, so
