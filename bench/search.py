@@ -16,7 +16,8 @@ p95 in milliseconds of:
   keyword-only      run_search without a vector (FTS5 + lexical boosts)
   vector resident   the vector leg alone, resident matrix
   vector knn        the vector leg alone, sqlite-vec `MATCH ... AND k = ?`
-  vector numpy      the old in-process fallback (matrix parsed from JSON once, then cached)
+  vector numpy      the vector leg alone without sqlite-vec: the resident matrix filled from
+                    the JSON copy in `chunks.embedding`
   numpy floor       brute force over the same vectors already in memory (M @ q + argpartition),
                     the floor any exact vector search pays
   after an edit     the vector leg right after a file's chunks were rewritten (the change is
@@ -48,8 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "daemon"))
 from openmemd.config import MmrSettings, QuerySettings, TemporalDecaySettings
 from openmemd.search.pipeline import run_search
 from openmemd.search.vector import normalise_query, vector_search
-from openmemd.store.sqlite import db, queries, resident, schema
-from openmemd.store.sqlite.json_matrix import MatrixCache, load_matrix, numpy_search
+from openmemd.store.sqlite import db, queries, resident, schema, vec_storage
 from openmemd.store.sqlite.reader import SqliteReader
 from openmemd.text import tokens
 
@@ -156,18 +156,19 @@ def bench_size(path: Path, n: int, queries_: list[str], vectors: np.ndarray) -> 
     plain = QuerySettings()
     extras = QuerySettings(mmr=MmrSettings(enabled=True),
                            temporal_decay=TemporalDecaySettings(enabled=True))
-    # Warm the page cache and the numpy fallback's parsed matrix (built once per index).
-    cache = MatrixCache()
-    warm = timed(lambda: numpy_search(conn, str(path), units[0], model=MODEL, limit=24,
-                                      cache=cache))
-    print(f"  (numpy fallback: first call parses the JSON matrix in {warm:.0f} ms)")
+    # Warm the page cache and the matrix filled from the JSON copy (loaded once per index).
     resident.forget()
+    no_vec = SqliteReader(conn, db.VectorSupport(False), str(path))
+    warm = timed(lambda: vector_search(no_vec, units[0], model=MODEL, limit=24))
+    print(f"  (without sqlite-vec: the matrix read from the JSON copy in {warm:.0f} ms)")
     resident.enable()
     load = timed(lambda: vector_search(reader, units[0], model=MODEL, limit=24))
     print(f"  (resident matrix: loaded in {load:.0f} ms, once per daemon, in the background)")
     for q, v in zip(queries_[:3], vectors[:3], strict=True):
         run_search(reader, q, query_vector=v, settings=plain, **base)
-    _ids, matrix = load_matrix(conn, MODEL, None, DIMS)  # the same vectors, for the floor
+    stored = vec_storage.read_vectors(conn, DIMS)  # the same vectors, for the floor
+    assert stored is not None, "chunks_vec is not in the storage layout bench expects"
+    matrix = np.vstack([v for _id, v in stored])
     rows: dict[str, list[float]] = {k: [] for k in (
         "hybrid", "hybrid+mmr", "hybrid sqlite-vec", "keyword-only", "vector resident",
         "vector knn", "vector numpy", "numpy floor")}
@@ -184,8 +185,8 @@ def bench_size(path: Path, n: int, queries_: list[str], vectors: np.ndarray) -> 
             reader, u, model=MODEL, limit=24)))
         rows["vector knn"].append(timed(knn_only(lambda u=u: vector_search(
             reader, u, model=MODEL, limit=24))))
-        rows["vector numpy"].append(timed(lambda u=u: numpy_search(
-            conn, str(path), u, model=MODEL, limit=24, cache=cache)))
+        rows["vector numpy"].append(timed(lambda u=u: vector_search(
+            no_vec, u, model=MODEL, limit=24)))
         rows["numpy floor"].append(timed(lambda v=v: np.argpartition(-(matrix @ v), 24)[:24]))
     rows["after an edit"] = edits(path, reader, units)
     print(f"{n} chunks:")

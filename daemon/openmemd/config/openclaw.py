@@ -1,7 +1,7 @@
 """OpenClaw's `openclaw.json` (JSON5) as a settings layer: defaults < openclaw.json < config.toml
 < environment < flags.
 
-This module only turns the file into the raw dict shape config.toml produces (so `config.py`
+This module only turns the file into the raw dict shape config.toml produces (so `config/`
 validates both the same way) plus what only OpenClaw knows: its agents' workspaces and
 transcript folders, and whether its own dreaming is on. It never fails: an unreadable or
 ill-typed file gives one warning and an empty layer; a field openmemd has no equivalent for

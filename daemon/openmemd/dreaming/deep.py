@@ -4,7 +4,7 @@ Order of work, each step for a reason:
 1. Reconcile: any store entry whose key already has a marker in MEMORY.md is marked promoted
    (a crash between writing MEMORY.md and the store, or OpenClaw promoting it) -- never
    appended twice.
-2. Rank every unpromoted entry (scoring.py); keep those passing all gates, best first.
+2. Rank every unpromoted entry (promotion_score.py); keep those passing all gates, best first.
 3. For each, rehydrate from the live note; skip it if its text is gone or has become dreaming
    output; treat it as reconciled if its words are already in MEMORY.md under another key.
 4. Append while the result stays within `max_memory_bytes`; stop at the cap (the rest wait)

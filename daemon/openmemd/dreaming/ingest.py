@@ -1,4 +1,4 @@
-"""Daily ingestion (OpenClaw §8.3 step 1): recent dated notes become low-weight "daily" signals.
+"""Daily ingestion (light phase, step 1): recent dated notes become low-weight "daily" signals.
 
 Top-level `memory/YYYY-MM-DD.md` notes inside the lookback window are cut into small snippet
 chunks (heading context + up to 4 list items or paragraph lines) and recorded with score 0.62,
@@ -7,7 +7,7 @@ query `__dreaming_daily__:<day>`, day bucket = the note's day. A checkpoint
 dreaming blocks that OpenClaw's inline mode leaves in notes are stripped first.
 
 These signals let light sleep stage fresh notes before anyone searched for them; they never
-satisfy the promotion gates on their own (see scoring.py).
+satisfy the promotion gates on their own (see promotion_score.py).
 """
 
 from __future__ import annotations

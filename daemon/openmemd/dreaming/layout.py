@@ -63,15 +63,5 @@ def is_short_term_path(path: str) -> bool:
                 or _BARE_DAY_RE.match(normalized))
 
 
-def note_day(path: str) -> str | None:
-    """The YYYY-MM-DD a dated note is named after."""
-    normalized = normalize_memory_path(path)
-    for pattern in (_SHORT_TERM_RE, _SESSION_CORPUS_RE, _BARE_DAY_RE):
-        match = pattern.search(normalized)
-        if match:
-            return match.group(1)
-    return None
-
-
 def report_path(phase: str, day: str) -> str:
     return f"{REPORTS_DIR}/{phase}/{day}.md"

@@ -19,7 +19,7 @@ import threading
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
@@ -183,7 +183,7 @@ class _Pending:
     at: datetime
 
 
-def _record_batch(workspace: Path, batch: Sequence[_Pending], tz: Any,
+def _record_batch(workspace: Path, batch: Sequence[_Pending], tz: tzinfo,
                   lock_timeout: float) -> int:
     prepared = [(item, eligible_hits(item.hits)) for item in batch if item.query.strip()]
     prepared = [(item, hits) for item, hits in prepared if hits]

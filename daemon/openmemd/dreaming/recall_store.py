@@ -15,7 +15,7 @@ import json
 import logging
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -266,7 +266,7 @@ def _js_number(value: float) -> float | int:
     return int(value) if float(value).is_integer() else value
 
 
-def _as_int(value: Any) -> int | None:
+def _as_int(value: object) -> int | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
@@ -296,7 +296,7 @@ def _count(value: Any) -> int:
     return max(0, math.floor(_as_float(value)))
 
 
-def _distinct(values: list[Any], limit: int, *, keep: str) -> tuple[str, ...]:
+def _distinct(values: Sequence[object], limit: int, *, keep: str) -> tuple[str, ...]:
     seen: list[str] = []
     for value in values:
         if isinstance(value, str) and value.strip() and value.strip() not in seen:

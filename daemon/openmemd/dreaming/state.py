@@ -160,5 +160,5 @@ def _non_negative_int(value: Any) -> int:
     return int(number) if math.isfinite(number) and number >= 0 else 0
 
 
-def _str_or_none(value: Any) -> str | None:
+def _str_or_none(value: object) -> str | None:
     return value if isinstance(value, str) and value.strip() else None

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
@@ -211,7 +211,7 @@ def _deep(work: _Work, settings: DreamingSettings,
 
 
 def _commit(work: _Work, result: SweepResult, plan: deep.DeepPlan | None,
-            settings: DreamingSettings, tz: Any, diary_text: str) -> SweepResult:
+            settings: DreamingSettings, tz: tzinfo, diary_text: str) -> SweepResult:
     """Write everything, MEMORY.md first (see the module docstring for why)."""
     ws = work.ws
     if plan is not None and plan.memory_after is not None:
@@ -245,5 +245,5 @@ def last_sweep(workspace: Path) -> dict[str, Any] | None:
     return load_sweep_state(Path(workspace).expanduser())
 
 
-def _zone_name(tz: Any) -> str:
+def _zone_name(tz: tzinfo) -> str:
     return str(getattr(tz, "key", None) or tz)

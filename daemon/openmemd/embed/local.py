@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -290,7 +289,8 @@ class MiniLMProvider:
         return row
 
 
-_LOADERS: dict[str, Any] = {E5_SMALL.name: E5Provider, MINILM_L6.name: MiniLMProvider}
+_LOADERS: dict[str, Callable[[], EmbeddingProvider]] = {
+    E5_SMALL.name: E5Provider, MINILM_L6.name: MiniLMProvider}
 _shared: dict[str, EmbeddingProvider] = {}
 _shared_lock = threading.Lock()
 

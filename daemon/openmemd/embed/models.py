@@ -59,10 +59,3 @@ MINILM_TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa3
 
 LOCAL_MODELS: tuple[LocalModelInfo, ...] = (E5_SMALL, MINILM_L6)
 DEFAULT_LOCAL_MODEL = E5_SMALL.name
-
-
-def local_model_info(name: str) -> LocalModelInfo | None:
-    for info in LOCAL_MODELS:
-        if info.name == name:
-            return info
-    return None

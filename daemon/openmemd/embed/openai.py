@@ -334,7 +334,7 @@ def _error_message(raw: bytes) -> str:
         payload = json.loads(text)
     except ValueError:
         return text[:_MAX_ERROR_CHARS]
-    message: Any = None
+    message: object = None
     if isinstance(payload, dict):
         error = payload.get("error")
         if isinstance(error, dict):

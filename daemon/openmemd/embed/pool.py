@@ -19,7 +19,7 @@ from types import TracebackType
 
 import numpy as np
 
-from openmemd.embed.base import EmbeddingProvider, empty
+from openmemd.embed.base import EmbeddingProvider
 
 
 def pool_workers(provider: EmbeddingProvider, workers: int = 0) -> int:
@@ -59,14 +59,6 @@ class EmbeddingPool:
         # Runs on completion, failure or cancellation alike, so a slot is never lost.
         future.add_done_callback(lambda _f: self._slots.release())
         return future
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        """Embed any number of documents in `batch_size` batches; rows in input order."""
-        futures = [self.submit(texts[i:i + self.batch_size])
-                   for i in range(0, len(texts), self.batch_size)]
-        if not futures:
-            return empty(self.provider.dims)
-        return np.concatenate([f.result() for f in futures])
 
     def close(self, *, cancel_pending: bool = False) -> None:
         """Stop accepting work and wait for running batches (queued ones are cancelled when

@@ -13,7 +13,7 @@ _COMPARED = ("model", "provider", "providerKey", "sources", "scopeHash", "chunkT
              "chunkOverlap", "ftsTokenizer", "tokenizer")
 
 
-def _sha256_json(value: Any) -> str:
+def _sha256_json(value: object) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True, separators=(",", ":")).encode()
                           ).hexdigest()
 

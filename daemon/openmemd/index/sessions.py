@@ -26,8 +26,7 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 class RenderedSession:
     text: str
     line_map: tuple[int, ...]
-    timestamps: tuple[int, ...]
-    hash: str
+    hash: str  # of the text, the line map and the messages' timestamps
 
 
 def _message_text(content: object) -> str:
@@ -64,7 +63,7 @@ def render_session(raw: str) -> RenderedSession:
     lines: list[str] = []
     line_map: list[int] = []
     stamps: list[int] = []
-    if is_dreaming_narrative(raw):  # OpenClaw's dream-diary run: kept out of the index (§1.4)
+    if is_dreaming_narrative(raw):  # OpenClaw's dream-diary run: kept out of the index
         raw = ""
     for number, line in enumerate(raw.split("\n"), start=1):
         if not line.strip():
@@ -89,4 +88,4 @@ def render_session(raw: str) -> RenderedSession:
     text = "\n".join(lines)
     digest = sha256_hex(text + "\n" + ",".join(map(str, line_map)) + "\n"
                         + ",".join(map(str, stamps)))
-    return RenderedSession(text, tuple(line_map), tuple(stamps), digest)
+    return RenderedSession(text, tuple(line_map), digest)

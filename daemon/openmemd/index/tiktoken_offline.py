@@ -65,7 +65,3 @@ def get_encoding() -> tiktoken.Encoding:
         import tiktoken
 
         return tiktoken.get_encoding(ENCODING)
-
-
-def count_tokens(text: str) -> int:
-    return len(get_encoding().encode_ordinary(text))

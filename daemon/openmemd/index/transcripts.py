@@ -1,8 +1,8 @@
 """Where session transcripts live, which files are transcripts, and which to leave alone.
 
 A transcript is stored in the index as `sessions/<basename>` whatever folder it lives in: the
-workspace's `sessions/` or, for an OpenClaw agent, `<stateDir>/agents/<agentId>/sessions/`
-(reference §1.1). That folder is a second containment root: a transcript is read only if it
+workspace's `sessions/` or, for an OpenClaw agent, `<stateDir>/agents/<agentId>/sessions/`.
+That folder is a second containment root: a transcript is read only if it
 resolves inside it, and a symlinked transcript (or folder) is never followed.
 """
 
@@ -48,7 +48,7 @@ def locate(scope: ScanScope, rel: str) -> tuple[Path, Path]:
 
 
 def is_dreaming_narrative(raw: str) -> bool:
-    """A transcript written by OpenClaw's dream-diary run (§1.4): a custom bootstrap record
+    """A transcript written by OpenClaw's dream-diary run: a custom bootstrap record
     whose runId starts with `dreaming-narrative-`. Indexing it would feed dreams to dreaming."""
     if NARRATIVE_RUN_PREFIX not in raw:
         return False
@@ -66,14 +66,6 @@ def is_dreaming_narrative(raw: str) -> bool:
             if isinstance(run_id, str) and run_id.startswith(NARRATIVE_RUN_PREFIX):
                 return True
     return False
-
-
-def real_dir(path: Path) -> bool:
-    """A directory that is not itself a symlink."""
-    try:
-        return os.path.isdir(path) and not os.path.islink(path)
-    except OSError:
-        return False
 
 
 def sessions_location(settings: Settings, agent_id: str, workspace: Path) -> Path | None:

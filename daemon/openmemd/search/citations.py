@@ -1,4 +1,4 @@
-"""`citations` (OpenClaw's `memory.citations`, reference §7.1) applied to search results.
+"""`citations` (OpenClaw's `memory.citations`) applied to search results.
 
 on: every result keeps its `citation` and its snippet ends with `\n\nSource: <citation>`, the
 line an OpenClaw prompt tells the model to quote; off: no citation at all; auto: the
@@ -12,8 +12,6 @@ import dataclasses
 from collections.abc import Sequence
 
 from openmemd.search.results import SearchHit
-
-MODES = ("auto", "on", "off")
 
 
 def apply(hits: Sequence[SearchHit], mode: str) -> list[SearchHit]:

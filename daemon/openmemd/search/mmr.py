@@ -32,11 +32,6 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return inter / (len(a) + len(b) - inter)
 
 
-def mmr_order(scores: Sequence[float], texts: Sequence[str], lambda_: float) -> list[int]:
-    """Indices of the candidates in MMR order (a permutation of range(len(scores)))."""
-    return list(iter_mmr(scores, texts, lambda_))
-
-
 def iter_mmr(scores: Sequence[float], texts: Sequence[str], lambda_: float) -> Iterator[int]:
     """Yield candidate indices in MMR order, lazily (a caller needing K items pays ~K·n)."""
     n = len(scores)

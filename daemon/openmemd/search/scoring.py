@@ -1,7 +1,7 @@
-"""Pure score arithmetic: BM25 rank → score, per-model cosine calibration, fusion of the legs.
+"""Pure score arithmetic: per-model cosine calibration, lexical boosts, fusion of the legs.
 
 `min_score` must mean the same thing whatever the leg and the model. Keyword scores are
-`r/(1+r)` of the BM25 relevance (OpenClaw's mapping). Raw cosine similarity is not comparable
+`r/(1+r_top)` of the BM25 relevance (search/keyword.py). Raw cosine similarity is not comparable
 across models: multilingual-e5 gives ~0.72–0.80 for *unrelated* text and ~0.85–0.90 for
 related text, so a raw threshold of 0.35 passes everything; OpenAI's text-embedding-3 gives
 ~0.1 and ~0.5. Each model's cosine is therefore mapped linearly from its measured "unrelated"
@@ -18,25 +18,6 @@ from dataclasses import dataclass
 DEFAULT_VECTOR_WEIGHT = 0.7
 DEFAULT_TEXT_WEIGHT = 0.3
 DEFAULT_RRF_K = 60
-
-
-def bm25_rank_to_score(rank: float) -> float:
-    """A BM25 rank (negative = better) → 0..1: relevance r = −rank, score r/(1+r).
-
-    OpenClaw's mapping, including its odd cases: rank ≥ 0 → 1/(1+rank), non-finite → 0.001.
-    """
-    if not math.isfinite(rank):
-        return 1 / 1000
-    if rank < 0:
-        return relevance_to_score(-rank)
-    return 1 / (1 + rank)
-
-
-def relevance_to_score(relevance: float) -> float:
-    """r/(1+r) for a non-negative BM25 relevance (0 → 0, 1 → 0.5, 9 → 0.9)."""
-    if not math.isfinite(relevance) or relevance <= 0:
-        return 0.0
-    return relevance / (1 + relevance)
 
 
 @dataclass(frozen=True)

@@ -109,7 +109,6 @@ class Daemon:
         self._lock: PidLock | None = None
         self._ctx: zmq.Context[Any] | None = None
         self.ready = threading.Event()
-        self.stopped_cleanly = True
         self._recorded_endpoint: str | None = None
 
     # -- public ---------------------------------------------------------------------------
@@ -312,8 +311,7 @@ class Daemon:
         if self.scheduler is not None:
             self.scheduler.shutdown()
         for agent in self.agents.values():
-            if not agent.stop(timeout=5.0):
-                self.stopped_cleanly = False
+            agent.stop(timeout=5.0)
         if self._ctx is not None:
             if self.server is None or self.server.threads_done():
                 self._ctx.term()  # every socket has LINGER 0: returns at once

@@ -57,10 +57,6 @@ class PidLock:
         os.close(self._fd)
         self._fd = None
 
-    @property
-    def held(self) -> bool:
-        return self._fd is not None
-
     def __enter__(self) -> PidLock:
         self.acquire()
         return self
@@ -72,20 +68,3 @@ class PidLock:
 def _read_pid(fd: int) -> int | None:
     data = locks.recorded_pid(fd, 32)
     return int(data) if data.isdigit() else None
-
-
-def holder_pid(path: str | os.PathLike[str]) -> int | None:
-    """PID recorded in a lock file that is currently held, else None."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return _read_pid(fd)
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return None
-    finally:
-        os.close(fd)

@@ -1,5 +1,5 @@
 """Watching a transcripts folder outside the workspace (OpenClaw's `<stateDir>/agents/<id>/
-sessions/`), with OpenClaw's delta rule (reference §4.3).
+sessions/`), with OpenClaw's delta rule.
 
 An agent appends to its transcript after every message; re-indexing it each time would keep
 the writer busy for nothing. A growing transcript is handed to the indexer only once it has

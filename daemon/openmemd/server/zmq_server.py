@@ -316,15 +316,6 @@ class ZmqServer:
         slot.op = op_name(env.request)
         return self._handle(env)
 
-    def process(self, body: bytes) -> bytes:
-        """One request body -> one reply body, in the calling thread. Never raises."""
-        try:
-            env = parse_request(body, max_bytes=self.max_message_bytes)
-        except ProtocolError as exc:
-            self.errors += 1
-            return error_reply(exc.code, exc.message, exc.req_id)
-        return self._handle(env)
-
     def _handle(self, env: Envelope) -> bytes:
         """Run the handler; every outcome is a reply. Never raises."""
         try:

@@ -12,9 +12,9 @@ leaves is dropped and redone by whichever daemon next asks (`schema._build_concu
 from __future__ import annotations
 
 import threading
-from typing import Any
 
 import psycopg
+from psycopg.rows import TupleRow
 
 from openmemd.log import get_logger
 from openmemd.store.postgres import schema
@@ -32,7 +32,7 @@ class IndexBuilds:
         self._target = target
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
-        self._conn: psycopg.Connection[Any] | None = None
+        self._conn: psycopg.Connection[TupleRow] | None = None
         self._closed = False
         self.hnsw: set[int] = set()  # vector sizes known to have their HNSW index
         self.sample_index = False  # the keyword sample index is known to exist
@@ -101,7 +101,7 @@ class IndexBuilds:
         finally:
             self.building = None
 
-    def _build_missing(self, conn: psycopg.Connection[Any]) -> bool:
+    def _build_missing(self, conn: psycopg.Connection[TupleRow]) -> bool:
         """Build what is missing; False if an index was left to another daemon's build."""
         conn.execute("SET statement_timeout = 0")  # the whole point is a long statement
         built, settled = False, True

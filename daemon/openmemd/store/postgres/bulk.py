@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 import psycopg
+from psycopg.rows import TupleRow
 
 from openmemd.store.postgres.schema import BULK_TIMEOUT, SCHEMA
 from openmemd.store.postgres.tsvectors import Lexicon, lexemes_of, server_tsvectors
@@ -108,7 +109,7 @@ class Batch:
         self.rows = 0
 
 
-def flush(conn: psycopg.Connection[Any], ns: str, batch: Batch, lexicon: Lexicon) -> None:
+def flush(conn: psycopg.Connection[TupleRow], ns: str, batch: Batch, lexicon: Lexicon) -> None:
     """Write `batch` (then empty it). Call inside a transaction: a failure leaves nothing (and
     the rollback undoes the timeout set here too)."""
     previous = conn.execute("SELECT current_setting('statement_timeout'), set_config("
@@ -118,7 +119,7 @@ def flush(conn: psycopg.Connection[Any], ns: str, batch: Batch, lexicon: Lexicon
         conn.execute("SELECT set_config('statement_timeout', %s, true)", (previous[0],))
 
 
-def _write(conn: psycopg.Connection[Any], ns: str, batch: Batch, lexicon: Lexicon) -> None:
+def _write(conn: psycopg.Connection[TupleRow], ns: str, batch: Batch, lexicon: Lexicon) -> None:
     if batch.chunks:
         conn.execute(DELETE_PATHS, {"ns": ns, "paths": list(batch.chunks)})
     if batch.rows:
@@ -137,7 +138,7 @@ def _write(conn: psycopg.Connection[Any], ns: str, batch: Batch, lexicon: Lexico
     batch.clear()
 
 
-def _tsvectors(conn: psycopg.Connection[Any], lexicon: Lexicon,
+def _tsvectors(conn: psycopg.Connection[TupleRow], lexicon: Lexicon,
                texts: list[list[str]]) -> tuple[list[bytes], Counter[str]]:
     """Each text's tsvector (assembled from the words the lexicon knows, else the server's)
     and how many of them hold each lexeme."""

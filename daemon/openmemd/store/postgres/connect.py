@@ -22,6 +22,7 @@ import psycopg
 import psycopg_pool
 from psycopg import errors as pg_errors
 from psycopg.conninfo import conninfo_to_dict
+from psycopg.rows import TupleRow
 
 from openmemd.config.store_url import redact_url, url_password
 from openmemd.errors import ConfigError, OpenmemdError
@@ -31,6 +32,9 @@ from openmemd.store.base import (
     RowRejectedError,
     StoreUnavailableError,
 )
+
+# The pool's connections: rows come back as plain tuples (psycopg's default row factory).
+Pool = psycopg_pool.ConnectionPool[psycopg.Connection[TupleRow]]
 
 CONNECT_TIMEOUT_S = 5
 # TCP keepalives, asked of libpq (this end) and of the server (its end, per session). A host
@@ -106,7 +110,7 @@ class Target:
         return re.sub(r"password=\S+", "password=***", message)
 
 
-def connect(target: Target) -> psycopg.Connection[Any]:
+def connect(target: Target) -> psycopg.Connection[TupleRow]:
     with translated(target, "connecting to"):
         try:
             return psycopg.connect(target.url, **target.kwargs())
@@ -115,7 +119,7 @@ def connect(target: Target) -> psycopg.Connection[Any]:
                               f"{target.scrub(_first_line(exc))}") from None
 
 
-def configure_session(conn: psycopg.Connection[Any]) -> None:
+def configure_session(conn: psycopg.Connection[TupleRow]) -> None:
     """Per-connection settings for readers: the vector type adapter and HNSW recall."""
     from pgvector.psycopg import register_vector
 
@@ -130,8 +134,8 @@ def configure_session(conn: psycopg.Connection[Any]) -> None:
     conn.execute("SET hnsw.iterative_scan = strict_order")
 
 
-def make_pool(target: Target, max_size: int) -> psycopg_pool.ConnectionPool[Any]:
-    pool: psycopg_pool.ConnectionPool[Any] = psycopg_pool.ConnectionPool(
+def make_pool(target: Target, max_size: int) -> Pool:
+    pool: Pool = psycopg_pool.ConnectionPool(
         target.url, kwargs=target.kwargs(), min_size=0, max_size=max(1, max_size),
         open=False, configure=configure_session, check=psycopg_pool.ConnectionPool.check_connection,
         timeout=POOL_WAIT_S, reconnect_timeout=0, name="openmemd")

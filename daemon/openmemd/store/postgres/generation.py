@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any
 
 import psycopg
+from psycopg.rows import TupleRow
 
 from openmemd.store.base import IndexDamagedError
 from openmemd.store.postgres.schema import CONTENT_GENERATION, SCHEMA
@@ -26,7 +26,7 @@ from openmemd.store.postgres.schema import CONTENT_GENERATION, SCHEMA
 CHECK_EVERY_S = 5.0
 
 
-def read(conn: psycopg.Connection[Any]) -> str | None:
+def read(conn: psycopg.Connection[TupleRow]) -> str | None:
     row = conn.execute(f"SELECT value FROM {SCHEMA}.meta WHERE key = %s",
                        (CONTENT_GENERATION,)).fetchone()
     return None if row is None else str(row[0])
@@ -41,13 +41,13 @@ class ContentGeneration:
         self._seen: str | None = None
         self._checked = 0.0
 
-    def adopt(self, conn: psycopg.Connection[Any]) -> None:
+    def adopt(self, conn: psycopg.Connection[TupleRow]) -> None:
         """After ensuring the schema (and repairing it, maybe): where this process stands."""
         value = read(conn)
         with self._lock:
             self._seen, self._checked = value, time.monotonic()
 
-    def check(self, conn: psycopg.Connection[Any]) -> None:
+    def check(self, conn: psycopg.Connection[TupleRow]) -> None:
         """Raise IndexDamagedError, once, if a repair emptied the content since."""
         with self._lock:
             now = time.monotonic()

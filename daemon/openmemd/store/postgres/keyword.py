@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import psycopg
+from psycopg.rows import TupleRow
 
 from openmemd.store.base import CandidateFilter
 from openmemd.store.derived import DERIVED_PREFIX
@@ -91,7 +92,7 @@ class _Plan:
         return min(sum(self.bound), self.n_docs) > EXACT_MATCHES
 
 
-def _plan(conn: psycopg.Connection[Any], terms: QueryTerms,
+def _plan(conn: psycopg.Connection[TupleRow], terms: QueryTerms,
           namespaces: Sequence[str]) -> _Plan | None:
     words = [" ".join(fts.prepare(t)) for t in terms.all]
     extra = [" ".join(fts.prepare(t)) for t in terms.phrases]
@@ -165,7 +166,7 @@ class PlanMemo:
         return kept[1] if kept is not None and kept[0] == tuple(namespaces) else None
 
 
-def score(conn: psycopg.Connection[Any], terms: QueryTerms, namespaces: Sequence[str],
+def score(conn: psycopg.Connection[TupleRow], terms: QueryTerms, namespaces: Sequence[str],
           where: CandidateFilter | None, ids: Sequence[tuple[str, str]] | None = None, *,
           limit: int = 0, plans: PlanMemo | None = None) -> list[Scored]:
     """BM25 relevance of the matching chunks -- all of them in the exact regime, a sample in
@@ -195,7 +196,7 @@ def score(conn: psycopg.Connection[Any], terms: QueryTerms, namespaces: Sequence
     return _ranked(plan, rows, containing, where, freqs=freqs)
 
 
-def _known_containing(conn: psycopg.Connection[Any], plan: _Plan,
+def _known_containing(conn: psycopg.Connection[TupleRow], plan: _Plan,
                       namespaces: Sequence[str]) -> list[int]:
     """n(q) of every phrase without reading the chunks asked about: words from ns_lexemes;
     multi-word phrases counted through the GIN index in the exact regime (few rows by
@@ -215,7 +216,7 @@ def _known_containing(conn: psycopg.Connection[Any], plan: _Plan,
     return out
 
 
-def _sample(conn: psycopg.Connection[Any], plan: _Plan, select: str, params: list[Any],
+def _sample(conn: psycopg.Connection[TupleRow], plan: _Plan, select: str, params: list[Any],
             where: CandidateFilter | None, *, limit: int = 0) -> list[tuple[Any, ...]]:
     """Chunks passing `where` holding all the terms, then all but one, ..., then any term (the
     module docstring says why): each level from the whole GIN index while POSTINGS_BUDGET
@@ -320,7 +321,7 @@ def _passes(where: CandidateFilter, source: str, model: str, derived: bool) -> b
     return not (where.skip_derived and derived)
 
 
-def candidates(conn: psycopg.Connection[Any], terms: QueryTerms, namespaces: Sequence[str],
+def candidates(conn: psycopg.Connection[TupleRow], terms: QueryTerms, namespaces: Sequence[str],
                *, limit: int, where: CandidateFilter, plans: PlanMemo | None = None
                ) -> list[tuple[Scored, tuple[Any, ...]]]:
     """The best `limit` (Scored, (path, source, start_line, end_line, text)) pairs."""

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 import psycopg
-import psycopg_pool
+from psycopg.rows import TupleRow
 
 from openmemd.store.base import (
     FTS_ONLY_MODEL,
@@ -32,7 +32,7 @@ from openmemd.store.base import (
 from openmemd.store.derived import DERIVED_PREFIX
 from openmemd.store.meta import meta_from_text
 from openmemd.store.postgres import keyword
-from openmemd.store.postgres.connect import Outage, Target, translated
+from openmemd.store.postgres.connect import Outage, Pool, Target, translated
 from openmemd.store.postgres.generation import ContentGeneration
 from openmemd.store.postgres.schema import SCHEMA
 from openmemd.text.tokens import QueryTerms, fts_index_text
@@ -47,7 +47,7 @@ T = TypeVar("T")
 class PgReader:
     thread_safe = True  # a pooled connection per call
 
-    def __init__(self, pool: psycopg_pool.ConnectionPool[Any], target: Target, ns: str,
+    def __init__(self, pool: Pool, target: Target, ns: str,
                  search_ns: Sequence[str], ready: Callable[[], None], outage: Outage,
                  generation: ContentGeneration) -> None:
         self._pool = pool
@@ -59,7 +59,7 @@ class PgReader:
         self._ready = ready  # ensures the schema exists (first use after start or outage)
         self._plans = keyword.PlanMemo()
 
-    def _run(self, fn: Callable[[psycopg.Connection[Any]], T], *, search: bool = False) -> T:
+    def _run(self, fn: Callable[[psycopg.Connection[TupleRow]], T], *, search: bool = False) -> T:
         """`fn` on a pooled connection, the schema ensured. `search`: a search leg, which also
         hears of a repair that emptied the namespace (generation.py) -- only searches, whose
         damage the daemon answers by re-indexing; status and the rest must not swallow it."""
@@ -237,13 +237,13 @@ def _vector(value: Any) -> Vector | None:
                       dtype=np.float32)
 
 
-def read_meta(conn: psycopg.Connection[Any], ns: str) -> dict[str, Any] | None:
+def read_meta(conn: psycopg.Connection[TupleRow], ns: str) -> dict[str, Any] | None:
     row = conn.execute(f"SELECT value FROM {SCHEMA}.ns_meta WHERE ns = %s AND key = 'index'",
                        (ns,)).fetchone()
     return None if row is None else meta_from_text(row[0])
 
 
-def stats(conn: psycopg.Connection[Any], ns: str, model: str | None) -> IndexStats:
+def stats(conn: psycopg.Connection[TupleRow], ns: str, model: str | None) -> IndexStats:
     by_source: dict[str, dict[str, int]] = {}
     for source, n in conn.execute(f"SELECT source, count(*) FROM {SCHEMA}.files WHERE ns = %s"
                                   " GROUP BY source", (ns,)):

@@ -33,9 +33,9 @@ from __future__ import annotations
 
 import enum
 import uuid
-from typing import Any
 
 import psycopg
+from psycopg.rows import TupleRow
 
 from openmemd.errors import UnavailableError
 from openmemd.log import get_logger
@@ -125,7 +125,7 @@ BULK_TIMEOUT = "30min"
 BULK_TIMEOUT_SQL = f"SET LOCAL statement_timeout = '{BULK_TIMEOUT}'"
 
 
-def ensure_schema(conn: psycopg.Connection[Any]) -> None:
+def ensure_schema(conn: psycopg.Connection[TupleRow]) -> None:
     """Create what is missing, or refuse a newer schema. Idempotent; safe to race."""
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (_DDL_LOCK,))
@@ -133,7 +133,7 @@ def ensure_schema(conn: psycopg.Connection[Any]) -> None:
         _ensure_tables(conn)
 
 
-def _ensure_tables(conn: psycopg.Connection[Any]) -> None:
+def _ensure_tables(conn: psycopg.Connection[TupleRow]) -> None:
     exists = conn.execute("SELECT to_regclass(%s)", (f"{SCHEMA}.meta",)).fetchone()
     if exists and exists[0] is not None:
         row = conn.execute(f"SELECT value FROM {SCHEMA}.meta WHERE key = 'schema_version'"
@@ -166,7 +166,7 @@ def _ensure_tables(conn: psycopg.Connection[Any]) -> None:
     _set_version(conn)
 
 
-def _set_version(conn: psycopg.Connection[Any]) -> None:
+def _set_version(conn: psycopg.Connection[TupleRow]) -> None:
     conn.execute(f"INSERT INTO {SCHEMA}.meta(key, value) VALUES ('schema_version', %s)"
                  " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                  (str(SCHEMA_VERSION),))
@@ -191,7 +191,7 @@ SELECT ns, count(*), coalesce(sum(doclen), 0) FROM {SCHEMA}.chunks GROUP BY ns
 """
 
 
-def missing_parts(conn: psycopg.Connection[Any]) -> list[str]:
+def missing_parts(conn: psycopg.Connection[TupleRow]) -> list[str]:
     """The tables, indexes, vector columns (gone with `DROP EXTENSION vector CASCADE`) and
     text search configuration of the schema that do not exist."""
     names = [*_TABLES, *_INDEXES]
@@ -206,13 +206,13 @@ def missing_parts(conn: psycopg.Connection[Any]) -> list[str]:
     return [str(r[0]) for r in rows] + [str(r[0]) for r in columns] + fts
 
 
-def _has_fts_config(conn: psycopg.Connection[Any]) -> bool:
+def _has_fts_config(conn: psycopg.Connection[TupleRow]) -> bool:
     return conn.execute("SELECT 1 FROM pg_ts_config c JOIN pg_namespace n ON n.oid ="
                         " c.cfgnamespace WHERE n.nspname = %s AND c.cfgname = 'fts'",
                         (SCHEMA,)).fetchone() is not None
 
 
-def _repair(conn: psycopg.Connection[Any]) -> None:
+def _repair(conn: psycopg.Connection[TupleRow]) -> None:
     """Create again what is missing from a current schema, and make the rest agree with it:
     the counters are counted again from the chunks; without files or chunks, the content of
     every namespace is emptied, so each daemon's next sync indexes its Markdown again (the
@@ -263,7 +263,7 @@ class Build(enum.Enum):
     ELSEWHERE = "being built by another daemon"
 
 
-def ensure_hnsw(conn: psycopg.Connection[Any], dims: int) -> Build:
+def ensure_hnsw(conn: psycopg.Connection[TupleRow], dims: int) -> Build:
     """The partial halfvec HNSW index for vectors of `dims` (cosine), built as
     `_build_concurrently` does. An index an earlier openmemd built for `dims` keeps serving
     searches during the build, and is dropped once this one is valid."""
@@ -277,13 +277,13 @@ def ensure_hnsw(conn: psycopg.Connection[Any], dims: int) -> Build:
     return outcome
 
 
-def ensure_fts_sample(conn: psycopg.Connection[Any]) -> Build:
+def ensure_fts_sample(conn: psycopg.Connection[TupleRow]) -> Build:
     """The keyword leg's sample index (a database created before it has none), built as
     `_build_concurrently` does."""
     return _build_concurrently(conn, SAMPLE_INDEX, _SAMPLE_DEFINITION)
 
 
-def _build_concurrently(conn: psycopg.Connection[Any], name: str, definition: str) -> Build:
+def _build_concurrently(conn: psycopg.Connection[TupleRow], name: str, definition: str) -> Build:
     """Index `name` on chunks, built CONCURRENTLY (writers of every namespace keep writing
     meanwhile) on an autocommit connection, unless a valid one exists or another daemon is
     building it. An interrupted concurrent build leaves an invalid index: it is dropped and
@@ -321,21 +321,21 @@ def _build_concurrently(conn: psycopg.Connection[Any], name: str, definition: st
             pass  # the connection is gone, and its lock with it
 
 
-def dims_needing_hnsw(conn: psycopg.Connection[Any]) -> list[int]:
+def dims_needing_hnsw(conn: psycopg.Connection[TupleRow]) -> list[int]:
     """Vector sizes with at least HNSW_MIN_VECTORS stored vectors (all namespaces)."""
     rows = conn.execute(f"SELECT dims FROM {SCHEMA}.chunks WHERE dims IS NOT NULL GROUP BY dims"
                         " HAVING count(*) >= %s", (HNSW_MIN_VECTORS,)).fetchall()
     return [int(r[0]) for r in rows]
 
 
-def hnsw_dims(conn: psycopg.Connection[Any]) -> set[int]:
+def hnsw_dims(conn: psycopg.Connection[TupleRow]) -> set[int]:
     """Vector sizes with a valid current HNSW index. An invalid one (a concurrent build that
     was interrupted) does not count: searches cannot use it, and `ensure_hnsw` redoes it."""
     return {int(name.rsplit("_", 1)[1])
             for name, valid in _index_validity(conn, HNSW_PREFIX).items() if valid}
 
 
-def _index_validity(conn: psycopg.Connection[Any], prefix: str) -> dict[str, bool]:
+def _index_validity(conn: psycopg.Connection[TupleRow], prefix: str) -> dict[str, bool]:
     """Each index of the openmemd schema whose name starts with `prefix`, and whether it is
     valid (usable by searches; a concurrent build that was interrupted leaves it invalid)."""
     rows = conn.execute("SELECT c.relname, i.indisvalid FROM pg_index i JOIN pg_class c"

@@ -11,9 +11,9 @@ from __future__ import annotations
 import os
 import socket
 import threading
-from typing import Any
 
 import psycopg
+from psycopg.rows import TupleRow
 
 from openmemd.errors import IndexLockedError
 from openmemd.store.postgres.connect import Target, configure_session, connect, translated
@@ -38,10 +38,10 @@ class WriterSession:
     def __init__(self, target: Target, ns: str) -> None:
         self.target = target
         self.ns = ns
-        self._conn: psycopg.Connection[Any] | None = None
+        self._conn: psycopg.Connection[TupleRow] | None = None
         self._mutex = threading.Lock()
 
-    def connection(self) -> psycopg.Connection[Any]:
+    def connection(self) -> psycopg.Connection[TupleRow]:
         """The live, locked connection: (re)connects and (re)locks when needed."""
         with self._mutex:
             conn = self._conn
@@ -82,7 +82,7 @@ class WriterSession:
             conn.close()
 
 
-def _holder(conn: psycopg.Connection[Any], ns: str) -> str:
+def _holder(conn: psycopg.Connection[TupleRow], ns: str) -> str:
     """Who holds the namespace's lock, as far as this role may see (its application_name
     names the host and pid; the client address and start need the same role or
     pg_read_all_stats)."""

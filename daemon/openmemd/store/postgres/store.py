@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import psycopg
+from psycopg.abc import Params
 
 from openmemd.config.store_url import postgres_location
 from openmemd.log import get_logger
@@ -155,7 +156,7 @@ class PgStore:
         for table in NS_TABLES:
             self._execute(f"DELETE FROM {SCHEMA}.{table} WHERE ns = %s", (ns,))
 
-    def _execute(self, sql: str, params: Any) -> None:
+    def _execute(self, sql: str, params: Params | None) -> None:
         assert self._session is not None
         with translated(self.target, "writing to"):
             self._session.connection().execute(sql, params)

@@ -25,10 +25,10 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterable, Sequence
 from itertools import chain
-from typing import Any
 
 import numpy as np
 import psycopg
+from psycopg.rows import TupleRow
 
 from openmemd.store.postgres.schema import FTS_CONFIG
 
@@ -65,7 +65,7 @@ class Lexicon:
         self._start = np.zeros(0, dtype=np.int64)
         self._size = np.zeros(0, dtype=np.int64)
 
-    def learn(self, conn: psycopg.Connection[Any], words: Iterable[str]) -> None:
+    def learn(self, conn: psycopg.Connection[TupleRow], words: Iterable[str]) -> None:
         """Ask the server about the words not met yet (one statement)."""
         ids = self._ids
         batch = set(words)
@@ -169,7 +169,7 @@ def _ramp(sizes: np.ndarray) -> np.ndarray:
     return ramp
 
 
-def server_tsvectors(conn: psycopg.Connection[Any], texts: Sequence[str]) -> list[bytes]:
+def server_tsvectors(conn: psycopg.Connection[TupleRow], texts: Sequence[str]) -> list[bytes]:
     """`to_tsvector` of each text, made by the server, in binary form (one statement)."""
     rows = conn.execute(_WHOLE, (list(texts),), binary=True).fetchall()
     return [bytes(r[0]) for r in rows]

@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 import psycopg
+from psycopg.abc import Params
+from psycopg.rows import TupleRow
 
 from openmemd.store.base import (
     CacheKey,
@@ -54,10 +56,10 @@ class PgWriter:
         self._outage = outage
         self._ready = ready
 
-    def _conn(self) -> psycopg.Connection[Any]:
+    def _conn(self) -> psycopg.Connection[TupleRow]:
         return self._session.connection()
 
-    def _exec(self, sql: str, params: Any = None) -> psycopg.Cursor[Any]:
+    def _exec(self, sql: str, params: Params | None = None) -> psycopg.Cursor[TupleRow]:
         with self._translated():
             self._flush()  # whatever runs next sees (or follows) the buffered writes
             return self._conn().execute(sql, params)

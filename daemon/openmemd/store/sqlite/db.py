@@ -36,7 +36,6 @@ OperationalError = sqlite3.OperationalError
 # Errors about one statement's data (a constraint, a value SQLite refuses), of either driver.
 ROW_ERRORS = (sqlite3.IntegrityError, sqlite3.DataError, _stdlib_sqlite3.IntegrityError,
               _stdlib_sqlite3.DataError)
-OPERATIONAL_ERRORS = (sqlite3.OperationalError, _stdlib_sqlite3.OperationalError)
 
 BUSY_TIMEOUT_MS = 5000
 # Diagnostics: OPENMEMD_SQLITE_DRIVER=sqlite3 uses the standard library's module, e.g. to see

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
-from typing import Any, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 from openmemd.store.base import (
     CacheEntry,
@@ -26,6 +26,7 @@ from openmemd.store.base import (
 from openmemd.text.tokens import QueryTerms
 
 T = TypeVar("T")
+P = ParamSpec("P")
 
 
 class GuardedReader:
@@ -37,7 +38,7 @@ class GuardedReader:
         self._guard = guard
         self.thread_safe = inner.thread_safe
 
-    def _call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    def _call(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         with self._guard():
             return fn(*args, **kwargs)
 

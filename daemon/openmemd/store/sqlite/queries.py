@@ -41,10 +41,6 @@ def file_hash(conn: Connection, path: str) -> str | None:
     return None if row is None else row[0]
 
 
-def chunk_ids_for(conn: Connection, path: str) -> list[str]:
-    return [r[0] for r in conn.execute("SELECT id FROM chunks WHERE path = ?", (path,))]
-
-
 def delete_file(conn: Connection, path: str, *, vec: bool) -> None:
     """Remove a file and everything derived from it."""
     delete_chunks(conn, path, vec=vec)

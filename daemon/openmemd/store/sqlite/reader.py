@@ -1,8 +1,8 @@
 """`SqliteReader`: the `store.base.StoreReader` of one SQLite index, on one read connection.
 
 One per thread (the connection is the thread's). It only reads: the keyword leg is FTS5
-(fts.py), the vector leg sqlite-vec KNN, the resident matrix or numpy over the JSON copy
-(vector_leg.py), the counts and exports plain SELECTs.
+(fts.py), the vector leg sqlite-vec KNN or the resident matrix (vector_leg.py), the counts and
+exports plain SELECTs.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from openmemd.store.base import (
 )
 from openmemd.store.sqlite import export, fts, queries, schema, vector_leg
 from openmemd.store.sqlite.db import Connection, VectorSupport
-from openmemd.store.sqlite.json_matrix import MatrixCache
 from openmemd.text.tokens import QueryTerms
 
 # Paths per `IN (...)` of `file_mtimes`: far below SQLite's bound-parameter limit.
@@ -34,18 +33,15 @@ _GROUP = 500
 class SqliteReader:
     """Reads of one index file through `conn` (opened by `db.connect`, whose `vec` it gets).
 
-    `db_file` names the index file: the resident matrix and the numpy fallback's cache are kept
-    per file. `matrix_cache` is that cache (a process-wide default when None).
+    `db_file` names the index file: the resident matrix is kept per file.
     """
 
     thread_safe = False  # one sqlite3 connection
 
-    def __init__(self, conn: Connection, vec: VectorSupport, db_file: str, *,
-                 matrix_cache: MatrixCache | None = None) -> None:
+    def __init__(self, conn: Connection, vec: VectorSupport, db_file: str) -> None:
         self.conn = conn
         self.vec = vec
         self.db_file = db_file
-        self._matrix_cache = matrix_cache
 
     # -- search legs ------------------------------------------------------------------------
     def keyword_candidates(self, terms: QueryTerms, *, limit: int,
@@ -59,7 +55,7 @@ class SqliteReader:
                           where: CandidateFilter) -> list[Candidate]:
         q = np.asarray(query, dtype=np.float32).reshape(-1)
         return vector_leg.vector_candidates(self.conn, self.vec, self.db_file, q, limit=limit,
-                                            where=where, cache=self._matrix_cache)
+                                            where=where)
 
     def cosines(self, query: Vector, ids: Sequence[str], *, model: str) -> dict[str, float]:
         q = np.asarray(query, dtype=np.float32).reshape(-1)

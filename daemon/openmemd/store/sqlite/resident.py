@@ -7,7 +7,7 @@ model, source and whether its path is derived -- what the KNN leg filters on -- 
 vector leg with `M @ q` + argpartition.
 
 Kept current without reloading: the index logs the rowid of each chunk written, deleted or
-re-embedded (store/vec_log.py, triggers in the writer's transaction, whatever process writes).
+re-embedded (vec_log.py, appended in the writer's transaction, whatever process writes).
 Before each search the matrix reads the log past the last seq it applied and re-reads only those
 rows; a changed file epoch (a rebuilt file), a trimmed log or a delta larger than a quarter of
 the matrix reloads it whole (`full_loads` counts those). A row is read in its current state, so
@@ -25,7 +25,6 @@ sqlite-vec, from `chunks.embedding` JSON. Memory: 4 B × dims per chunk (154 MB 
 from __future__ import annotations
 
 import os
-import re
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -34,14 +33,13 @@ import numpy as np
 
 from openmemd.log import get_logger
 from openmemd.store.derived import is_derived
-from openmemd.store.sqlite import db, heap, vec_log, vec_storage
+from openmemd.store.sqlite import db, heap, schema, vec_log, vec_storage
 from openmemd.store.sqlite.db import Connection, OperationalError
 from openmemd.store.sqlite.rwlock import RWLock
 
 log = get_logger(__name__)
 
 _enabled = False  # see enable()
-_DIMS = re.compile(r"float\[\s*(\d+)\s*\]")
 
 
 def enable(on: bool = True) -> None:
@@ -343,8 +341,13 @@ def nearest(conn: Connection, db_file: str, q: np.ndarray, *, from_vec_table: bo
             limit: int, sources: Sequence[str] | None, skip_derived: bool
             ) -> list[tuple[str, int, float]] | None:
     """The resident matrix's answer for this index, or None when it cannot give one (no
-    change log in this file, an unreadable row set)."""
+    change log in this file, an unreadable row set). From the JSON copy it always answers: a
+    file without the change log (no writer of this version opened it yet) is read whole for
+    this question alone."""
     m = _current(conn, db_file, q, from_vec_table)
+    if m is None and not from_vec_table:
+        m = ResidentMatrix(from_vec_table=False)  # not kept: nothing would keep it current
+        m._load(conn, q.size, vec_log.LogState(epoch="", first=0, last=0, chunks_max=0))
     if m is None:
         return None
     return m.nearest(q, model=model, limit=limit, sources=sources, skip_derived=skip_derived)
@@ -386,10 +389,9 @@ def _warm(db_file: str) -> None:
         log.info("resident_vectors_warm_skipped", db=db_file, reason=str(exc))
         return
     try:
-        row = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'chunks_vec'").fetchone()
-        m = _DIMS.search(row[0] or "") if row is not None and vec.available else None
-        if m is not None:
-            matrix_for(db_file, True).refresh(conn, int(m.group(1)))
+        dims = schema.vec_table_dims(conn) if vec.available else None
+        if dims is not None:
+            matrix_for(db_file, True).refresh(conn, dims)
     except db.DatabaseError as exc:
         log.info("resident_vectors_warm_skipped", db=db_file, reason=str(exc))
     finally:

@@ -1,4 +1,4 @@
-"""A readers-writer lock for the resident vector matrices (search/resident.py)."""
+"""A readers-writer lock for the resident vector matrices (resident.py)."""
 
 from __future__ import annotations
 

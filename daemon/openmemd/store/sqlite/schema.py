@@ -7,6 +7,7 @@ word tokenizer; `chunks.text` is always the original text.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from openmemd.store.derived import DERIVED_PREFIX
@@ -24,7 +25,7 @@ FTS_TOKENIZER_ID = "porter-unicode61+cjk-bi-uni-v1"
 # LIKE's wildcard and case rules.
 SQL_NOT_DERIVED = f"substr(path, 1, {len(DERIVED_PREFIX)}) != '{DERIVED_PREFIX}'"
 
-TABLES = ("meta", "files", "chunks", "embedding_cache", "chunks_fts", "chunks_vec")
+_VEC_DIMS = re.compile(r"float\[\s*(\d+)\s*\]")  # in `chunks_vec`'s CREATE statement
 
 _DDL = f"""
 CREATE TABLE IF NOT EXISTS meta (
@@ -104,6 +105,13 @@ def ensure_vec_table(conn: Connection, dims: int) -> None:
     conn.execute(
         f"CREATE VIRTUAL TABLE chunks_vec USING vec0("
         f"id TEXT PRIMARY KEY, embedding float[{dims}] distance_metric=cosine)")
+
+
+def vec_table_dims(conn: Connection) -> int | None:
+    """The dimension `chunks_vec` was created for, or None without the table."""
+    row = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'chunks_vec'").fetchone()
+    m = _VEC_DIMS.search(row[0] or "") if row is not None else None
+    return int(m.group(1)) if m else None
 
 
 def has_vec_table(conn: Connection) -> bool:

@@ -1,16 +1,16 @@
 """A change log of `chunks` rows, so an in-process vector matrix can follow the index.
 
-The writer's SQL (store/queries.py) appends the rowid of every chunk it inserts, deletes or
+The writer's SQL (queries.py) appends the rowid of every chunk it inserts, deletes or
 re-embeds to `openmemd_vec_log`, in its own transaction: whoever writes (the daemon's writer, a
 CLI sync while no daemon runs) is logged, and a reader that has seen the log up to `seq` only
-re-reads the rows logged after it (search/resident.py). The log keeps its last `KEEP` entries;
+re-reads the rows logged after it (resident.py). The log keeps its last `KEEP` entries;
 a reader that fell further behind reloads whole. `EPOCH_KEY` in `meta` is random per database
 file, so a file swapped under a reader (a rebuild) is told apart from the one it read. Rows
 inserted by a writer that does not log (an older openmemd, a script) still move
 `max(rowid)` of `chunks`, which a reader compares too.
 
 Appends, not triggers: the schema lives in page 1 of the file, and what fits there is what a
-truncated index still shows to the salvage of its embedding cache (index/recovery.py).
+truncated index still shows to the salvage of its embedding cache (recovery.py).
 """
 
 from __future__ import annotations

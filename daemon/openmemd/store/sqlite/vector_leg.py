@@ -8,9 +8,7 @@ and widened until enough rows survive. In a long-lived process (the daemon, see
 `resident.enable`) the same leg is answered from a resident numpy matrix of the same vectors,
 kept current by the index's change log (resident.py): same rows, same order, ~7× faster.
 When sqlite-vec is unavailable, `chunks_vec` is missing, or its dimension does not match the
-query, the resident matrix is filled from `chunks.embedding` (JSON) instead; a database without
-the change log falls back to numpy over a matrix cached per database, model and sources until
-the index changes (json_matrix.py).
+query, the resident matrix is filled from `chunks.embedding` (JSON) instead, in any process.
 
 The query is a unit vector (`search/vector.py` normalises it once); results are
 `store.base.Candidate`s whose `measure` is the cosine similarity.
@@ -18,40 +16,22 @@ The query is a unit vector (`search/vector.py` normalises it once); results are
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
 from openmemd.store.base import Candidate, CandidateFilter
 from openmemd.store.derived import is_derived
-from openmemd.store.sqlite import resident
+from openmemd.store.sqlite import resident, vec_storage
 from openmemd.store.sqlite.db import Connection, OperationalError, VectorSupport
-from openmemd.store.sqlite.json_matrix import (
-    DEFAULT_CACHE,
-    MatrixCache,
-    cosine,
-    json_cosines,
-    numpy_search,
-)
+from openmemd.store.sqlite.schema import vec_table_dims
 
 KNN_K_MAX = 4096  # sqlite-vec's upper bound for k
 OVERSAMPLE = 8  # k = limit × this when rows may be filtered out after the KNN step
-_DIMS = re.compile(r"float\[\s*(\d+)\s*\]")
-
-
-def vec_table_dims(conn: Connection) -> int | None:
-    row = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'chunks_vec'").fetchone()
-    if row is None or not row[0]:
-        return None
-    m = _DIMS.search(row[0])
-    return int(m.group(1)) if m else None
 
 
 def vector_candidates(conn: Connection, vec: VectorSupport, db_file: str, q: np.ndarray, *,
-                      limit: int, where: CandidateFilter,
-                      cache: MatrixCache | None = None) -> list[Candidate]:
+                      limit: int, where: CandidateFilter) -> list[Candidate]:
     """The `limit` chunks of `where.model` most similar to the unit vector `q`, best first."""
     if where.model is None:
         raise ValueError("the vector leg needs where.model")
@@ -69,13 +49,10 @@ def vector_candidates(conn: Connection, vec: VectorSupport, db_file: str, q: np.
                                skip_derived=skip)
         except OperationalError:
             pass  # e.g. a damaged vec0 table: the JSON copy in `chunks` still works
-    # In process: the resident matrix read from the JSON copy once, then kept by deltas.
-    found = _resident_search(conn, db_file, q, from_vec_table=False, model=model, limit=limit,
-                             sources=sources, skip_derived=skip)
-    if found is not None:
-        return found
-    return numpy_search(conn, db_file, q, model=model, limit=limit, sources=sources,
-                        cache=cache if cache is not None else DEFAULT_CACHE, skip_derived=skip)
+    # In process: the resident matrix read from the JSON copy once, then kept by deltas (read
+    # for this question alone in a file without the change log, see `resident.nearest`).
+    return _resident_search(conn, db_file, q, from_vec_table=False, model=model, limit=limit,
+                            sources=sources, skip_derived=skip) or []
 
 
 def cosines(conn: Connection, vec: VectorSupport, db_file: str, q: np.ndarray,
@@ -100,13 +77,32 @@ def cosines(conn: Connection, vec: VectorSupport, db_file: str, q: np.ndarray,
                                    (cid,)).fetchone()
                 if row is not None and row[0] is not None:
                     v = np.frombuffer(row[0], dtype=np.float32)
-                    out[cid] = cosine(v, q)
+                    out[cid] = _cosine(v, q)
         except OperationalError:
             out.clear()
     missing = [cid for cid in wanted if cid not in out]
     if missing:
-        out.update(json_cosines(conn, q, missing))
+        out.update(_json_cosines(conn, q, missing))
     return out
+
+
+def _json_cosines(conn: Connection, q: np.ndarray, ids: Sequence[str]) -> dict[str, float]:
+    """Cosine of `q` to these chunks' `chunks.embedding` JSON, by id; ids without a vector of
+    q's size are absent."""
+    out: dict[str, float] = {}
+    for cid, raw in conn.execute(
+            f"SELECT id, embedding FROM chunks WHERE id IN ({', '.join('?' * len(ids))})",
+            list(ids)):
+        v = vec_storage.from_json(raw, q.size)
+        if v is not None:
+            out[cid] = _cosine(v, q)
+    return out
+
+
+def _cosine(v: np.ndarray, q: np.ndarray) -> float:
+    """Cosine of a stored vector to the unit vector `q`."""
+    norm = float(np.linalg.norm(v))
+    return float(v @ q) / norm if norm > 0 else 0.0
 
 
 def _resident_search(conn: Connection, db_file: str, q: np.ndarray, *, from_vec_table: bool,
@@ -178,7 +174,12 @@ def _knn_search(conn: Connection, q: np.ndarray, *, model: str, limit: int,
         k = min(KNN_K_MAX, k * OVERSAMPLE)
 
 
-def _knn_candidate(row: tuple[Any, ...]) -> Candidate:
+# id, path, source, start_line, end_line, text, model, distance (rows of another model, or of a
+# vec0 row without its chunk, are filtered out before this is read)
+_KnnRow = tuple[str, str, str, int, int, str, str, float]
+
+
+def _knn_candidate(row: _KnnRow) -> Candidate:
     cid, path, source, start, end, text, _model, distance = row
     return Candidate(id=cid, path=path, source=source, start_line=int(start), end_line=int(end),
                      text=text, measure=1.0 - float(distance))
