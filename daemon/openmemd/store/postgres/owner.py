@@ -53,8 +53,8 @@ def claim(conn: psycopg.Connection[Any], ns: str, owner: str, *, shown: str) -> 
     if row[0] != owner:
         raise NamespaceOwnedError(
             f"namespace {ns!r} at {shown} is filled from {row[0]}; this workspace is {owner}"
-            " — run `openmemd store adopt` here to take it over (its content becomes this"
-            " workspace's), or give this workspace its own store.namespace")
+            " — run `openmemd store adopt` here to take it over (it is then refilled from"
+            " this workspace), or give this workspace its own store.namespace")
 
 
 def adopt(conn: psycopg.Connection[Any], ns: str, owner: str) -> str:
