@@ -3,7 +3,9 @@
 A tiny real index (the real model, four notes and an empty one) is copied to a real PostgreSQL
 server (the embedded wheel) and back to a new SQLite file. Both copies must equal the source
 row for row with bit-identical float32 vectors, answer the same search with the same hits, and
-a second run must change nothing. The CLI must never print the URL's password.
+a second run must change nothing. The CLI must never print the URL's password. Each copy
+records its own keyword tokenizer, not the source's, so the first open of a copy does not
+rebuild it.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import pytest
 
 from openmemd import cli
 from openmemd.api import MemoryIndex
-from openmemd.api.store_copy import CopyOrderError, copy_index, open_location
+from openmemd.api.store_copy import CopyOrderError, copy_between, copy_index, open_location
 from openmemd.config import QuerySettings
 from openmemd.search.pipeline import run_search
 from openmemd.store import is_database
@@ -42,27 +44,32 @@ CHUNKS = 11
 SECRET = "s3cret-pw"  # the embedded server trusts loopback, so any password connects
 
 
+SOURCE_CONFIG = '[embedding]\nprovider = "local"\n[chunking]\ntokens = 16\noverlap = 0\n'
+
+
 @pytest.fixture
 def source(make_settings, workspace):
     for rel, text in NOTES.items():
         (workspace / rel).write_text(text, encoding="utf-8")
-    settings = make_settings('[embedding]\nprovider = "local"\n'
-                             '[chunking]\ntokens = 16\noverlap = 0\n')
+    settings = make_settings(SOURCE_CONFIG)
     with MemoryIndex.open(workspace, config=settings) as index:
         assert index.sync().chunks == CHUNKS
     return settings
 
 
 def dump(store: IndexStore) -> dict:
-    """Everything a copy carries, vectors as their float32 bytes."""
+    """Everything a copy carries, vectors as their float32 bytes; the meta row without the
+    keyword tokenizer, which is each store's own (checked here)."""
     r = store.reader()
+    meta = r.read_meta()
+    assert meta is not None and meta.pop("ftsTokenizer") == store.fts_tokenizer
 
     def chunk(c):
         vector = None if c.vector is None else np.asarray(c.vector, np.float32).tobytes()
         return (*dataclasses.astuple(dataclasses.replace(c, vector=None)), vector)
 
     return {
-        "meta": r.read_meta(),
+        "meta": meta,
         "files": [dataclasses.astuple(f) for f in r.export_files()],
         "chunks": [chunk(c) for c in r.export_chunks()],
         "cache": sorted((e.key.provider, e.key.model, e.key.provider_key, e.hash,
@@ -134,6 +141,23 @@ def test_a_copy_removes_files_the_source_no_longer_has(source, pg_server, tmp_pa
         finally:
             pg.close()
     src.close()
+
+
+def test_a_copy_into_postgres_opens_without_a_rebuild(source, pg_server, workspace,
+                                                      make_settings):
+    """The copy records the PostgreSQL store's tokenizer (it recorded SQLite's, so its first
+    open rebuilt every chunk: "index identity changed ... ftsTokenizer") and this workspace
+    as the one that fills the namespace, so this workspace's sync goes on from the copy."""
+    with pg_server.fresh_database() as url:
+        copy_between(str(source.index_path("main")), url, source, "main",
+                     namespace="team/copy")
+        on_pg = make_settings(f'{SOURCE_CONFIG}[store]\nbackend = "postgres"\nurl = "{url}"\n'
+                              'namespace = "team/copy"\n')
+        with MemoryIndex.open(workspace, config=on_pg) as index:
+            assert index.needs_reindex() == []
+            report = index.sync()
+            assert not report.reindexed and report.rows_written == 0
+            assert report.unchanged == len(NOTES)
 
 
 def test_cli_copies_and_never_prints_the_password(source, pg_server, tmp_path, capsys):

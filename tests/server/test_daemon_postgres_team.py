@@ -19,10 +19,13 @@ def config(url: str, namespace: str, searched: str = "") -> str:
             f'{searched}')
 
 
-def hits(d, query: str) -> set[tuple[str, str]]:
+def search(d, query: str) -> list[dict]:
     with d.client() as c:
-        return {(r["path"], r.get("namespace", "")) for r in
-                c.search(query, min_score=0.0)["results"]}
+        return c.search(query, min_score=0.0)["results"]
+
+
+def hits(d, query: str) -> set[tuple[str, str]]:
+    return {(r["path"], r.get("namespace", "")) for r in search(d, query)}
 
 
 def test_two_daemons_share_one_database_and_a_third_is_refused(pg_url: str) -> None:
@@ -61,3 +64,54 @@ def test_two_daemons_share_one_database_and_a_third_is_refused(pg_url: str) -> N
         assert ("MEMORY.md", "team/bob") in hits(alice, "freeze")  # his rows are untouched
         for d in (second_bob, bob, alice):
             assert d.stop() == 0
+
+
+def test_a_daemon_of_another_workspace_does_not_take_over_a_stopped_ones_namespace(
+        pg_url: str) -> None:
+    """Once alice's daemon stopped, a daemon configured with her namespace for another
+    workspace took the free writer lock and replaced her index with its own workspace's
+    (2,340 -> 65 chunks). Now it is refused, one line naming both workspaces, her rows stay
+    searchable as they were, and only `openmemd store adopt` hands the namespace over."""
+    with ExitStack() as stack:
+        alice = stack.enter_context(daemon(config(pg_url, "team/alice")))
+        (alice.workspace / "MEMORY.md").write_text("# Memory\n\nA kettle for Ana.\n")
+        (alice.workspace / "memory" / "2026-12-01.md").write_text("Deploy freeze Friday.\n")
+        alice.start()
+        assert wait_for(lambda: ("memory/2026-12-01.md", "team/alice") in hits(alice, "freeze"),
+                        60)
+        assert alice.stop() == 0
+
+        other = stack.enter_context(daemon(config(pg_url, "team/alice")))
+        (other.workspace / "MEMORY.md").write_text("# Memory\n\nThe other kettle.\n")
+        other.start()
+        host = socket.gethostname()
+        hers, its = f"{host}:{alice.workspace.resolve()}", f"{host}:{other.workspace.resolve()}"
+
+        def refused(d) -> list[str]:
+            with d.client() as c:
+                return [p for p in c.status()["problems"] if "is filled from" in p]
+
+        assert wait_for(lambda: bool(refused(other)), 60)
+        line = refused(other)[0]
+        assert f"is filled from {hers}; this workspace is {its}" in line
+        assert "openmemd store adopt" in line and "\n" not in line
+        assert f"is filled from {hers}" in other.cli("status").stdout
+        # her index is as she left it, and still searchable (by the other daemon too)
+        assert hits(other, "freeze") == {("memory/2026-12-01.md", "team/alice")}
+        assert hits(other, "kettle") == {("MEMORY.md", "team/alice")}
+        assert other.cli("index").returncode != 0
+
+        adopted = other.cli("store", "adopt")
+        assert adopted.returncode == 0, adopted.stderr
+        assert f"it was filled from {hers}" in adopted.stdout
+        assert other.cli("index").returncode == 0
+        assert wait_for(lambda: hits(other, "freeze") == set(), 60)  # its own notes now
+        # and alice's daemon, started again once it stopped, is the one refused
+        assert other.stop() == 0
+        alice.start()
+        assert wait_for(lambda: bool(refused(alice)), 60)
+        assert f"is filled from {its}; this workspace is {hers}" in refused(alice)[0]
+        assert hits(alice, "kettle") == {("MEMORY.md", "team/alice")}
+        assert [r["snippet"] for r in search(alice, "kettle")] == [
+            "# Memory\n\nThe other kettle."]
+        assert alice.stop() == 0

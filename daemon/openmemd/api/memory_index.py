@@ -71,7 +71,8 @@ class MemoryIndex(SelfHealing, DreamingAccess):
         self._write_lock = threading.RLock()
         # The daemon (long-lived) checks the whole index when it opens the writer and keeps
         # search structures in memory; a one-shot command does neither.
-        self.store = open_store(settings, agent_id, long_lived=long_lived.active())
+        self.store = open_store(settings, agent_id, long_lived=long_lived.active(),
+                                workspace=workspace)
         self._local = threading.local()
         self._query_vectors = QueryVectors(settings.embedding.query_cache_size)
         self._recorder: RecallRecorder | None = None

@@ -20,6 +20,11 @@ Safe to re-run, and safe to interrupt:
 Files the target has and the source does not are deleted at the end (the target becomes a
 copy of the source); its extra embedding-cache entries are kept (a cache only saves time, and
 on a shared server other namespaces use it).
+
+The target records its own identity, not the source's: its keyword tokenizer in the meta row
+(it tokenizes the rows it is given itself), and, for a database namespace, the agent's
+workspace as the one that fills it (its writer refuses a namespace another workspace fills,
+until `openmemd store adopt`).
 """
 
 from __future__ import annotations
@@ -82,8 +87,10 @@ def copy_between(source: str, target: str, settings: Settings, agent_id: str, *,
     src = open_location(source, settings, agent_id,
                         namespace=from_namespace or (namespace if is_database(source) else None))
     try:
+        into_db = is_database(target)
         dst = open_location(target, settings, agent_id, create=True,
-                            namespace=to_namespace or (namespace if is_database(target) else None))
+                            namespace=to_namespace or (namespace if into_db else None),
+                            workspace=settings.workspace_for(agent_id) if into_db else None)
         try:
             return copy_index(src, dst, batch_chunks=batch_chunks, progress=progress)
         finally:
@@ -109,6 +116,10 @@ def copy_index(source: IndexStore, target: IndexStore, *, batch_chunks: int = DE
 
     meta = reader.read_meta()
     if meta is not None:
+        # The target tokenizes the keyword rows it is given with its own tokenizer, so the
+        # identity it records is that one: the source's name would have the first daemon to
+        # open the copy rebuild it ("index identity changed", every chunk written again).
+        meta = {**meta, "ftsTokenizer": target.fts_tokenizer}
         with writer.transaction():
             writer.write_meta(meta)
     cache_entries = _copy_cache(writer, reader.export_cache(), batch_chunks, note)

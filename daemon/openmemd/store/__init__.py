@@ -22,9 +22,12 @@ if TYPE_CHECKING:  # importing the storage interface need not load the settings
     from openmemd.config import Settings
 
 
-def open_store(settings: Settings, agent_id: str, *, long_lived: bool = False) -> IndexStore:
+def open_store(settings: Settings, agent_id: str, *, long_lived: bool = False,
+               workspace: Path | None = None) -> IndexStore:
     """One agent's index. `long_lived`: the daemon (checks the whole index when it opens the
-    writer, keeps search structures in memory); a one-shot command leaves it off.
+    writer, keeps search structures in memory); a one-shot command leaves it off. `workspace`:
+    the workspace that fills it: a PostgreSQL namespace records it, and refuses a writer for
+    another one. Without it (tests, benchmarks), the writer neither records nor checks one.
 
     The backend is chosen here and only here. PostgreSQL is imported only when configured,
     so SQLite users need none of its packages.
@@ -32,7 +35,8 @@ def open_store(settings: Settings, agent_id: str, *, long_lived: bool = False) -
     if settings.store.backend == "postgres":
         from openmemd.store.postgres import open_postgres_store
 
-        return open_postgres_store(settings, agent_id, long_lived=long_lived)
+        return open_postgres_store(settings, agent_id, long_lived=long_lived,
+                                   workspace=workspace)
     from openmemd.store.sqlite.store import SqliteStore
 
     path = settings.index_path(agent_id)
@@ -70,14 +74,17 @@ def _libpq_keywords() -> frozenset[str]:
 
 
 def open_location(location: str, settings: Settings, agent_id: str, *,
-                  namespace: str | None = None, create: bool = False) -> IndexStore:
+                  namespace: str | None = None, create: bool = False,
+                  workspace: Path | None = None) -> IndexStore:
     """The index at `location`: a PostgreSQL connection string (`is_database`: PostgreSQL
     backend, in `namespace`, default the configured `store.namespace` of `agent_id`) or a path
-    (a SQLite index file). `create`: make the file's folder if missing (a copy's target)."""
+    (a SQLite index file). `create`: make the file's folder if missing (a copy's target).
+    `workspace`: the workspace whose index a namespace holds (see `open_store`)."""
     if is_database(location):
         store = dataclasses.replace(settings.store, backend="postgres", url=location,
                                     namespace=namespace or settings.store.namespace)
-        return open_store(dataclasses.replace(settings, store=store), agent_id)
+        return open_store(dataclasses.replace(settings, store=store), agent_id,
+                          workspace=workspace)
     if "://" in location:
         raise BadRequestError(f"not a PostgreSQL URL nor a path: {location.split('://')[0]}://"
                               "... (use postgresql://...)")

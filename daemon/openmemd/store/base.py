@@ -349,6 +349,13 @@ class IndexStore(Protocol):
         cache); the caller refills it from the Markdown."""
         ...
 
+    def adopt(self) -> str:
+        """Make the index this store's workspace's (`openmemd store adopt`): a PostgreSQL
+        namespace filled from another workspace refuses this one's writer until then. Returns
+        the workspace it was filled from ("" if none was recorded); BadRequestError where an
+        index has no such owner (a SQLite file is its own state dir's)."""
+        ...
+
     def damage(self) -> str:
         """Why the open index can no longer be trusted (deleted or replaced under us), or ""."""
         ...

@@ -43,7 +43,7 @@ HOLD_THE_LOCK = """
 import sys, time
 from openmemd.store.postgres.connect import Target
 from openmemd.store.postgres.session import WriterSession
-session = WriterSession(Target(sys.argv[1], 5000), sys.argv[2])
+session = WriterSession(Target(sys.argv[1], 5000), sys.argv[2], None)
 conn = session.connection()  # held: the lock lives as long as this connection
 print("locked", flush=True)
 time.sleep(600)
@@ -69,7 +69,7 @@ def test_the_lock_of_a_writer_whose_host_vanished_is_free_again_in_seconds(
                                   stdout=subprocess.PIPE, text=True)
         try:
             assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
-            here = WriterSession(Target(server.url(), 5000), NS)
+            here = WriterSession(Target(server.url(), 5000), NS, None)  # the lock alone
             with pytest.raises(IndexLockedError, match="another openmemd process"):
                 here.connection()
             host.cut()

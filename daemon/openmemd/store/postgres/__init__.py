@@ -4,6 +4,7 @@ the pgvector adapter); imported only when configured, so SQLite users need none 
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from openmemd.errors import UnavailableError
@@ -13,11 +14,13 @@ if TYPE_CHECKING:
     from openmemd.store.base import IndexStore
 
 
-def open_postgres_store(settings: Settings, agent_id: str, *,
-                        long_lived: bool = False) -> IndexStore:
-    """A `PgStore` for this agent's namespace. Does not connect (see store.py)."""
+def open_postgres_store(settings: Settings, agent_id: str, *, long_lived: bool = False,
+                        workspace: Path | None = None) -> IndexStore:
+    """A `PgStore` for this agent's namespace, filled from `workspace` (see `open_store`).
+    Does not connect (see store.py)."""
     try:
         from openmemd.store.postgres.connect import Target
+        from openmemd.store.postgres.owner import workspace_owner
         from openmemd.store.postgres.store import PgStore
     except ImportError as exc:
         raise UnavailableError(
@@ -29,4 +32,5 @@ def open_postgres_store(settings: Settings, agent_id: str, *,
     # the vector leg, search/pipeline.py), plus one for status and maintenance.
     pool_size = 2 * settings.server.workers + 1 if long_lived else 2
     return PgStore(target, store.namespace_for(agent_id), store.search_namespaces_for(agent_id),
-                   pool_size=pool_size)
+                   pool_size=pool_size,
+                   workspace=None if workspace is None else workspace_owner(workspace))

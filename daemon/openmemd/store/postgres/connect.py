@@ -111,12 +111,35 @@ class Target:
 
 
 def connect(target: Target) -> psycopg.Connection[TupleRow]:
+    """A direct connection (the schema, the writer, upkeep). Every store's first statement
+    runs on one of these, so a database that is not UTF-8 is refused before any pool
+    connection is made to it."""
     with translated(target, "connecting to"):
         try:
-            return psycopg.connect(target.url, **target.kwargs())
+            conn = psycopg.connect(target.url, **target.kwargs())
         except psycopg.ProgrammingError as exc:  # libpq refused the connection string
             raise ConfigError(f"store.url {target.shown} is not usable: "
                               f"{target.scrub(_first_line(exc))}") from None
+    try:
+        _require_utf8(conn, target)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _require_utf8(conn: psycopg.Connection[Any], target: Target) -> None:
+    """Refuse a database whose encoding is not UTF-8. `initdb` takes the shell's locale; in
+    a shell without LANG that is SQL_ASCII, where the server converts nothing and psycopg
+    hands every text value back as bytes: each file was skipped with an AttributeError and
+    `index` reported "0 indexed". (Another encoding could not hold every note either.)"""
+    encoding = conn.info.parameter_status("server_encoding") or "unknown"
+    if encoding == "UTF8":
+        return
+    raise ConfigError(
+        f"store.url {target.shown} names a database encoded {encoding}, and openmemd needs "
+        "UTF8: create one with `createdb --encoding=UTF8 --template=template0 NAME` (or a "
+        "server with `initdb --encoding=UTF8 --locale=C.UTF-8`) and point store.url at it")
 
 
 def configure_session(conn: psycopg.Connection[TupleRow]) -> None:

@@ -3,7 +3,9 @@
 One writer per namespace: a session-level `pg_try_advisory_lock` on a key derived from the
 namespace. The lock lives as long as this connection; if the server goes away the lock goes
 with it, so the next write reconnects and takes it again -- or finds that another daemon took
-it meanwhile and stops with the same "locked" error as at start.
+it meanwhile and stops with the same "locked" error as at start. Each time it takes the
+lock it also checks that the namespace is this workspace's (owner.py), so a namespace adopted
+by another workspace while this writer was disconnected is not written again.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import psycopg
 from psycopg.rows import TupleRow
 
 from openmemd.errors import IndexLockedError
+from openmemd.store.postgres import owner as owners
 from openmemd.store.postgres.connect import Target, configure_session, connect, translated
 
 _LOCK_SQL = "SELECT pg_try_advisory_lock(hashtextextended(%s, 0))"
@@ -35,9 +38,13 @@ def lock_key(ns: str) -> str:
 
 
 class WriterSession:
-    def __init__(self, target: Target, ns: str) -> None:
+    def __init__(self, target: Target, ns: str, owner: str | None) -> None:
+        """`owner`: the workspace this writer fills (owner.py), checked at every lock; None:
+        not checked (`PgStore.adopt` records it itself under the lock; a store opened
+        without a workspace)."""
         self.target = target
         self.ns = ns
+        self.owner = owner
         self._conn: psycopg.Connection[TupleRow] | None = None
         self._mutex = threading.Lock()
 
@@ -63,6 +70,8 @@ class WriterSession:
                             f"written by another openmemd process ({_holder(conn, self.ns)}); "
                             "use that daemon (it answers these commands), stop it first, or "
                             "give this one its own store.namespace")
+                    if self.owner is not None:
+                        owners.claim(conn, self.ns, self.owner, shown=self.target.shown)
                     configure_session(conn)
             except BaseException:
                 conn.close()

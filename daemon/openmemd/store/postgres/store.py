@@ -8,7 +8,8 @@ Rebuild: `build` fills a staging namespace (`<ns>` + STAGING_SUFFIX, a name no c
 namespace can take) under the same advisory lock; one transaction then deletes the old rows and
 renames the staging ones, so readers see the old index until that commit and the new one
 after. Heal: PostgreSQL keeps its own storage consistent, so there is no damaged file to move
-aside; `heal` empties the namespace (the shared embedding cache stays) for a refill.
+aside; `heal` empties the namespace (the shared embedding cache stays) for a refill. Neither
+forgets which workspace fills the namespace (owner.py): only `adopt` changes that.
 """
 
 from __future__ import annotations
@@ -21,9 +22,10 @@ import psycopg
 from psycopg.abc import Params
 
 from openmemd.config.store_url import postgres_location
+from openmemd.errors import BadRequestError
 from openmemd.log import get_logger
 from openmemd.store.base import Recovery, StoreWriter, VectorMode
-from openmemd.store.postgres import fts, schema
+from openmemd.store.postgres import fts, owner, schema
 from openmemd.store.postgres.builds import IndexBuilds
 from openmemd.store.postgres.connect import Outage, Target, connect, make_pool, translated
 from openmemd.store.postgres.generation import ContentGeneration
@@ -44,9 +46,12 @@ class PgStore:
     fts_tokenizer = fts.TOKENIZER_ID
 
     def __init__(self, target: Target, namespace: str, search_namespaces: tuple[str, ...],
-                 *, pool_size: int) -> None:
+                 *, pool_size: int, workspace: str | None) -> None:
+        """`workspace`: the workspace this store's writer fills (owner.workspace_owner); None:
+        its writer neither records nor checks one (tests, benchmarks)."""
         self.target = target
         self.namespace = namespace
+        self.workspace = workspace
         self.search_namespaces = search_namespaces or (namespace,)
         self._pool = make_pool(target, pool_size)
         self._ready_lock = threading.Lock()
@@ -97,8 +102,9 @@ class PgStore:
     def writer(self) -> StoreWriter:
         if self._writer is None:
             self._ensure_ready()
-            session = WriterSession(self.target, self.namespace)
-            session.connection()  # takes the lock now: a second writer fails here
+            session = WriterSession(self.target, self.namespace, self.workspace)
+            # takes the lock now: a second writer fails here, as does another workspace
+            session.connection()
             self._session = session
             self._writer = PgWriter(session, self.namespace, outage=self._outage,
                                     ready=self._ensure_ready)
@@ -109,9 +115,9 @@ class PgStore:
 
     def exists(self) -> bool:
         row = self._reader._run(lambda conn: conn.execute(
-            f"SELECT EXISTS (SELECT 1 FROM {SCHEMA}.ns_meta WHERE ns = %s) OR EXISTS"
-            f" (SELECT 1 FROM {SCHEMA}.files WHERE ns = %s)",
-            (self.namespace, self.namespace)).fetchone())
+            f"SELECT EXISTS (SELECT 1 FROM {SCHEMA}.ns_meta WHERE ns = %s AND key <> %s) OR"
+            f" EXISTS (SELECT 1 FROM {SCHEMA}.files WHERE ns = %s)",
+            (self.namespace, owner.KEY, self.namespace)).fetchone())
         return bool(row and row[0])
 
     def rebuild(self, build: Callable[[StoreWriter], T]) -> T:
@@ -152,9 +158,11 @@ class PgStore:
                               (self.namespace, staging_ns))
 
     def _clear(self, ns: str) -> None:
+        """Empty `ns`, except for which workspace fills it."""
         self._execute(BULK_TIMEOUT_SQL, None)
         for table in NS_TABLES:
-            self._execute(f"DELETE FROM {SCHEMA}.{table} WHERE ns = %s", (ns,))
+            kept = f" AND key <> '{owner.KEY}'" if table == "ns_meta" else ""
+            self._execute(f"DELETE FROM {SCHEMA}.{table} WHERE ns = %s{kept}", (ns,))
 
     def _execute(self, sql: str, params: Params | None) -> None:
         assert self._session is not None
@@ -169,6 +177,20 @@ class PgStore:
         log.warning("store_namespace_emptied", namespace=self.namespace, reason=reason,
                     cache_kept=kept)
         return Recovery(reason=reason, moved_to=None, salvaged_vectors=kept)
+
+    def adopt(self) -> str:
+        """Make the namespace this store's workspace's (`openmemd store adopt`), under the
+        writer lock: refused while a daemon writes it. Returns the workspace it was filled
+        from ("" if none was recorded)."""
+        if self.workspace is None:
+            raise BadRequestError("adopting a namespace needs the workspace that adopts it")
+        self._ensure_ready()
+        session = WriterSession(self.target, self.namespace, None)
+        try:
+            with translated(self.target, "adopting a namespace in"):
+                return owner.adopt(session.connection(), self.namespace, self.workspace)
+        finally:
+            session.close()
 
     def damage(self) -> str:
         return ""  # nothing can replace the database under us the way a file can be

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from openmemd import locks
-from openmemd.errors import IndexLockedError
+from openmemd.errors import BadRequestError, IndexLockedError
 from openmemd.log import get_logger
 from openmemd.store.base import IndexDamagedError, Recovery, StoreWriter, VectorMode
 from openmemd.store.sqlite import db, health, recovery, reindex, resident, schema
@@ -119,6 +119,10 @@ class SqliteStore:
                 done = opened.recovery
             assert done is not None
             return done
+
+    def adopt(self) -> str:
+        raise BadRequestError(f"{self.db_path} is this state dir's own index file: there is "
+                              "nothing to adopt (`store adopt` is for a PostgreSQL namespace)")
 
     def damage(self) -> str:
         reason = (health.replaced_reason(self.db_path, self._writer_id)
