@@ -1,8 +1,9 @@
-"""The `openmemd add` and `openmemd mcp` commands (kept out of cli.py, which only wires them).
+"""The `openmemd add` and `openmemd mcp` commands (cli/commands.py only wires them).
 
-`openmemd mcp` needs the optional MCP SDK (`pip install 'openmemd[mcp]'`); without it the
-command says so in one line and exits 2. `--print-config HOST` prints the snippet that
-registers this server with an agent host, with the absolute path of this `openmemd`.
+`openmemd mcp` needs the optional MCP SDK (the `mcp` extra: `pip install 'mcp>=2.3,<3'` in
+openmemd's environment); without it the command says so in one line and exits 2.
+`--print-config HOST` prints the snippet that registers this server with an agent host, with
+the absolute path of this `openmemd`.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from openmemd.protocol.params import MAX_NOTE_BYTES
 
 EXIT_OK, EXIT_USAGE = 0, 2
 HOSTS = ("claude-code", "claude-desktop", "codex", "cursor", "openclaw")
-NEEDS_SDK = "openmemd mcp needs the MCP SDK: pip install 'openmemd[mcp]'"
+NEEDS_SDK = ("openmemd mcp needs the MCP SDK, in openmemd's own environment: "
+             "pip install 'mcp>=2.3,<3'")
 
 
 def add_parsers(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
@@ -74,7 +76,7 @@ def cmd_mcp(settings: Settings, args: argparse.Namespace) -> int:
             print(NEEDS_SDK, file=sys.stderr)
         else:
             print(f"openmemd mcp: the MCP SDK failed to import ({exc}); reinstall it: "
-                  "pip install --force-reinstall 'openmemd[mcp]'", file=sys.stderr)
+                  "pip install --force-reinstall 'mcp>=2.3,<3'", file=sys.stderr)
         return EXIT_USAGE
     return mcp_server.serve(settings, args)
 

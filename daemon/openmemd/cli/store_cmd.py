@@ -1,7 +1,7 @@
 """`openmemd store copy --from URL|PATH --to URL|PATH`: move an index between backends;
 `openmemd store adopt`: make the configured PostgreSQL namespace this workspace's.
 
-Kept out of cli.py, which only wires it. A PATH is a SQLite index file; a `postgresql://` URL
+cli/commands.py only wires it. A PATH is a SQLite index file; a `postgresql://` URL
 (or a libpq key/value string such as 'host=db dbname=memory', as `store.url` takes) is the
 PostgreSQL backend, in the namespace given by `--from-namespace` / `--to-namespace`
 (or `--namespace` for both), default the configured `store.namespace` of `--agent`. Nothing is

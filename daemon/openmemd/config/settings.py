@@ -178,7 +178,7 @@ DEFAULT_NAMESPACE = "{hostname}/{agent}"
 @dataclass(frozen=True)
 class StoreSettings:
     backend: str = _opt("sqlite", "where the index lives: sqlite (one file per agent) or "
-                        "postgres (a shared server; pip install 'openmemd[postgres]')",
+                        "postgres (a shared server; the `postgres` extra)",
                         choices=STORE_BACKENDS)
     url: str = _opt("", "postgres: libpq URL, e.g. postgresql://user@host/db (also "
                     "OPENMEMD_STORE_URL; PG* variables and ~/.pgpass apply); keep the password "

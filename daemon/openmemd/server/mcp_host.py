@@ -4,7 +4,7 @@ Importing the MCP SDK costs about 2 s of CPU, more than an MCP host waits for `i
 The daemon imports it in a background thread once it is ready (never delaying READY or the
 first searches' socket), then listens on a unix socket beside its ZeroMQ one (0600 in the same
 0700 directory) and names it in its ping reply (`mcp`; null while loading or without the SDK).
-`openmemd mcp` (mcp_pipe.py) pipes its stdin/stdout to that socket.
+`openmemd mcp` (mcp/pipe.py) pipes its stdin/stdout to that socket.
 
 One connection is one SDK session (mcp_session.serve_socket: the SDK's own stdio transport on the
 connection's streams, an anyio loop in its own thread). Its first line names the agent

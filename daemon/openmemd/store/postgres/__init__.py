@@ -25,7 +25,7 @@ def open_postgres_store(settings: Settings, agent_id: str, *, long_lived: bool =
     except ImportError as exc:
         raise UnavailableError(
             f"store.backend = \"postgres\" needs the postgres extra ({exc.name} is missing): "
-            "pip install 'openmemd[postgres]'") from None
+            "pip install 'psycopg[binary]' psycopg-pool pgvector") from None
     store = settings.store
     target = Target(store.url, store.statement_timeout_ms)
     # Each request thread searches with two connections at once (the keyword leg runs beside
