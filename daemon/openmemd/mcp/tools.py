@@ -64,9 +64,12 @@ _GET_SCHEMA = {
     "type": "object",
     "properties": {
         "path": {"type": "string", "minLength": 1, "maxLength": MAX_PATH_BYTES,
-                 "description": "Workspace-relative path from a search result, e.g. "
-                                "memory/2026-01-02.md or MEMORY.md."},
-        "from": {"type": "integer", "minimum": 1, "description": "First line (1-based)."},
+                 "description": "A search result's path or citation, e.g. MEMORY.md, "
+                                "memory/2026-01-02.md#L3-L9 or sessions/<id>.jsonl#L2-L14 "
+                                "(a citation reads its lines)."},
+        "from": {"type": "integer", "minimum": 1,
+                 "description": "First line (1-based); with lines, replaces a citation's "
+                                "range."},
         "lines": {"type": "integer", "minimum": 1, "description": "Number of lines."},
     },
     "required": ["path"],
@@ -97,9 +100,11 @@ TOOLS: dict[str, tuple[str, str, dict[str, Any], bool]] = {
         "model and mode ('hybrid' or 'fts-only'); read more with memory_get."), _SEARCH_SCHEMA,
         True),
     "memory_get": ("get", (
-        "Read lines of a memory file (MEMORY.md, DREAMS.md, memory/**/*.md), usually a "
-        "memory_search result: pass its path, and from/lines to read only the part you need. "
-        "Returns {path, text, from, lines, totalLines}."), _GET_SCHEMA, True),
+        "Read lines of a memory file (MEMORY.md, DREAMS.md, memory/**/*.md) or an indexed "
+        "session transcript, usually a memory_search result: pass its citation (path#Lx-Ly) "
+        "to read those lines, or its path with from/lines. A transcript reads as its "
+        "'User:'/'Assistant:' lines, numbered by transcript line (lineNumbers). Returns "
+        "{path, text, from, lines, totalLines}."), _GET_SCHEMA, True),
     "memory_status": ("status", (
         "Health of the memory: healthy or degraded (with the problems), files indexed and on "
         "disk, chunks, chunks still waiting for a vector, the embedding provider and model, "
