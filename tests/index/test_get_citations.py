@@ -58,7 +58,7 @@ def test_a_range_past_the_end_says_how_long_the_file_is(index):
     with pytest.raises(BadRequestError, match="has 30 lines"):
         index.get("memory/2026-06-20.md#L31-L40")
     assert index.get("memory/2026-06-20.md", from_line=30)["text"] == "line 30"
-    with pytest.raises(BadRequestError, match="ends .* before it starts"):
+    with pytest.raises(BadRequestError, match=r"ends .* before it starts"):
         index.get("memory/2026-06-20.md:5-3")
 
 
@@ -94,6 +94,6 @@ def test_transcripts_stay_within_their_bounds(make_settings, workspace, index, t
         with pytest.raises(ForbiddenError):
             index.get(bad)
     # transcripts not indexed: not readable either
-    with MemoryIndex.open(workspace, config=make_settings()) as memory_only:
-        with pytest.raises(ForbiddenError, match="only Markdown"):
-            memory_only.get("sessions/chat.jsonl#L2")
+    with MemoryIndex.open(workspace, config=make_settings()) as memory_only, \
+            pytest.raises(ForbiddenError, match="only Markdown"):
+        memory_only.get("sessions/chat.jsonl#L2")

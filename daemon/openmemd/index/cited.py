@@ -3,7 +3,8 @@
 Search cites a hit as `path#Lx-Ly` (or `path#Lx`, the JSON `citation`) and the command line
 prints it as `path:x-y`; each names a path and a line range. An explicit from/lines given as
 well replaces the citation's range as a whole (a citation is the default range, not a second
-one to combine with). Only a suffix of exactly these shapes is taken off: no memory file or
+one to combine with). A range that starts past the end of a file is an error naming how many
+lines it has (`past_end`). Only a suffix of exactly these shapes is taken off: no memory file or
 transcript name ends in one (they end in `.md`, `.jsonl` or an archive's timestamp).
 """
 
@@ -47,3 +48,10 @@ def parse_citation(ref: str, from_line: int | None = None,
     if from_line is not None or lines is not None:
         return Cited(path, from_line, lines)
     return Cited(path, first, last - first + 1)
+
+
+def past_end(path: str, start: int, total: int) -> None:
+    """A range that starts past the end of a file: say how long the file is."""
+    if start > max(total, 1):
+        raise BadRequestError(f"{path} has {total} line{'' if total == 1 else 's'}; line "
+                              f"{start} is past its end")

@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from openmemd.errors import BadRequestError, ForbiddenError, NotFoundError
-from openmemd.index.cited import parse_citation
+from openmemd.index.cited import parse_citation, past_end
 from openmemd.index.safeopen import EscapeError, open_beneath
 from openmemd.index.scan import ScanScope, classify, display_path
-from openmemd.index.transcript_lines import past_end, read_transcript
+from openmemd.index.transcript_lines import read_transcript
 
 READABLE_ROOT_FILES = ("MEMORY.md", "memory.md", "DREAMS.md")
 

@@ -10,16 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from openmemd.errors import BadRequestError, ForbiddenError, NotFoundError
+from openmemd.errors import ForbiddenError, NotFoundError
+from openmemd.index.cited import past_end
 from openmemd.index.scan import ScanScope, SkipFile, read_content, stat_entry
 from openmemd.index.sessions import render_session
-
-
-def past_end(rel: str, start: int, total: int) -> None:
-    """A range that starts past the end of a file: say how long the file is."""
-    if start > max(total, 1):
-        raise BadRequestError(f"{rel} has {total} line{'' if total == 1 else 's'}; line "
-                              f"{start} is past its end")
 
 
 def read_transcript(scope: ScanScope, rel: str, from_line: int | None,

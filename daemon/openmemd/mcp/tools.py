@@ -25,6 +25,7 @@ from openmemd.errors import OpenmemdError
 from openmemd.log import get_logger
 from openmemd.protocol.handler import Handler
 from openmemd.protocol.params import (
+    MAX_NAMESPACE_BYTES,
     MAX_NOTE_BYTES,
     MAX_PATH_BYTES,
     MAX_QUERY_BYTES,
@@ -71,6 +72,10 @@ _GET_SCHEMA = {
                  "description": "First line (1-based); with lines, replaces a citation's "
                                 "range."},
         "lines": {"type": "integer", "minimum": 1, "description": "Number of lines."},
+        "namespace": {"type": "string", "minLength": 1, "maxLength": MAX_NAMESPACE_BYTES,
+                      "description": "A search result's namespace, when it has one (a hit "
+                                     "from another workspace sharing the memory): its lines "
+                                     "are read from the shared index."},
     },
     "required": ["path"],
     "additionalProperties": False,
@@ -103,8 +108,9 @@ TOOLS: dict[str, tuple[str, str, dict[str, Any], bool]] = {
         "Read lines of a memory file (MEMORY.md, DREAMS.md, memory/**/*.md) or an indexed "
         "session transcript, usually a memory_search result: pass its citation (path#Lx-Ly) "
         "to read those lines, or its path with from/lines. A transcript reads as its "
-        "'User:'/'Assistant:' lines, numbered by transcript line (lineNumbers). Returns "
-        "{path, text, from, lines, totalLines}."), _GET_SCHEMA, True),
+        "'User:'/'Assistant:' lines, numbered by transcript line (lineNumbers). For a result "
+        "with a namespace, pass it too. Returns {path, text, from, lines, totalLines}."),
+        _GET_SCHEMA, True),
     "memory_status": ("status", (
         "Health of the memory: healthy or degraded (with the problems), files indexed and on "
         "disk, chunks, chunks still waiting for a vector, the embedding provider and model, "
