@@ -3,6 +3,7 @@ a dry run that says it would promote, and `dream explain` of a note already prom
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import datetime, timedelta, timezone
 
@@ -66,20 +67,24 @@ def _recall_often(workspace, now):
                        now=now - timedelta(days=days_ago, hours=1), timezone="UTC")
 
 
-def test_dry_run_says_it_would_promote_and_explain_says_where_it_went(cli, workspace):
+def test_a_dry_run_says_it_would_promote(cli, workspace):
     _recall_often(workspace, datetime.now(timezone.utc))
-    key = f"memory:{NOTE}:3:3"
     code, out, _ = cli("dream", "--dry-run")
     assert code == 0 and "would promote 1 into MEMORY.md" in out and " 1 promoted" not in out
     assert "openclaw-memory-promotion" not in (workspace / "MEMORY.md").read_text()
-    code, out, _ = cli("dream", "explain", key)
+    code, out, _ = cli("dream", "explain", f"memory:{NOTE}:3:3")
     assert code == 0 and "eligible for promotion" in out
 
+
+def test_explain_of_a_promoted_note_says_when_and_where(cli, workspace):
+    _recall_often(workspace, datetime.now(timezone.utc))
     code, out, _ = cli("dream")
     assert code == 0 and "1 promoted into MEMORY.md" in out
     memory = (workspace / "MEMORY.md").read_text().split("\n")
     line = next(n for n, text in enumerate(memory, 1) if text.startswith(GATEWAY))
-    code, out, _ = cli("dream", "explain", key)
-    assert code == 0 and "not yet promoted" not in out.split("\n")[1]
-    assert re.search(rf"promoted \d{{4}}-\d\d-\d\dT[0-9:.]+Z into MEMORY.md:{line}$",
-                     out.split("\n")[1])
+    code, out, _ = cli("dream", "explain", f"memory:{NOTE}:3:3")
+    verdict = out.split("\n")[1]
+    assert code == 0 and "not yet promoted" not in verdict
+    assert re.search(rf"promoted \d{{4}}-\d\d-\d\dT[0-9:.]+Z into MEMORY.md:{line}$", verdict)
+    code, out, _ = cli("dream", "explain", f"memory:{NOTE}:3:3", "--json")
+    assert json.loads(out)[0]["promotedInto"] == f"MEMORY.md:{line}"
