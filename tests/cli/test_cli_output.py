@@ -55,7 +55,7 @@ def test_explain_is_one_rounded_line_per_component(cli):
     lines = out.splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith("  explain: "))
     assert lines[at] == "  explain: keyword-only search, found by keyword"
-    assert re.fullmatch(r"    keyword   \d\.\d{3}  bm25 rank -?\d+\.\d{3}  coverage \d+%",
+    assert re.fullmatch(r"    keyword   \d\.\d{3}  bm25 rank -?[0-9.e+-]{1,9}  coverage \d+%",
                         lines[at + 1])
     assert lines[-2].startswith("    score     ") and lines[-1] == ""
 

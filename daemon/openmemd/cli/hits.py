@@ -32,7 +32,7 @@ def explain_lines(ex: dict[str, Any]) -> list[str]:
            + (" (relaxed fallback)" if ex.get("relaxed") else "")]
     if ex.get("keywordScore") is not None:
         out.append(f"  keyword   {_num(ex['keywordScore'])}"
-                   + (f"  bm25 rank {_num(ex['bm25Rank'])}" if ex.get("bm25Rank") is not None
+                   + (f"  bm25 rank {ex['bm25Rank']:.3g}" if ex.get("bm25Rank") is not None
                       else "")
                    + (f"  coverage {ex['coverage']:.0%}" if ex.get("coverage") is not None
                       else ""))
