@@ -6,7 +6,10 @@ as indexed: secrets masked, a transcript as its message lines). `totalLines` is 
 line the index holds, and text no chunk holds (whitespace-only lines) reads as empty lines.
 
 A Markdown chunk holds its lines start..end, one per line; a line longer than a chunk was
-stored in pieces, one chunk each, and is joined back from them. A transcript chunk holds
+stored in pieces, one chunk each, and is joined back from them: the last piece (which shares
+its chunk with the next lines) last; the pieces before it have the same line range and no
+order of their own, so a line over two chunks long may come back with its middle pieces
+swapped. A transcript chunk holds
 message lines numbered by their JSONL lines, of which it records only the first and the last:
 the chunks overlapping the range are returned whole, the lines they share once, and there is
 no `lineNumbers`.
