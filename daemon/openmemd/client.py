@@ -244,9 +244,11 @@ class Client:
                                        explain=explain), timeout)
 
     def get(self, path: str, from_line: int | None = None, lines: int | None = None,
-            agent: str | None = None, timeout: float | None = None) -> dict[str, Any]:
+            agent: str | None = None, timeout: float | None = None, *,
+            namespace: str | None = None) -> dict[str, Any]:
         return self.send(GetRequest(path=path, agent=agent or DEFAULT_AGENT,
-                                    from_line=from_line, lines=lines), timeout)
+                                    from_line=from_line, lines=lines, namespace=namespace),
+                         timeout)
 
     def sync(self, force: bool = False, wait: bool = True, agent: str | None = None,
              timeout: float | None = None) -> dict[str, Any]:

@@ -53,7 +53,7 @@ def test_tools_are_listed_with_typed_bounded_input_schemas(setup) -> None:
             assert props["sources"]["items"]["enum"] == ["memory", "sessions"]
             get = tools["memory_get"].input_schema
             assert get["required"] == ["path"] and set(get["properties"]) == {
-                "path", "from", "lines"}
+                "path", "from", "lines", "namespace"}
             add = tools["memory_add"].input_schema
             assert add["required"] == ["text"]
             assert add["properties"]["target"]["enum"] == ["daily", "long-term"]
@@ -78,6 +78,10 @@ def test_each_tool_in_process_and_an_added_note_is_found_right_away(setup) -> No
             got = await call(s, "memory_get", {"path": "MEMORY.md", "from": 3, "lines": 1})
             assert got == {"path": "MEMORY.md", "text": "The launch codeword is pelican.",
                            "from": 3, "lines": 1, "totalLines": 3}
+            cited = await call(s, "memory_get", {"path": hit["citation"]})  # as search cites
+            assert cited["text"] == "# Memory\n\nThe launch codeword is pelican."
+            assert "has 3 lines" in await call_error(s, "memory_get", {"path": "MEMORY.md",
+                                                                      "from": 999})
             status = await call(s, "memory_status")
             assert status["health"] == "healthy" and status["mode"] == "in-process"
             assert status["workspace"] == str(setup["workspace"])

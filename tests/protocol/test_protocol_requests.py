@@ -46,6 +46,8 @@ def test_valid_requests() -> None:
         query="x", min_score=1.0)
     assert parse({"op": "get", "path": "MEMORY.md", "from": 3, "lines": 2.0}) == GetRequest(
         path="MEMORY.md", from_line=3, lines=2)
+    assert parse({"op": "get", "path": "MEMORY.md#L3", "namespace": "team/bob"}) == GetRequest(
+        path="MEMORY.md#L3", namespace="team/bob")
     assert parse({"op": "sync"}) == SyncRequest(force=False, wait=True)
     assert parse({"op": "sync", "force": True, "wait": False}) == SyncRequest(force=True,
                                                                               wait=False)
@@ -111,6 +113,8 @@ def test_oversized() -> None:
     ({"op": "get", "path": "a", "from": 0}, "'from' must be at least 1 (got 0)"),
     ({"op": "get", "path": "a", "lines": -1}, "'lines' must be at least 1"),
     ({"op": "get", "path": "a", "lines": 2**40}, "'lines' must be between 1 and"),
+    ({"op": "get", "path": "a", "namespace": 7}, "'namespace' must be a string"),
+    ({"op": "get", "path": "a", "namespace": " "}, "'namespace' must not be empty"),
     ({"op": "sync", "force": 1}, "true or false"),
     ({"op": "sync", "wait": "no"}, "true or false"),
     ({"op": "dream", "phase": "nap"}, "'phase'"),

@@ -45,6 +45,10 @@ def test_two_daemons_share_one_database_and_a_third_is_refused(pg_url: str) -> N
         (bob.workspace / "memory" / "2026-12-01.md").write_text("Walrus sighting at the pier.\n")
         assert wait_for(lambda: ("memory/2026-12-01.md", "team/bob") in hits(alice, "walrus"),
                         60)
+        # alice reads that hit through her daemon: bob's lines, from the shared index
+        with alice.client() as c:
+            got = c.get("memory/2026-12-01.md#L1", namespace="team/bob")
+        assert (got["text"], got["namespace"]) == ("Walrus sighting at the pier.", "team/bob")
 
         # A second daemon for bob's namespace (another host, or a copy of his config): it
         # serves, degraded, and writes nothing -- its empty workspace would delete his rows.

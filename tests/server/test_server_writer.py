@@ -93,8 +93,8 @@ class FakeIndex:
     def search_meta(self) -> Mapping[str, Any]:
         return {"provider": "none", "model": "fts-only", "mode": "fts-only"}
 
-    def get(self, path: str, from_line: int | None = None,
-            lines: int | None = None) -> Mapping[str, Any]:
+    def get(self, path: str, from_line: int | None = None, lines: int | None = None, *,
+            namespace: str | None = None) -> Mapping[str, Any]:
         if path not in self.notes:
             raise NotFoundError(f"{path}: no such file")
         return {"path": path, "text": ""}

@@ -13,6 +13,7 @@ from openmemd.store.base import (
     CandidateFilter,
     ChunkRow,
     IndexStore,
+    StoredChunk,
     StoredFile,
     StoredFileRecord,
     StoreReader,
@@ -245,6 +246,16 @@ def test_file_mtimes_and_stored_files(filled: StoreReader) -> None:
     assert filled.stored_files() == {
         path: StoredFile(path, source, mtime_of(i), 100 + i)
         for i, (path, source, _m, _t) in enumerate(FILES)}
+
+
+def test_file_chunks_of_the_own_namespace_in_line_order(store: IndexStore,
+                                                        filled: StoreReader) -> None:
+    path, source, _m, texts = FILES[1]
+    assert filled.file_chunks(path, "") == [
+        StoredChunk(source, n * 10 + 1, n * 10 + 5, text) for n, text in enumerate(texts)]
+    assert filled.file_chunks(path, store.namespace) == filled.file_chunks(path, "")
+    assert filled.file_chunks("memory/unknown.md", "") == []
+    assert filled.file_chunks(path, "not-searched") == []  # never another's unasked
 
 
 def test_read_meta(store: IndexStore, filled: StoreReader) -> None:

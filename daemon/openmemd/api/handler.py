@@ -106,7 +106,8 @@ class LocalHandler:
                     index.flush_recalls()
                     return reply
                 if isinstance(request, GetRequest):
-                    return dict(index.get(request.path, request.from_line, request.lines))
+                    return dict(index.get(request.path, request.from_line, request.lines,
+                                          namespace=request.namespace))
                 if isinstance(request, SyncRequest):
                     return {"report": index.sync(force=request.force,
                                                  progress=self.progress).to_dict()}

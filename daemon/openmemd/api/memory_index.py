@@ -31,9 +31,11 @@ from openmemd.errors import (
     WorkspaceError,
 )
 from openmemd.index import identity as ident
+from openmemd.index.cited import parse_citation
 from openmemd.index.healing import Healed, SelfHealing
 from openmemd.index.read import read_lines
 from openmemd.index.scan import ScanScope, classify
+from openmemd.index.stored_lines import read_stored
 from openmemd.index.sync import FTS_ONLY_MODEL, IndexSync, Progress, SyncReport, VectorTarget
 from openmemd.index.transcripts import sessions_location
 from openmemd.log import get_logger
@@ -294,9 +296,21 @@ class MemoryIndex(SelfHealing, DreamingAccess):
             self._record(query, own)
         return citations.apply(hits, self.settings.citations)  # after recording: raw snippets
 
-    def get(self, path: str, from_line: int | None = None, lines: int | None = None
-            ) -> dict[str, Any]:
-        return read_lines(self.scope, path, from_line, lines)
+    def get(self, path: str, from_line: int | None = None, lines: int | None = None, *,
+            namespace: str | None = None) -> dict[str, Any]:
+        """Lines of a file of this workspace or, with `namespace`, of a hit from another
+        searched namespace (read from the stored index: that file is not here)."""
+        if namespace is None or namespace == self.store.namespace:
+            return read_lines(self.scope, path, from_line, lines)
+        if self.store.backend != "postgres":
+            raise BadRequestError("a namespace applies to a PostgreSQL store; this index is "
+                                  f"{self.store.backend}")
+        if namespace not in self.settings.store.search_namespaces_for(self.agent_id):
+            raise BadRequestError(f"namespace {namespace[:200]!r} is not one agent "
+                                  f"{self.agent_id} searches (store.search_namespaces)")
+        cited = parse_citation(path, from_line, lines)
+        chunks = self._read(lambda reader: reader.file_chunks(cited.path, namespace))
+        return read_stored(cited.path, namespace, chunks, cited.from_line, cited.lines)
 
     def add(self, text: str, target: str = "daily", *, sync: bool = True) -> dict[str, Any]:
         """Append a note (see `openmemd.notes`) and, with `sync`, index that file at once so a

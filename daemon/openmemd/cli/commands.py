@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from openmemd import __version__
 from openmemd.cli import config_cmd, mcp_cmd, store_cmd
 from openmemd.cli.ask import ask, handler_for
+from openmemd.cli.hits import hit_lines
 from openmemd.config import DEFAULT_AGENT, PHASE_CHOICES, ConfigError, Settings, load_settings
 from openmemd.errors import OpenmemdError
 from openmemd.progress import ProgressBar
@@ -84,9 +85,13 @@ def build_parser() -> argparse.ArgumentParser:
     _common(p)
 
     p = sub.add_parser("get", help="print lines of a memory file")
-    p.add_argument("path", help="workspace-relative path, e.g. memory/2026-01-02.md")
-    p.add_argument("--from", dest="from_line", type=int, metavar="N", help="first line (1-based)")
+    p.add_argument("path", help="workspace-relative path or a search hit's citation, e.g. "
+                   "memory/2026-01-02.md, memory/2026-01-02.md:3-9 or MEMORY.md#L3-L9")
+    p.add_argument("--from", dest="from_line", type=int, metavar="N",
+                   help="first line (1-based); with --lines, replaces a citation's range")
     p.add_argument("--lines", type=int, metavar="N", help="number of lines")
+    p.add_argument("--namespace", metavar="NS", help="read a hit from this other searched "
+                   "namespace (PostgreSQL), as the shared index stores it")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     _common(p)
 
@@ -145,13 +150,9 @@ def cmd_search(settings: Settings, args: argparse.Namespace) -> int:
 
         print(relaxed_note(settings.query.min_score if args.min_score is None
                            else args.min_score) + "\n")
+    own = settings.store.namespace_for(args.agent)  # hits from others are marked
     for r in results:
-        print(f"{r['score']:.3f} {r['path']}:{r['startLine']}-{r['endLine']}")
-        for line in r["snippet"].splitlines():
-            print(f"  {line}")
-        if args.explain and r.get("explain"):
-            print("  explain: " + json.dumps(r["explain"], ensure_ascii=False))
-        print()
+        print("\n".join(hit_lines(r, own, explain=args.explain)) + "\n")
     return EXIT_OK
 
 
@@ -183,7 +184,8 @@ def cmd_index(settings: Settings, args: argparse.Namespace) -> int:
 
 def cmd_get(settings: Settings, args: argparse.Namespace) -> int:
     reply = ask(settings, args, GetRequest(path=args.path, agent=args.agent,
-                                            from_line=args.from_line, lines=args.lines))
+                                            from_line=args.from_line, lines=args.lines,
+                                            namespace=args.namespace))
     if args.json:
         _print_json(reply)
     else:
@@ -236,8 +238,9 @@ def _workspace(settings: Settings, args: argparse.Namespace) -> Path:
 
 def _print_dream_text(result: dict[str, Any]) -> None:
     light, rem, deep = result.get("light", {}), result.get("rem", {}), result.get("deep", {})
+    dry = bool(result.get("dryRun"))
     print(f"Dreaming {result.get('day')} ({result.get('timezone')})"
-          + (" — dry run, nothing written" if result.get("dryRun") else ""))
+          + (" — dry run, nothing written" if dry else ""))
     if light.get("ran"):
         print(f"  light: {light.get('ingestedFiles', 0)} notes ingested, "
               f"{light.get('staged', 0)} candidates staged")
@@ -246,8 +249,10 @@ def _print_dream_text(result: dict[str, Any]) -> None:
         print(f"  rem: {rem.get('entries', 0)} recent entries, themes: {themes}; "
               f"{rem.get('truths', 0)} possible lasting truths")
     if deep.get("ran"):
-        print(f"  deep: {deep.get('eligible', 0)} eligible, {deep.get('promoted', 0)} promoted "
-              f"into MEMORY.md" + (" (size cap reached)" if deep.get("sizeCapped") else ""))
+        promoted = (f"would promote {deep.get('promoted', 0)}" if dry
+                    else f"{deep.get('promoted', 0)} promoted")
+        print(f"  deep: {deep.get('eligible', 0)} eligible, {promoted} into MEMORY.md"
+              + (" (size cap reached)" if deep.get("sizeCapped") else ""))
     for p in result.get("promoted", []):
         print(f"    + {p.get('key')} score={p.get('score')}")
     for s in deep.get("skipped", []):

@@ -16,7 +16,7 @@ from openmemd.config import DreamingSettings
 from .clock import as_utc, iso_z
 from .layout import MEMORY_FILE
 from .markdown_io import read_text
-from .memory_md import clean_text, contains_text, extract_markers
+from .memory_md import MARKER_PREFIX, clean_text, contains_text, extract_markers
 from .promotion_score import WEIGHTS, Gate, evaluate
 from .recall_store import load_store
 from .rehydrate import rehydrate
@@ -38,6 +38,7 @@ class CandidateExplanation:
     score: float
     gates: tuple[Gate, ...]
     live_source: str | None  # where the text is now, None if gone
+    promoted_into: str | None = None  # `MEMORY.md:<line>` of its promotion marker, if there
 
     @property
     def eligible(self) -> bool:
@@ -50,12 +51,16 @@ class CandidateExplanation:
                 "components": {k: round(v, 6) for k, v in self.components.items()},
                 "weights": self.weights, "phaseBoost": round(self.phase_boost, 6),
                 "score": round(self.score, 6), "eligible": self.eligible,
-                "gates": [g.to_dict() for g in self.gates], "liveSource": self.live_source}
+                "gates": [g.to_dict() for g in self.gates], "liveSource": self.live_source,
+                "promotedInto": self.promoted_into}
 
     def format_text(self) -> str:
         s = self.signals
         failed = [g.name for g in self.gates if not g.passed]
         verdict = "eligible for promotion" if not failed else "blocked by: " + ", ".join(failed)
+        if self.promoted_at:  # done: what would block another promotion is beside the point
+            verdict = (f"promoted {self.promoted_at} into "
+                       f"{self.promoted_into or MEMORY_FILE + ' (its marker is gone since)'}")
         snippet = self.snippet if len(self.snippet) <= 200 else self.snippet[:199] + "…"
         lines = [
             f"{self.key}",
@@ -78,6 +83,14 @@ class CandidateExplanation:
             mark = "pass" if gate.passed else "FAIL"
             lines.append(f"    [{mark}] {gate.name}: {gate.actual} (needs {gate.required})")
         return "\n".join(lines)
+
+
+def _marker_line(memory_text: str, key: str) -> str | None:
+    """`MEMORY.md:<line>` of the promoted text of `key` (the line after its marker)."""
+    for number, line in enumerate(memory_text.split("\n"), start=1):
+        if MARKER_PREFIX in line and key in extract_markers(line):
+            return f"{MEMORY_FILE}:{number + 1}"
+    return None
 
 
 def explain(workspace: Path, selector: str, settings: DreamingSettings,
@@ -132,6 +145,7 @@ def explain(workspace: Path, selector: str, settings: DreamingSettings,
             },
             components=ev.components.as_dict(), weights=WEIGHTS.as_dict(),
             phase_boost=ev.boost, score=ev.score, gates=gates,
-            live_source=f"{live.path}:{live.start_line}-{live.end_line}" if live else None))
+            live_source=f"{live.path}:{live.start_line}-{live.end_line}" if live else None,
+            promoted_into=_marker_line(memory_text, entry.key)))
     out.sort(key=lambda c: (-c.score, c.path, c.start_line))
     return out

@@ -1,9 +1,12 @@
 """Reading lines of a memory file for agents (`get`), inside strict bounds.
 
-Only MEMORY.md, memory.md, DREAMS.md, `memory/**/*.md` and configured extra paths are served,
-`.md` only. A path that leaves the workspace, or passes through a symlink anywhere on the way,
-is refused; "not found" and "forbidden" are distinct errors. The checks name the error; the
-open itself (`safeopen.open_beneath`) is what keeps a link swapped in after them out.
+Only MEMORY.md, memory.md, DREAMS.md, `memory/**/*.md`, configured extra paths (`.md` only)
+and indexed session transcripts (`sessions/<name>.jsonl`, read as the message lines the index
+holds: `index.transcript_lines`) are served. The path may be a citation as search prints it
+(`index.cited`). A path that leaves the workspace, or passes through a symlink anywhere on the
+way, is refused; "not found" and "forbidden" are distinct errors. The checks name the error;
+the open itself (`safeopen.open_beneath`) is what keeps a link swapped in after them out.
+A range starting past the end of the file is an error naming how many lines it has.
 """
 
 from __future__ import annotations
@@ -14,14 +17,16 @@ from pathlib import Path
 from typing import Any
 
 from openmemd.errors import BadRequestError, ForbiddenError, NotFoundError
+from openmemd.index.cited import parse_citation, past_end
 from openmemd.index.safeopen import EscapeError, open_beneath
-from openmemd.index.scan import ScanScope, display_path
+from openmemd.index.scan import ScanScope, classify, display_path
+from openmemd.index.transcript_lines import read_transcript
 
 READABLE_ROOT_FILES = ("MEMORY.md", "memory.md", "DREAMS.md")
 
 
-def resolve_readable(scope: ScanScope, path: str) -> tuple[str, Path]:
-    """Validate `path` and return (workspace-relative path, absolute path)."""
+def _relative(scope: ScanScope, path: str) -> str:
+    """`path` checked and made workspace-relative (posix); refused if it leaves the workspace."""
     if not isinstance(path, str) or not path.strip() or "\x00" in path:
         raise BadRequestError("path must be a non-empty string")
     if display_path(path) != path:  # a lone surrogate: no file name on disk can match it
@@ -31,9 +36,16 @@ def resolve_readable(scope: ScanScope, path: str) -> tuple[str, Path]:
     rel = os.path.relpath(full, ws)
     if rel == "." or rel.startswith(".."):
         raise ForbiddenError(f"{path}: outside the workspace")
-    rel_posix = Path(rel).as_posix()
+    return Path(rel).as_posix()
+
+
+def resolve_readable(scope: ScanScope, path: str) -> tuple[str, Path]:
+    """Validate `path` and return (workspace-relative path, absolute path)."""
+    rel_posix = _relative(scope, path)
+    ws = os.path.abspath(scope.workspace)
     if not rel_posix.endswith(".md"):
-        raise ForbiddenError(f"{path}: only Markdown (.md) memory files can be read")
+        raise ForbiddenError(f"{path}: only Markdown (.md) memory files and indexed session "
+                             "transcripts (sessions/*.jsonl) can be read")
     allowed = (rel_posix in READABLE_ROOT_FILES or rel_posix.startswith("memory/")
                or any(rel_posix == r or rel_posix.startswith(r + "/")
                       for r in scope.extra_roots()))
@@ -41,7 +53,7 @@ def resolve_readable(scope: ScanScope, path: str) -> tuple[str, Path]:
         raise ForbiddenError(f"{path}: not a memory file (MEMORY.md, memory/**/*.md, DREAMS.md "
                              "or an extra path)")
     current = Path(ws)
-    for part in Path(rel).parts:
+    for part in Path(rel_posix).parts:
         current = current / part
         try:
             st = os.lstat(current)
@@ -63,6 +75,11 @@ def read_lines(scope: ScanScope, path: str, from_line: int | None = None,
         raise BadRequestError("from must be a whole number ≥ 1")
     if lines is not None and (isinstance(lines, bool) or not isinstance(lines, int) or lines < 1):
         raise BadRequestError("lines must be a whole number ≥ 1")
+    if isinstance(path, str):
+        cited = parse_citation(path, from_line, lines)
+        path, from_line, lines = cited.path, cited.from_line, cited.lines
+    if classify(scope, _relative(scope, path)) == "sessions":  # the lines search cited
+        return read_transcript(scope, _relative(scope, path), from_line, lines)
     rel, _ = resolve_readable(scope, path)
     start = from_line or 1
     ranged = from_line is not None or lines is not None
@@ -100,6 +117,7 @@ def read_lines(scope: ScanScope, path: str, from_line: int | None = None,
                 raise BadRequestError(f"the requested range of {rel} is over the "
                                       f"{scope.max_file_bytes}-byte cap; ask for fewer lines")
             wanted.append(line)
+    past_end(rel, start, total)
     return {"path": rel, "text": "\n".join(wanted), "from": start, "lines": len(wanted),
             "totalLines": total}
 

@@ -25,6 +25,7 @@ from openmemd.errors import OpenmemdError
 from openmemd.log import get_logger
 from openmemd.protocol.handler import Handler
 from openmemd.protocol.params import (
+    MAX_NAMESPACE_BYTES,
     MAX_NOTE_BYTES,
     MAX_PATH_BYTES,
     MAX_QUERY_BYTES,
@@ -64,10 +65,17 @@ _GET_SCHEMA = {
     "type": "object",
     "properties": {
         "path": {"type": "string", "minLength": 1, "maxLength": MAX_PATH_BYTES,
-                 "description": "Workspace-relative path from a search result, e.g. "
-                                "memory/2026-01-02.md or MEMORY.md."},
-        "from": {"type": "integer", "minimum": 1, "description": "First line (1-based)."},
+                 "description": "A search result's path or citation, e.g. MEMORY.md, "
+                                "memory/2026-01-02.md#L3-L9 or sessions/<id>.jsonl#L2-L14 "
+                                "(a citation reads its lines)."},
+        "from": {"type": "integer", "minimum": 1,
+                 "description": "First line (1-based); with lines, replaces a citation's "
+                                "range."},
         "lines": {"type": "integer", "minimum": 1, "description": "Number of lines."},
+        "namespace": {"type": "string", "minLength": 1, "maxLength": MAX_NAMESPACE_BYTES,
+                      "description": "A search result's namespace, when it has one (a hit "
+                                     "from another workspace sharing the memory): its lines "
+                                     "are read from the shared index."},
     },
     "required": ["path"],
     "additionalProperties": False,
@@ -97,9 +105,12 @@ TOOLS: dict[str, tuple[str, str, dict[str, Any], bool]] = {
         "model and mode ('hybrid' or 'fts-only'); read more with memory_get."), _SEARCH_SCHEMA,
         True),
     "memory_get": ("get", (
-        "Read lines of a memory file (MEMORY.md, DREAMS.md, memory/**/*.md), usually a "
-        "memory_search result: pass its path, and from/lines to read only the part you need. "
-        "Returns {path, text, from, lines, totalLines}."), _GET_SCHEMA, True),
+        "Read lines of a memory file (MEMORY.md, DREAMS.md, memory/**/*.md) or an indexed "
+        "session transcript, usually a memory_search result: pass its citation (path#Lx-Ly) "
+        "to read those lines, or its path with from/lines. A transcript reads as its "
+        "'User:'/'Assistant:' lines, numbered by transcript line (lineNumbers). For a result "
+        "with a namespace, pass it too. Returns {path, text, from, lines, totalLines}."),
+        _GET_SCHEMA, True),
     "memory_status": ("status", (
         "Health of the memory: healthy or degraded (with the problems), files indexed and on "
         "disk, chunks, chunks still waiting for a vector, the embedding provider and model, "

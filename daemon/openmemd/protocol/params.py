@@ -21,6 +21,7 @@ MAX_PATH_BYTES = 4096
 MAX_NOTE_BYTES = 4096  # one note appended by `add` (a fact, not a document)
 NOTE_TARGETS = ("daily", "long-term")
 MAX_RESULTS = 200
+MAX_NAMESPACE_BYTES = 1024  # a PostgreSQL namespace (config: at most 200 characters)
 MAX_LINE = 2**31 - 1
 _AGENT_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
@@ -104,6 +105,10 @@ def path(value: Any) -> str:
     return text("path", value, MAX_PATH_BYTES)
 
 
+def namespace(value: Any) -> str:
+    return text("namespace", value, MAX_NAMESPACE_BYTES)
+
+
 def max_results(value: Any) -> int:
     return _whole("max_results", value, 1, MAX_RESULTS)
 
@@ -148,14 +153,14 @@ def agent(value: Any) -> str:
 RULES: dict[str, Callable[[Any], Any]] = {
     "query": query, "path": path, "max_results": max_results, "min_score": min_score,
     "from_line": from_line, "lines": lines, "sources": sources, "phase": phase,
-    "agent": agent,
+    "agent": agent, "namespace": namespace,
 }
 
 # The parameters each operation takes (the command line checks these before it routes a
 # command to the daemon or runs it in-process, so both paths refuse the same input).
 OP_PARAMS: dict[str, tuple[str, ...]] = {
     "search": ("query", "max_results", "min_score", "sources", "agent"),
-    "get": ("path", "from_line", "lines", "agent"),
+    "get": ("path", "from_line", "lines", "agent", "namespace"),
     "sync": ("agent",),
     "dream": ("phase", "agent"),
 }
@@ -176,7 +181,8 @@ def check_op(op: str, values: Mapping[str, Any]) -> dict[str, Any]:
 # How the command line names each parameter in messages.
 CLI_NAMES = {"query": "the query", "path": "the path", "max_results": "--max-results",
              "min_score": "--min-score", "from_line": "--from", "lines": "--lines",
-             "sources": "--source", "phase": "--phase", "agent": "--agent"}
+             "sources": "--source", "phase": "--phase", "agent": "--agent",
+             "namespace": "--namespace"}
 _CLI_OPS = {"search": "search", "get": "get", "index": "sync", "dream": "dream"}
 
 

@@ -66,6 +66,9 @@ class GetRequest:
     agent: str = DEFAULT_AGENT
     from_line: int | None = None
     lines: int | None = None
+    # Another searched namespace (PostgreSQL) whose hit to read, from the stored index; None:
+    # this agent's own files.
+    namespace: str | None = None
 
 
 @dataclass(frozen=True)
@@ -174,7 +177,8 @@ def parse_fields(data: dict[str, Any]) -> Request:
                              sources=f.param("sources"), explain=f.flag("explain", False))
     if op == "get":
         return GetRequest(path=f.param("path", required=True), agent=f.agent(),
-                          from_line=f.param("from"), lines=f.param("lines"))
+                          from_line=f.param("from"), lines=f.param("lines"),
+                          namespace=f.param("namespace"))
     if op == "sync":
         return SyncRequest(agent=f.agent(), force=f.flag("force", False),
                            wait=f.flag("wait", True))
@@ -207,7 +211,7 @@ def to_wire(request: Request) -> dict[str, Any]:
                   "explain": request.explain or None}
     elif isinstance(request, GetRequest):
         fields = {"path": request.path, "agent": request.agent, "from": request.from_line,
-                  "lines": request.lines}
+                  "lines": request.lines, "namespace": request.namespace}
     elif isinstance(request, SyncRequest):
         fields = {"agent": request.agent, "force": request.force, "wait": request.wait}
     elif isinstance(request, DreamRequest):

@@ -68,7 +68,8 @@ class Dispatcher:
         if isinstance(request, SearchRequest):
             return search_reply(agent.require_index(), request)
         if isinstance(request, GetRequest):
-            return dict(agent.require_index().get(request.path, request.from_line, request.lines))
+            return dict(agent.require_index().get(request.path, request.from_line, request.lines,
+                                                  namespace=request.namespace))
         if isinstance(request, SyncRequest):
             return agent.sync(request.force, request.wait)
         if isinstance(request, DreamRequest):

@@ -182,6 +182,16 @@ class Candidate:
     namespace: str = ""
 
 
+class StoredChunk(NamedTuple):
+    """A stored chunk's place and text (`get` of another namespace's file, which is not on
+    this machine, reads it from these)."""
+
+    source: str
+    start_line: int
+    end_line: int
+    text: str
+
+
 @dataclass(frozen=True)
 class IndexStats:
     files: int
@@ -238,6 +248,12 @@ class StoreReader(Protocol):
         ...
 
     def stored_files(self) -> dict[str, StoredFile]: ...
+
+    def file_chunks(self, path: str, namespace: str) -> list[StoredChunk]:
+        """The chunks of `path` in `namespace` (one the reader searches; "" the own), ordered
+        by (start_line, end_line); [] for a path not indexed there or a namespace not
+        searched."""
+        ...
 
     def read_meta(self) -> dict[str, Any] | None:
         """The index identity written by `StoreWriter.write_meta`, or None."""

@@ -25,6 +25,7 @@ from openmemd.store.base import (
     CandidateFilter,
     ChunkRow,
     IndexStats,
+    StoredChunk,
     StoredFile,
     StoredFileRecord,
     Vector,
@@ -153,6 +154,15 @@ class PgReader:
             f"SELECT path, source, mtime, size FROM {SCHEMA}.files WHERE ns = %s",
             (self.ns,)).fetchall())
         return {r[0]: StoredFile(r[0], r[1], int(r[2]), int(r[3])) for r in rows}
+
+    def file_chunks(self, path: str, namespace: str) -> list[StoredChunk]:
+        ns = namespace or self.ns
+        if ns not in self.search_ns and ns != self.ns:
+            return []
+        rows = self._run(lambda c: c.execute(
+            f"SELECT source, start_line, end_line, text FROM {SCHEMA}.chunks"
+            " WHERE ns = %s AND path = %s ORDER BY start_line, end_line", (ns, path)).fetchall())
+        return [StoredChunk(r[0], int(r[1]), int(r[2]), r[3]) for r in rows]
 
     def read_meta(self) -> dict[str, Any] | None:
         return self._run(lambda c: read_meta(c, self.ns))

@@ -18,6 +18,7 @@ from openmemd.store.base import (
     CandidateFilter,
     ChunkRow,
     IndexStats,
+    StoredChunk,
     StoredFile,
     StoredFileRecord,
     StoreReader,
@@ -72,6 +73,9 @@ class GuardedReader:
 
     def stored_files(self) -> dict[str, StoredFile]:
         return self._call(self.inner.stored_files)
+
+    def file_chunks(self, path: str, namespace: str) -> list[StoredChunk]:
+        return self._call(self.inner.file_chunks, path, namespace)
 
     def read_meta(self) -> dict[str, Any] | None:
         return self._call(self.inner.read_meta)

@@ -18,6 +18,7 @@ from openmemd.store.base import (
     CandidateFilter,
     ChunkRow,
     IndexStats,
+    StoredChunk,
     StoredFile,
     StoredFileRecord,
     Vector,
@@ -74,6 +75,13 @@ class SqliteReader:
 
     def stored_files(self) -> dict[str, StoredFile]:
         return {path: StoredFile(*row) for path, row in queries.load_files(self.conn).items()}
+
+    def file_chunks(self, path: str, namespace: str) -> list[StoredChunk]:
+        if namespace:  # one file, one agent: no other namespace
+            return []
+        return [StoredChunk(*row) for row in self.conn.execute(
+            "SELECT source, start_line, end_line, text FROM chunks WHERE path = ?"
+            " ORDER BY start_line, end_line", (path,))]
 
     def read_meta(self) -> dict[str, Any] | None:
         return schema.read_meta(self.conn)
