@@ -66,6 +66,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--deep", action="store_true", help="also embed a probe and run a test query")
     _common(p)
 
+    p = sub.add_parser("doctor", help="check the set-up, each problem with its fix")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    _common(p)
+
     p = sub.add_parser("index", help="sync the index with the workspace now")
     p.add_argument("--force", action="store_true",
                    help="rebuild the whole index from the Markdown (cached embeddings reused)")
@@ -199,6 +203,12 @@ def cmd_status(settings: Settings, args: argparse.Namespace) -> int:
     return status(settings, args)
 
 
+def cmd_doctor(settings: Settings, args: argparse.Namespace) -> int:
+    from openmemd.cli.doctor import cmd_doctor as doctor
+
+    return doctor(settings, args)
+
+
 def cmd_workspace(settings: Settings, args: argparse.Namespace) -> int:
     from openmemd.cli.report import cmd_workspace as workspace
 
@@ -273,8 +283,9 @@ def cmd_service(settings: Settings, args: argparse.Namespace) -> int:
 
 
 COMMANDS: dict[str, Callable[[Settings, argparse.Namespace], int]] = {
-    "run": cmd_run, "status": cmd_status, "index": cmd_index, "search": cmd_search,
-    "get": cmd_get, "dream": cmd_dream, "service": cmd_service, "workspace": cmd_workspace,
+    "run": cmd_run, "status": cmd_status, "doctor": cmd_doctor, "index": cmd_index,
+    "search": cmd_search, "get": cmd_get, "dream": cmd_dream, "service": cmd_service,
+    "workspace": cmd_workspace,
     "config": config_cmd.run, "add": mcp_cmd.cmd_add, "mcp": mcp_cmd.cmd_mcp,
     "store": store_cmd.run,
 }
