@@ -155,4 +155,7 @@ def postgres(settings: Settings) -> Check | None:
 
 def _value(conn: Any, sql: str) -> str:
     row = conn.execute(sql).fetchone()
-    return "" if row is None else str(row[0])
+    if row is None:
+        return ""
+    # a SQL_ASCII database hands text over as bytes: psycopg cannot know their encoding
+    return row[0].decode("utf-8", "replace") if isinstance(row[0], bytes) else str(row[0])

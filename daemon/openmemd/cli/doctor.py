@@ -166,28 +166,28 @@ def _disk(label: str, path: Path, needed: int, why: str) -> Check:
     share = usage.free / usage.total if usage.total else 1.0
     facts = f"{_size(usage.free)} free of {_size(usage.total)} ({share:.0%}) for {label}"
     if usage.free < max(FULL_FREE_BYTES, needed):
-        return Check("disk", FAIL, f"{facts}: writes fail or are about to ({why})",
-                     "free space on that disk")
+        return Check("disk", FAIL, f"{facts}: writes fail or are about to (too little room "
+                     f"for {why})", "free space on that disk")
     if usage.free < LOW_FREE_BYTES or share < LOW_FREE_SHARE:
-        return Check("disk", WARN, f"{facts}: under 1 GiB or 5 % free, {why} can fill it",
-                     "free space on that disk")
+        return Check("disk", WARN, f"{facts}: under 1 GiB or 5 % free is too little room for "
+                     f"{why}", "free space on that disk")
     return Check("disk", OK, facts)
 
 
 def disk_state(ctx: Context) -> Check:
+    state = _existing(ctx.settings.state_path())
     index = _index_bytes(ctx)
-    same = _existing(ctx.workspace).stat().st_dev == _existing(
-        ctx.settings.state_path()).stat().st_dev
-    label = "the state dir" + (" and the workspace" if same else "")
-    return _disk(label, _existing(ctx.settings.state_path()), index,
-                 f"a full rebuild writes a second copy of the index, {_size(index)} now")
+    same = _existing(ctx.workspace).stat().st_dev == state.stat().st_dev
+    return _disk("the state dir" + (" and the workspace" if same else ""), state, index,
+                 f"a full rebuild (it writes a second copy of the index, {_size(index)} now)")
 
 
 def disk_workspace(ctx: Context) -> Check | None:
     path = _existing(ctx.workspace)
     if path.stat().st_dev == _existing(ctx.settings.state_path()).stat().st_dev:
         return None  # one line above covers both
-    return _disk("the workspace", path, 0, "notes, transcripts and dreaming's reports")
+    return _disk("the workspace", path, 0, "a burst of notes, transcripts and dreaming's "
+                 "reports")
 
 
 def _directories(roots: list[Path], cap: int) -> int:
