@@ -16,6 +16,7 @@ import pytest
 
 from daemon_harness import Daemon, make_daemon
 from helpers import mount_tmpfs
+from openai_fake import EmbeddingServer
 from openmemd.cli import main
 
 
@@ -107,6 +108,45 @@ def test_broken_openclaw_json_is_a_warning_naming_the_file(doctor, tmp_path, mon
     assert found.startswith(f"! openclaw.json: {oc / 'openclaw.json'}: not valid JSON5 (")
     assert found.endswith(f"— fix: correct {oc / 'openclaw.json'}: until it reads, its "
                           "memorySearch settings and agents are not used")
+
+
+@pytest.fixture
+def embedding_server() -> Iterator[EmbeddingServer]:
+    server = EmbeddingServer()
+    yield server
+    server.close()
+
+
+def remote_toml(url: str) -> str:
+    return f'[embedding]\nprovider = "openai"\nbase_url = "{url}"\nmodel = "fake-embed"\n'
+
+
+def test_remote_provider_answers_one_request(doctor, embedding_server):
+    code, out = doctor(toml=remote_toml(embedding_server.url))
+    found = line(out, "embedding")
+    assert found.startswith(f"✓ embedding: model fake-embed at {embedding_server.url}/embeddings"
+                            " answered one request in ")
+    assert found.endswith(" ms (8 dims)")
+    assert len(embedding_server.requests) == 1
+    assert code == 1, out  # the only warning: no daemon
+
+
+def test_remote_provider_error_is_one_failed_request(doctor, embedding_server):
+    embedding_server.script = [("status", 503, {"error": {"message": "warming up"}})] * 5
+    code, out = doctor(toml=remote_toml(embedding_server.url))
+    assert code == 2
+    assert line(out, "embedding") == (
+        f"✗ embedding: model fake-embed: embedding request to {embedding_server.url}/embeddings"
+        " failed: HTTP 503: warming up — fix: check embedding.base_url, the API key and that "
+        "the server runs")
+    assert len(embedding_server.requests) == 1  # no retries: doctor reports, it does not wait
+
+
+def test_a_config_that_does_not_load_is_the_one_failed_check(doctor, tmp_path):
+    code, out = doctor(toml='[embedding]\nprovider = "bogus"\n')
+    assert code == 2
+    assert out.splitlines()[0].startswith(f"✗ config: {tmp_path / 'config.toml'}: ")
+    assert "'embedding.provider'" in out and out.endswith("\n1 check: 1 failed, 0 warned\n")
 
 
 @pytest.mark.parametrize(("size", "level", "says"), [

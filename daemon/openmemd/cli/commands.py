@@ -297,6 +297,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         settings = _settings(args)
     except ConfigError as exc:
+        if args.command == "doctor":  # naming what is wrong is its job: one failed check
+            from openmemd.cli.doctor import broken_config
+
+            return broken_config(args, exc)
         print(f"openmemd: config error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     from openmemd.protocol.params import usage_problem

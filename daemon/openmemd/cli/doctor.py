@@ -27,6 +27,7 @@ from openmemd.api.doctor import FAIL, LEVELS, OK, WARN, Check
 from openmemd.config import Settings
 from openmemd.config import openclaw as oc_config
 from openmemd.config.layers import sessions_dir
+from openmemd.errors import ConfigError, OpenmemdError
 
 EXIT_OK, EXIT_DEGRADED, EXIT_FAILING = 0, 1, 2
 STATUS_TIMEOUT_S = 10.0
@@ -243,7 +244,11 @@ def _restart_fix() -> str:
 def daemon(ctx: Context) -> Check:
     lookup = ctx.lookup
     if lookup.endpoint is not None:
-        pong = ctx.pong
+        try:
+            pong = ctx.pong
+        except OpenmemdError as exc:  # it stopped since it answered discovery's ping
+            return Check("daemon", WARN, f"the daemon at {lookup.endpoint} stopped answering: "
+                         f"{exc}", "openmemd status; restart the daemon")
         return Check("daemon", OK, f"pid {pong.get('pid')} at {lookup.endpoint} (openmemd "
                      f"{pong.get('version')}) serves this workspace and index")
     if lookup.others:
@@ -258,7 +263,10 @@ def daemon(ctx: Context) -> Check:
 def daemon_version(ctx: Context) -> Check | None:
     if ctx.lookup.endpoint is None:
         return None
-    running = ctx.pong.get("version")
+    try:
+        running = ctx.pong.get("version")
+    except OpenmemdError:
+        return None  # the daemon line says it stopped answering
     if running == __version__:
         return None  # the daemon line shows it
     return Check("daemon version", WARN, f"the daemon runs openmemd {running}, this command "
@@ -268,8 +276,6 @@ def daemon_version(ctx: Context) -> Check | None:
 def daemon_health(ctx: Context) -> Check | None:
     if ctx.lookup.endpoint is None:
         return None
-    from openmemd.errors import OpenmemdError
-
     try:
         reply = ctx.status()
     except OpenmemdError as exc:
@@ -327,12 +333,21 @@ def worst(checks: list[Check]) -> str:
 
 def cmd_doctor(settings: Settings, args: argparse.Namespace) -> int:
     ctx = Context(settings, args)
-    checks = run_checks(ctx)
+    return _report(run_checks(ctx), args, str(ctx.workspace))
+
+
+def broken_config(args: argparse.Namespace, exc: ConfigError) -> int:
+    """The settings do not load, so no other check can run: that is the one finding."""
+    check = Check("config", FAIL, str(exc), "correct the setting where the message says")
+    return _report([check], args, args.workspace or "")
+
+
+def _report(checks: list[Check], args: argparse.Namespace, workspace: str) -> int:
     level = worst(checks)
     code = {OK: EXIT_OK, WARN: EXIT_DEGRADED, FAIL: EXIT_FAILING}[level]
     if args.json:
-        print(json.dumps({"version": __version__, "agent": ctx.agent,
-                          "workspace": str(ctx.workspace), "result": level, "exitCode": code,
+        print(json.dumps({"version": __version__, "agent": args.agent, "workspace": workspace,
+                          "result": level, "exitCode": code,
                           "checks": [c.to_dict() for c in checks]}, ensure_ascii=False,
                          indent=2))
         return code
@@ -341,6 +356,6 @@ def cmd_doctor(settings: Settings, args: argparse.Namespace) -> int:
         print(f"{marks[c.level]} {c.name}: {c.message}" + (fix_sep + c.fix if c.fix else ""))
     warned = sum(c.level == WARN for c in checks)
     failed = sum(c.level == FAIL for c in checks)
-    print(f"\n{len(checks)} checks: " + (f"{failed} failed, {warned} warned"
-                                          if failed or warned else "all good"))
+    print(f"\n{len(checks)} check{'s' if len(checks) != 1 else ''}: "
+          + (f"{failed} failed, {warned} warned" if failed or warned else "all good"))
     return code
