@@ -95,6 +95,15 @@ def test_loose_state_dir_is_a_warning_with_the_chmod(doctor, tmp_path):
     assert line(out, "embedding") == ("✓ embedding: embeddings are off (embedding.provider "
                                       "= none): keyword search only")
     assert state.stat().st_mode & 0o777 == 0o755  # doctor changes nothing
+    (state / "memory").mkdir(mode=0o700)
+    (state / "memory" / "main.sqlite").write_bytes(b"")
+    (state / "memory" / "main.sqlite").chmod(0o644)  # as an older openmemd left it
+    (state / "notes.txt").write_text("the user's own file: not ours to judge")
+    code, out = doctor(toml='[embedding]\nprovider = "none"\n')
+    assert line(out, "state dir") == (
+        f"! state dir: other local users can read or list it: {state} 0755, "
+        f"{state / 'memory' / 'main.sqlite'} 0644 (it holds every chunk of the memory) — fix: "
+        f"chmod 700 {state} && chmod -R go-rwx {state / 'memory'}")
 
 
 def test_broken_openclaw_json_is_a_warning_naming_the_file(doctor, tmp_path, monkeypatch):

@@ -21,7 +21,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from openmemd import __version__, discovery
+from openmemd import __version__, discovery, paths
 from openmemd.api import doctor as engine
 from openmemd.api.doctor import FAIL, LEVELS, OK, WARN, Check
 from openmemd.config import Settings
@@ -117,27 +117,31 @@ def _loose(path: Path) -> int | None:
 
 
 def state_permissions(ctx: Context) -> Check:
-    """The rules of paths.private_state: directories 0700, files 0600."""
+    """The rules of paths.private_state: directories 0700, files 0600. Only openmemd's own
+    entries are looked at: a state_dir the user chose may hold other things."""
     root = ctx.settings.state_path()
     if not root.is_dir():
         return Check("state dir", OK, f"{root} not created yet (the first index creates it "
                      "0700)")
-    entries = [root]
-    for parent in (root, root / "memory"):
-        try:
-            entries += sorted(parent.iterdir()) if parent.is_dir() else []
-        except OSError:
-            pass
-    loose = [(p, mode) for p in dict.fromkeys(entries) if (mode := _loose(p)) is not None]
+    memory = root / "memory"
+    try:
+        inside = sorted(memory.iterdir()) if memory.is_dir() else []
+    except OSError:
+        inside = []
+    loose = [(p, mode) for p in (root, paths.endpoint_record(root), memory, *inside)
+             if (mode := _loose(p)) is not None]
     if not loose:
         return Check("state dir", OK, f"{root}: private (directories 0700, files 0600)")
     shown = ", ".join(f"{p} {mode:04o}" for p, mode in loose[:3])
     more = f" and {len(loose) - 3} more" if len(loose) > 3 else ""
-    only_root = [p for p, _ in loose] == [root]
+    found = {p for p, _ in loose}
+    fixes = [f"chmod 700 {root}" if root in found else "",
+             f"chmod 600 {paths.endpoint_record(root)}"
+             if paths.endpoint_record(root) in found else "",
+             f"chmod -R go-rwx {memory}" if found - {root, paths.endpoint_record(root)} else ""]
     return Check("state dir", WARN,
                  f"other local users can read or list it: {shown}{more} (it holds every chunk "
-                 "of the memory)",
-                 f"chmod 700 {root}" if only_root else f"chmod -R go-rwx {root}")
+                 "of the memory)", " && ".join(f for f in fixes if f))
 
 
 def _size(n: float) -> str:
