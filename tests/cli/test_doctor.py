@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -17,7 +18,10 @@ import pytest
 from daemon_harness import Daemon, make_daemon
 from helpers import mount_tmpfs
 from openai_fake import EmbeddingServer
+from openmemd import __version__
 from openmemd.cli import main
+
+PACKAGE = Path(__file__).resolve().parents[2] / "daemon" / "openmemd"
 
 
 @pytest.fixture
@@ -196,9 +200,10 @@ def daemon() -> Iterator[Daemon]:
 
 
 def run_json(d: Daemon, workspace: Path) -> tuple[int, dict[str, dict[str, str]]]:
+    env = {k: v for k, v in d.env.items() if k != "PYTHONPATH"}  # this package, not its copy
     done = subprocess.run([sys.executable, "-m", "openmemd", "doctor", "--json", "--config",
                            str(d.config), "--workspace", str(workspace), "--state-dir",
-                           str(d.root / "state")], env=d.env, capture_output=True, text=True,
+                           str(d.root / "state")], env=env, capture_output=True, text=True,
                           timeout=120)
     assert not done.stderr, done.stderr
     report = json.loads(done.stdout)
@@ -210,12 +215,37 @@ def test_daemon_serving_this_workspace(daemon):
     code, checks = run_json(daemon, daemon.workspace)
     assert checks["daemon"]["level"] == "ok"
     assert checks["daemon"]["message"] == (
-        f"pid {daemon.proc.pid} at {daemon.endpoint} (openmemd "
-        f"{__import__('openmemd').__version__}) serves this workspace and index")
+        f"pid {daemon.proc.pid} at {daemon.endpoint} (openmemd {__version__}) serves this "
+        "workspace and index")
     assert checks["daemon health"] == {"name": "daemon health", "level": "ok",
                                        "message": "healthy", "fix": ""}
     assert "daemon version" not in checks  # the same version
     assert code == 0, checks
+
+
+def test_a_daemon_of_another_version_is_an_upgrade_under_it():
+    gen = make_daemon()
+    d = next(gen)
+    try:
+        # The daemon runs a copy of the package that calls itself older: what it still runs
+        # after `pip install -U openmemd` replaced the package under it.
+        site = d.root / "site"
+        shutil.copytree(PACKAGE, site / "openmemd", ignore=shutil.ignore_patterns("__pycache__"))
+        init = site / "openmemd" / "__init__.py"
+        init.write_text(init.read_text().replace(f'__version__ = "{__version__}"',
+                                                 '__version__ = "0.0.1"'))
+        d.env["PYTHONPATH"] = str(site)
+        d.start()
+        code, checks = run_json(d, d.workspace)
+    finally:
+        gen.close()
+    assert checks["daemon"]["level"] == "ok" and "(openmemd 0.0.1)" in checks["daemon"]["message"]
+    found = checks["daemon version"]
+    assert found["level"] == "warn"
+    assert found["message"] == (f"the daemon runs openmemd 0.0.1, this command is {__version__}:"
+                                " it was upgraded under the running daemon")
+    assert found["fix"].startswith("restart the daemon: ")
+    assert code == 1
 
 
 def test_daemon_serving_another_workspace_is_named(daemon, tmp_path):
