@@ -35,7 +35,9 @@ def doctor(tmp_path, workspace, capsys):
                           + (toml or '[embedding]\nprovider = "local"\n'), encoding="utf-8")
         code = main(["doctor", *args, "--config", str(config),
                      "--endpoint", f"ipc://{tmp_path}/none.sock"])
-        return code, capsys.readouterr().out
+        out, err = capsys.readouterr()
+        assert err == ""  # every finding is a line of the report, said once
+        return code, out
 
     (workspace / "MEMORY.md").write_text("# Memory\n\nThe kestrel nests on the roof.\n")
     return run

@@ -312,7 +312,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from openmemd.log import configure_logging, set_level
 
     configure_logging(settings, log_layer_warning=args.command == "run")  # the daemon logs it
-    if args.command != "run" and settings.loaded is not None and settings.loaded.warning:
+    if args.command not in ("run", "doctor") and settings.loaded is not None \
+            and settings.loaded.warning:  # the daemon logs it, doctor reports it as a check
         print(f"openmemd: warning: {settings.loaded.warning}", file=sys.stderr)
     if args.command != "run" and not args.log_level:
         set_level("warning")  # one-shot commands: only what needs the user's attention
