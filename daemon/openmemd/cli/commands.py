@@ -67,6 +67,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--deep", action="store_true", help="also embed a probe and run a test query")
     _common(p)
 
+    p = sub.add_parser("doctor", help="check the set-up, each problem with its fix")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    _common(p)
+
     p = sub.add_parser("index", help="sync the index with the workspace now")
     p.add_argument("--force", action="store_true",
                    help="rebuild the whole index from the Markdown (cached embeddings reused)")
@@ -201,6 +205,12 @@ def cmd_status(settings: Settings, args: argparse.Namespace) -> int:
     return status(settings, args)
 
 
+def cmd_doctor(settings: Settings, args: argparse.Namespace) -> int:
+    from openmemd.cli.doctor import cmd_doctor as doctor
+
+    return doctor(settings, args)
+
+
 def cmd_workspace(settings: Settings, args: argparse.Namespace) -> int:
     from openmemd.cli.report import cmd_workspace as workspace
 
@@ -278,8 +288,9 @@ def cmd_service(settings: Settings, args: argparse.Namespace) -> int:
 
 
 COMMANDS: dict[str, Callable[[Settings, argparse.Namespace], int]] = {
-    "run": cmd_run, "status": cmd_status, "index": cmd_index, "search": cmd_search,
-    "get": cmd_get, "dream": cmd_dream, "service": cmd_service, "workspace": cmd_workspace,
+    "run": cmd_run, "status": cmd_status, "doctor": cmd_doctor, "index": cmd_index,
+    "search": cmd_search, "get": cmd_get, "dream": cmd_dream, "service": cmd_service,
+    "workspace": cmd_workspace,
     "config": config_cmd.run, "add": mcp_cmd.cmd_add, "mcp": mcp_cmd.cmd_mcp,
     "store": store_cmd.run,
 }
@@ -291,6 +302,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         settings = _settings(args)
     except ConfigError as exc:
+        if args.command == "doctor":  # naming what is wrong is its job: one failed check
+            from openmemd.cli.doctor import broken_config
+
+            return broken_config(args, exc)
         print(f"openmemd: config error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     from openmemd.protocol.params import usage_problem
@@ -302,7 +317,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from openmemd.log import configure_logging, set_level
 
     configure_logging(settings, log_layer_warning=args.command == "run")  # the daemon logs it
-    if args.command != "run" and settings.loaded is not None and settings.loaded.warning:
+    if args.command not in ("run", "doctor") and settings.loaded is not None \
+            and settings.loaded.warning:  # the daemon logs it, doctor reports it as a check
         print(f"openmemd: warning: {settings.loaded.warning}", file=sys.stderr)
     if args.command != "run" and not args.log_level:
         set_level("warning")  # one-shot commands: only what needs the user's attention

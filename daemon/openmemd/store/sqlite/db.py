@@ -95,6 +95,16 @@ def load_vec(conn: Connection) -> VectorSupport:
         return VectorSupport(False, reason=str(exc) or type(exc).__name__)
 
 
+def probe_vec() -> VectorSupport:
+    """Whether sqlite-vec loads into the driver the store connects with, in a throwaway
+    in-memory database (`openmemd doctor`: nothing is written anywhere)."""
+    conn = _module().connect(":memory:")
+    try:
+        return load_vec(conn)
+    finally:
+        conn.close()
+
+
 def sqlite_version(conn: Connection) -> str:
     return str(conn.execute("SELECT sqlite_version()").fetchone()[0])
 
