@@ -1,6 +1,7 @@
 """The daemon's lifecycle: start-up, the main loop (signals, systemd watchdog), shutdown.
 
-Start-up order: logging -> endpoint check -> pid lock (one daemon per endpoint) -> indexes ->
+Start-up order: logging -> endpoint check -> pid lock (one daemon per endpoint) -> every module
+a request can need (preload.py: imported here, never first by request threads) -> indexes ->
 indexer threads (model warm-up and start-up reconcile queued on them, so the socket answers at
 once) -> watchers -> ZeroMQ server -> scheduler -> READY=1.
 
@@ -45,6 +46,7 @@ from openmemd.server.agent import AgentRuntime
 from openmemd.server.handlers import Dispatcher
 from openmemd.server.lock import AlreadyRunning, PidLock
 from openmemd.server.mcp_host import McpHost, socket_path
+from openmemd.server.preload import preload
 from openmemd.server.scheduler import Jobs, MaintenanceScheduler
 from openmemd.server.zmq_server import ServerError, ZmqServer
 
@@ -145,6 +147,9 @@ class Daemon:
         self._lock.acquire(f"on {endpoint.url}")
         log.info("openmemd starting", version=__version__, pid=os.getpid(),
                  endpoint=endpoint.url, config=s.config_file or None)
+        # Before any thread of ours starts: imports on one thread only.
+        not_installed = preload()
+        log.debug("modules preloaded", not_installed=not_installed or None)
 
         for agent_id in s.agent_ids():
             agent = AgentRuntime(agent_id, s, force_polling=self._force_polling)
