@@ -87,7 +87,7 @@ def test_a_fresh_interpreter_has_them_all_after_preload() -> None:
 
 
 # What the daemon does before it serves MCP sessions (mcp_host.py), then one session as a host
-# opens it; prints the modules that session imported.
+# opens it; writes the modules that session imported to the file named by its argument.
 HOSTED_SESSION = """
 import json, socket, sys, tempfile, time
 from pathlib import Path
@@ -116,14 +116,15 @@ with socket.socket(socket.AF_UNIX) as conn:
         if "method" not in message or "id" in message:
             assert b"error" not in lines.readline()
 host.stop()
-print(json.dumps(sorted(set(sys.modules) - before)))
+Path(sys.argv[1]).write_text(json.dumps(sorted(set(sys.modules) - before)))
 """
 
 
-def test_a_hosted_mcp_session_imports_nothing_new() -> None:
+def test_a_hosted_mcp_session_imports_nothing_new(tmp_path: Path) -> None:
     # Sessions start on their own threads, several at once: what a first session would
     # import (anyio's event loop backend, its socket streams) is imported before serving.
-    out = subprocess.run([sys.executable, "-c", HOSTED_SESSION], capture_output=True,
-                         text=True, timeout=120)
+    result = tmp_path / "imported.json"
+    out = subprocess.run([sys.executable, "-c", HOSTED_SESSION, str(result)],
+                         capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert json.loads(out.stdout.splitlines()[-1]) == []  # (log lines come first)
+    assert json.loads(result.read_text()) == []
