@@ -1,7 +1,8 @@
 """The daemon's lifecycle: start-up, the main loop (signals, systemd watchdog), shutdown.
 
 Start-up order: logging -> endpoint check -> pid lock (one daemon per endpoint) -> every module
-a request can need (preload.py: imported here, never first by request threads) -> indexes ->
+a request can need (preload.py: imported here, never first by request threads; the package's
+files recorded, so `status` notices an upgrade under the daemon: install_watch.py) -> indexes ->
 indexer threads (model warm-up and start-up reconcile queued on them, so the socket answers at
 once) -> watchers -> ZeroMQ server -> scheduler -> READY=1.
 
@@ -44,6 +45,7 @@ from openmemd.protocol.endpoint import (
 from openmemd.server import openclaw_side, sdnotify
 from openmemd.server.agent import AgentRuntime
 from openmemd.server.handlers import Dispatcher
+from openmemd.server.install_watch import InstallWatch
 from openmemd.server.lock import AlreadyRunning, PidLock
 from openmemd.server.mcp_host import McpHost, socket_path
 from openmemd.server.preload import preload
@@ -147,7 +149,9 @@ class Daemon:
         self._lock.acquire(f"on {endpoint.url}")
         log.info("openmemd starting", version=__version__, pid=os.getpid(),
                  endpoint=endpoint.url, config=s.config_file or None)
-        # Before any thread of ours starts: imports on one thread only.
+        # The package's files as loaded, then the rest of it, before any thread of ours
+        # starts: imports on one thread only.
+        install = InstallWatch()
         not_installed = preload()
         log.debug("modules preloaded", not_installed=not_installed or None)
 
@@ -170,7 +174,8 @@ class Daemon:
             scheduler_info=self._scheduler_info, server_info=self._server_info,
             config_file=s.config_file,
             notes=lambda: openclaw_side.notes(self.settings, self.agents),
-            mcp_socket=lambda: self.mcp.advertised() if self.mcp is not None else None)
+            mcp_socket=lambda: self.mcp.advertised() if self.mcp is not None else None,
+            install_problems=install.problems)
         self._ctx = zmq.Context()
         self.server = ZmqServer(endpoint, dispatcher, workers=s.server.workers,
                                 max_message_bytes=s.server.max_message_bytes, context=self._ctx)
