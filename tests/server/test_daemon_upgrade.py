@@ -63,3 +63,18 @@ def test_an_upgrade_under_the_daemon_is_reported_and_requests_still_work(
     with daemon.client() as c:
         assert c.status()["health"] == "degraded"
     assert daemon.stop() == 0
+
+
+def test_the_watch_names_added_files_and_keeps_the_problem(tmp_path: Path) -> None:
+    from openmemd.server.install_watch import InstallWatch
+
+    (tmp_path / "__pycache__").mkdir()
+    (tmp_path / "a.py").write_text("x = 1\n")
+    watch = InstallWatch(tmp_path, check_every_s=0)
+    (tmp_path / "__pycache__" / "a.cpython-311.pyc").write_bytes(b"\0")  # Python's own
+    assert watch.problems() == []
+    (tmp_path / "b.py").write_text("y = 2\n")
+    [problem] = watch.problems()
+    assert "1 added, e.g. b.py" in problem
+    (tmp_path / "b.py").unlink()  # once seen it stays (no coming and going while pip works)
+    assert watch.problems() == [problem]
