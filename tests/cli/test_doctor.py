@@ -308,10 +308,11 @@ def test_postgres_sql_ascii_database_fails_with_how_to_make_a_utf8_one(doctor, p
         pg_server.admin(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
     assert code == 2
     assert line(out, "postgresql") == (
-        f"✗ postgresql: database {name} at {pg_server.url(name)} is encoded SQL_ASCII, not "
-        "UTF8: notes in most scripts cannot be stored or searched there — fix: create a UTF-8 "
-        "database and point store.url at it: CREATE DATABASE openmemd ENCODING 'UTF8' "
-        "TEMPLATE template0 LC_COLLATE 'C' LC_CTYPE 'C'")
+        f"✗ postgresql: store.url {pg_server.url(name)} names a database encoded SQL_ASCII, "
+        "and openmemd needs UTF8: create one with `createdb --encoding=UTF8 "
+        "--template=template0 NAME` (or a server with `initdb --encoding=UTF8 "
+        "--locale=C.UTF-8`) and point store.url at it — fix: point store.url at a UTF-8 "
+        "database")
 
 
 def test_doctor_runs_without_a_terminal_that_shows_marks(tmp_path, workspace):

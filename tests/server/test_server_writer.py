@@ -18,7 +18,8 @@ import pytest
 from helpers import logged, wait_for
 from openmemd.config import Settings
 from openmemd.errors import NotFoundError, UnavailableError
-from openmemd.server.served_index import Progress, ServedIndex
+from openmemd.progress import Progress
+from openmemd.server.served_index import ServedIndex
 from openmemd.server.watcher import Change
 from openmemd.server.writer import IndexWriter
 

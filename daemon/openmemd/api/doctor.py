@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from openmemd.config import Settings
-from openmemd.errors import OpenmemdError
+from openmemd.errors import ConfigError, OpenmemdError
 
 OK, WARN, FAIL = "ok", "warn", "fail"
 LEVELS = (OK, WARN, FAIL)  # worst last
@@ -120,10 +120,13 @@ def postgres(settings: Settings) -> Check | None:
         from openmemd.store.postgres.connect import Target, connect, translated
     except ImportError as exc:
         return Check("postgresql", FAIL, f"store.backend = \"postgres\" needs the postgres "
-                     f"extra ({exc.name} is missing)", "pip install 'openmemd[postgres]'")
+                     f"extra ({exc.name} is missing)",
+                     "pip install 'psycopg[binary]' psycopg-pool pgvector")
     target = Target(store.url, store.statement_timeout_ms)
     try:
-        conn = connect(target)
+        conn = connect(target)  # refuses a database that is not UTF-8, saying how to make one
+    except ConfigError as exc:
+        return Check("postgresql", FAIL, str(exc), "point store.url at a UTF-8 database")
     except OpenmemdError as exc:
         return Check("postgresql", FAIL, str(exc),
                      "start the server, or correct store.url (or OPENMEMD_STORE_URL)")
@@ -139,13 +142,6 @@ def postgres(settings: Settings) -> Check | None:
     finally:
         conn.close()
     where = f"database {dbname} at {target.shown}"
-    if encoding.upper() not in ("UTF8", "UTF-8"):
-        new = "openmemd_utf8" if dbname == "openmemd" else "openmemd"
-        return Check("postgresql", FAIL,
-                     f"{where} is encoded {encoding}, not UTF8: notes in most scripts "
-                     "cannot be stored or searched there",
-                     f"create a UTF-8 database and point store.url at it: CREATE DATABASE {new} "
-                     "ENCODING 'UTF8' TEMPLATE template0 LC_COLLATE 'C' LC_CTYPE 'C'")
     if not pgvector:
         return Check("postgresql", FAIL, f"{where}: the server has no pgvector extension",
                      "install pgvector on the server (its package, e.g. postgresql-18-pgvector)")

@@ -1,6 +1,8 @@
 """The daemon's lifecycle: start-up, the main loop (signals, systemd watchdog), shutdown.
 
-Start-up order: logging -> endpoint check -> pid lock (one daemon per endpoint) -> indexes ->
+Start-up order: logging -> endpoint check -> pid lock (one daemon per endpoint) -> every module
+a request can need (preload.py: imported here, never first by request threads; the package's
+files recorded, so `status` notices an upgrade under the daemon: install_watch.py) -> indexes ->
 indexer threads (model warm-up and start-up reconcile queued on them, so the socket answers at
 once) -> watchers -> ZeroMQ server -> scheduler -> READY=1.
 
@@ -44,8 +46,10 @@ from openmemd.protocol.endpoint import (
 from openmemd.server import openclaw_side, sdnotify
 from openmemd.server.agent import AgentRuntime, changed
 from openmemd.server.handlers import Dispatcher
+from openmemd.server.install_watch import InstallWatch
 from openmemd.server.lock import AlreadyRunning, PidLock
 from openmemd.server.mcp_host import McpHost, socket_path
+from openmemd.server.preload import preload
 from openmemd.server.scheduler import Jobs, MaintenanceScheduler
 from openmemd.server.zmq_server import ServerError, ZmqServer
 
@@ -145,6 +149,11 @@ class Daemon:
         self._lock.acquire(f"on {endpoint.url}")
         log.info("openmemd starting", version=__version__, pid=os.getpid(),
                  endpoint=endpoint.url, config=s.config_file or None)
+        # The package's files as loaded, then the rest of it, before any thread of ours
+        # starts: imports on one thread only.
+        install = InstallWatch()
+        not_installed = preload()
+        log.debug("modules preloaded", not_installed=not_installed or None)
 
         for agent_id in s.agent_ids():
             agent = AgentRuntime(agent_id, s, force_polling=self._force_polling)
@@ -165,7 +174,8 @@ class Daemon:
             scheduler_info=self._scheduler_info, server_info=self._server_info,
             config_file=s.config_file, config_files=lambda: config_files(self.settings),
             notes=self._notes,
-            mcp_socket=lambda: self.mcp.advertised() if self.mcp is not None else None)
+            mcp_socket=lambda: self.mcp.advertised() if self.mcp is not None else None,
+            install_problems=install.problems)
         self._ctx = zmq.Context()
         self.server = ZmqServer(endpoint, dispatcher, workers=s.server.workers,
                                 max_message_bytes=s.server.max_message_bytes, context=self._ctx)

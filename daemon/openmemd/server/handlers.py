@@ -38,7 +38,8 @@ class Dispatcher:
                  config_file: str = "",
                  config_files: Callable[[], list[str]] | None = None,
                  notes: Callable[[], list[str]] | None = None,
-                 mcp_socket: Callable[[], str | None] | None = None) -> None:
+                 mcp_socket: Callable[[], str | None] | None = None,
+                 install_problems: Callable[[], list[str]] | None = None) -> None:
         self.agents = agents
         self.endpoint = endpoint
         self.started = time.time()
@@ -50,6 +51,7 @@ class Dispatcher:
         self._config_files = config_files or list
         self._notes = notes or list
         self._mcp_socket = mcp_socket or (lambda: None)
+        self._install_problems = install_problems or list  # install_watch.py
 
     def __call__(self, request: Request) -> dict[str, Any]:
         if isinstance(request, PingRequest):
@@ -108,6 +110,7 @@ class Dispatcher:
             problems.append("scheduler is not running")
         server = self._server_info()
         problems += server.get("problems") or []  # dead, stuck or replaced request workers
+        problems += self._install_problems()  # openmemd upgraded under this daemon
         return {"running": True, "health": health.overall(problems), "problems": problems,
                 "version": __version__, "pid": os.getpid(), "endpoint": self.endpoint,
                 "startedAt": iso(self.started),

