@@ -34,9 +34,11 @@ log = get_logger(__name__)
 MAX_LINE = 4 * 1024 * 1024  # one JSON-RPC message, in bytes
 LIMIT = f"the {MAX_LINE >> 20} MiB ({MAX_LINE} bytes) limit of one MCP message"
 MAX_MEMBER = 1024  # a top-level member kept to read an id or a method from
-_ANSWERED = ("id", "method")
+_WANTED = (b'"id"', b'"method"')  # the members that say what to answer
 _OBJECT_START = re.compile(rb"[ \t\r]*\{")
-_OUTSIDE = re.compile(rb'[\]\[{}",]')  # what changes the scanner's state outside a string
+# What changes the scanner's state outside a string: a run of brackets is one step (an
+# array nested 100,000 deep is then two steps, not 200,000).
+_OUTSIDE = re.compile(rb'[\[{]+|[\]}]+|[",]')
 _INSIDE = re.compile(rb'["\\]')  # ... and inside one
 _LONE_SURROGATE = re.compile(
     rb"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
@@ -76,24 +78,25 @@ class _TopLevel:
             pos = found.end()
             self._step(data[end:pos])
 
-    def _step(self, byte: bytes | bytearray) -> None:
+    def _step(self, token: bytes | bytearray) -> None:
         if self._in_string:
-            self._keep(byte)
-            self._escaped = byte == b"\\"
+            self._keep(token)
+            self._escaped = token == b"\\"
             self._in_string = self._escaped
-        elif byte == b'"':
+        elif token == b'"':
             self._in_string = True
-            self._keep(byte)
-        elif byte in (b"{", b"["):
-            self._depth += 1
-            if self._depth == 2:
+            self._keep(token)
+        elif token[:1] in (b"{", b"["):
+            self._depth += len(token)
+            if self._depth >= 2:
                 self._member = None  # a nested value: neither an id nor a method
-        elif byte in (b"}", b"]"):
-            if self._depth == 1:
+        elif token[:1] in (b"}", b"]"):
+            nested = min(len(token), self._depth - 1)  # closings inside the top-level object
+            self._depth -= nested
+            if len(token) > nested:  # and the object's own
                 self._end_member()
-            self._depth -= 1
-            self._done = self._depth == 0
-        elif self._depth == 1:  # a comma between members
+                self._done = True
+        elif self._depth == 1:  # a comma between the object's members
             self._end_member()
 
     def _keep(self, data: bytes | bytearray) -> None:
@@ -105,10 +108,11 @@ class _TopLevel:
 
     def _end_member(self) -> None:
         member, self._member = self._member, bytearray()
-        if member is None or not member.lstrip().startswith((b'"id"', b'"method"')):
+        if member is None or not member.lstrip().startswith(_WANTED):
             return
         with suppress(ValueError):
             self.members.update(json.loads(b"{" + member + b"}"))
+        self._done = len(self.members) == len(_WANTED)  # the rest does not matter
 
 
 def _request_id(members: dict[str, Any]) -> int | str | None:
