@@ -149,7 +149,7 @@ def rejection(line: bytes, exc: ValidationError) -> types.JSONRPCError:
 def _shape_problem(line: bytes, exc: ValidationError) -> str:
     """What makes this JSON no JSON-RPC message, judged as the kind it looks like."""
     try:
-        message = json.loads(line)
+        message = json.loads(line.decode("utf-8", "replace"))  # as the SDK read it
     except (ValueError, RecursionError):
         message = None
     if not isinstance(message, dict):
@@ -246,9 +246,9 @@ class JsonRpcLines:
         return True
 
     async def _answer(self, reply: types.JSONRPCError | types.JSONRPCResponse) -> None:
-        error = reply.error if isinstance(reply, types.JSONRPCError) else None
-        log.warning("mcp_message_refused", id=reply.id, code=error.code if error else None,
-                    reason=error.message[:200] if error else "too large")
+        why = (reply.error.message if isinstance(reply, types.JSONRPCError)
+               else reply.result["content"][0]["text"])
+        log.warning("mcp_message_refused", id=reply.id, reason=why[:200])
         await self._ready.wait()
         with suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
             await self._replies.send(SessionMessage(reply))
