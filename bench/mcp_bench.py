@@ -36,10 +36,10 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import anyio
+from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from daemon import WORDS, make_workspace, pct
-from mcp import ClientSession, StdioServerParameters
 from openmemd.client import Client, DaemonNotRunning
 
 

@@ -12,7 +12,13 @@ import anyio
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from mcp_session import call, call_error, mcp_session, server_args
+from mcp_session import (
+    call,
+    call_error,
+    every_bad_line_is_answered_and_the_session_goes_on,
+    mcp_session,
+    server_args,
+)
 from openmemd.cli import main
 from openmemd.cli.mcp_cmd import NEEDS_SDK
 
@@ -205,6 +211,33 @@ def test_stdout_carries_only_protocol_and_closing_stdin_exits_0(setup) -> None:
     assert replies[2]["result"]["structuredContent"]["results"][0]["path"] == "MEMORY.md"
     assert replies[3]["result"]["isError"] is True
     assert "Traceback" not in stderr
+
+
+def test_every_line_the_sdk_cannot_read_gets_its_error_and_the_session_goes_on(setup) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, *server_args(setup["workspace"], setup["state_dir"], setup["config"])],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env={"OPENMEMD_ENDPOINT": setup["endpoint"], "PATH": "/usr/bin:/bin"})
+    try:
+        every_bad_line_is_answered_and_the_session_goes_on(proc)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+    assert list((setup["workspace"] / "memory").glob("*.md")) == []  # the bad add wrote nothing
+
+
+def test_a_call_over_4_mib_is_a_tool_error_and_the_session_goes_on(setup) -> None:
+    async def scenario() -> None:
+        async with session(setup) as s:
+            big = await call_error(s, "memory_add", {"text": "x" * (5 << 20)})
+            assert big.startswith("this call is 52429") and big.endswith(
+                "over the 4 MiB (4194304 bytes) limit of one MCP message; nothing was done")
+            found = await call(s, "memory_search", {"query": "pelican"})
+            assert found["results"]  # still serving
+
+    anyio.run(scenario)
+    assert list((setup["workspace"] / "memory").glob("*.md")) == []
 
 
 def test_starting_the_server_imports_no_index_model_or_socket_code() -> None:

@@ -17,7 +17,13 @@ import pytest
 
 from daemon_harness import Daemon, make_daemon
 from helpers import wait_for
-from mcp_session import call, call_error, mcp_session, server_args
+from mcp_session import (
+    call,
+    call_error,
+    every_bad_line_is_answered_and_the_session_goes_on,
+    mcp_session,
+    server_args,
+)
 from openmemd.client import RemoteBadRequest
 
 
@@ -175,6 +181,41 @@ def test_mcp_pipe_exits_0_with_one_line_when_the_daemon_dies_mid_session(
     assert "Traceback" not in err
     assert proc.stdin is not None
     proc.stdin.close()
+
+
+def test_every_line_a_hosted_session_cannot_read_gets_its_error_and_it_goes_on(
+        daemon: Daemon) -> None:
+    (daemon.workspace / "MEMORY.md").write_text("# Memory\n\nThe launch codeword is pelican.\n")
+    start_hosting(daemon)
+    proc = raw_mcp(daemon, no_sdk_env(daemon))  # the pipe: every reply comes from the daemon
+    try:
+        stderr = every_bad_line_is_answered_and_the_session_goes_on(proc)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+    assert "went away" not in stderr
+    assert list((daemon.workspace / "memory").glob("*.md")) == []  # the bad add wrote nothing
+    assert daemon.stop() == 0
+
+
+def test_a_call_over_4_mib_to_a_hosted_session_is_a_tool_error_and_it_goes_on(
+        daemon: Daemon) -> None:
+    (daemon.workspace / "MEMORY.md").write_text("# Memory\n\nThe launch codeword is pelican.\n")
+    start_hosting(daemon)
+
+    async def scenario() -> None:
+        async with session(daemon, no_sdk_env(daemon)) as s:
+            big = await call_error(s, "memory_add", {"text": "x" * (5 << 20)})
+            assert big.startswith("this call is 52429") and big.endswith(
+                "over the 4 MiB (4194304 bytes) limit of one MCP message; nothing was done")
+            found = await call(s, "memory_search", {"query": "pelican"})
+            assert [r["path"] for r in found["results"]] == ["MEMORY.md"]
+            assert (await call(s, "memory_status"))["mode"] == "daemon"
+
+    anyio.run(scenario)
+    assert list((daemon.workspace / "memory").glob("*.md")) == []
+    assert daemon.stop() == 0
 
 
 def test_two_concurrent_mcp_sessions_share_the_daemon(daemon: Daemon) -> None:

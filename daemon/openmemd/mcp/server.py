@@ -4,7 +4,8 @@ Where it runs: a daemon that has the SDK hosts the sessions itself (server/mcp_h
 server/mcp_session.py: the same tools on the daemon's Dispatcher, the SDK's stdio transport on
 the connection), and `openmemd mcp` is only a byte pipe to it (mcp/pipe.py),
 which starts in a fraction of a second. Otherwise this module serves stdio in the `openmemd
-mcp` process (`serve`), paying the SDK's import (about 2 s of CPU) before `initialize`.
+mcp` process (`serve`), paying the SDK's import (about 2 s of CPU) before `initialize`. Either
+way the transport reads through mcp/lines.py, which answers the lines it cannot take.
 
 In process, one memory whichever way in (`openmemd.api.route.SessionRoute`): when a daemon
 serves this agent and workspace, every call is a request to its socket (its searches count as
@@ -16,12 +17,14 @@ until the first tool call needs it.
 from __future__ import annotations
 
 import argparse
+import sys
 
 import anyio
-from mcp.server.stdio import stdio_server
+from anyio.streams.file import FileReadStream
 
 from openmemd.config import Settings
 from openmemd.log import get_logger
+from openmemd.mcp.lines import session_streams
 from openmemd.mcp.tools import build_server
 
 log = get_logger(__name__)
@@ -39,8 +42,11 @@ def serve(settings: Settings, args: argparse.Namespace) -> int:
     server = build_server(route, args.agent)
 
     async def main() -> None:
-        async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+        # Unbuffered: a read returns what the host has written so far, not 64 KiB or EOF.
+        with open(sys.stdin.fileno(), "rb", buffering=0, closefd=False) as stdin:
+            async with session_streams(FileReadStream(stdin)) as (read_stream, write_stream):
+                await server.run(read_stream, write_stream,
+                                 server.create_initialization_options())
 
     try:
         anyio.run(main)

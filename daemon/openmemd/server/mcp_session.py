@@ -14,45 +14,28 @@ from typing import Any
 import anyio
 import mcp_types as types
 from anyio.abc import UNIXSocketStream
-from anyio.streams.buffered import BufferedByteReceiveStream
-from mcp.server.stdio import stdio_server
 
 from openmemd import __version__
 from openmemd.log import get_logger
+from openmemd.mcp.lines import session_streams
 from openmemd.mcp.tools import build_server
 from openmemd.protocol.handler import Handler
 
 log = get_logger(__name__)
 
 
-MAX_LINE = 4 * 1024 * 1024  # one JSON-RPC message from a hosted session's client
 _WARM_UP = json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
     "protocolVersion": types.LATEST_PROTOCOL_VERSION, "capabilities": {},
     "clientInfo": {"name": "openmemd-warm-up", "version": __version__}}}).encode() + b"\n"
 
 
-class _SocketLines:
-    """A connected socket as the SDK's stdio transport reads and writes its streams (`async
-    for line in stdin`, `await stdout.write(text)`, `await stdout.flush()`), on the event
-    loop itself: no thread hop per message as with `anyio.wrap_file`."""
+class _SocketWriter:
+    """A connected socket as the SDK's stdio transport writes its stdout (`await
+    stdout.write(text)`, `await stdout.flush()`), on the event loop itself: no thread hop per
+    message as with `anyio.wrap_file`."""
 
     def __init__(self, stream: Any) -> None:
         self._stream = stream
-        self._lines = BufferedByteReceiveStream(stream)
-
-    def __aiter__(self) -> _SocketLines:
-        return self
-
-    async def __anext__(self) -> str:
-        try:
-            line = await self._lines.receive_until(b"\n", MAX_LINE)
-        except (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError,
-                anyio.ClosedResourceError):
-            raise StopAsyncIteration from None
-        except anyio.DelimiterNotFound:
-            log.warning("mcp_message_too_long", limit=MAX_LINE)
-            raise StopAsyncIteration from None
-        return line.decode("utf-8", "replace")
 
     async def write(self, text: str) -> None:
         try:
@@ -66,16 +49,15 @@ class _SocketLines:
 
 def serve_socket(dispatcher: Handler, agent: str, sock: Any) -> None:
     """One MCP session over a connected socket, until its input ends: the SDK's stdio
-    transport on the socket's streams (newline-delimited JSON-RPC, exactly as on stdio)."""
+    transport on the socket's streams (newline-delimited JSON-RPC, exactly as on stdio),
+    reading through mcp/lines.py as `openmemd mcp` in process does."""
     server = build_server(dispatcher, agent)
 
     async def main() -> None:
         stream = await UNIXSocketStream.from_socket(sock)
-        async with stream:
-            lines: Any = _SocketLines(stream)
-            async with stdio_server(lines, lines) as (read_stream, write_stream):
-                await server.run(read_stream, write_stream,
-                                 server.create_initialization_options())
+        async with stream, session_streams(stream, _SocketWriter(stream)) as (read_stream,
+                                                                              write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
 
     anyio.run(main)
 
