@@ -42,7 +42,7 @@ WRAPPER_TAG = "untrusted-memory-files"
 FILE_TAG = "memory-file"
 # An opening or closing tag of the wrapper inside a file's text, however it is spaced or cased.
 _TAG_RE = re.compile(rf"<(\s*/?\s*)({WRAPPER_TAG}|{FILE_TAG})", re.IGNORECASE)
-_MAX_UTF8 = 4  # bytes of the longest character: a character budget never needs more bytes
+_MAX_UTF8 = 4  # bytes of the longest character
 
 
 @dataclass(frozen=True)
@@ -123,7 +123,10 @@ def startup_context(workspace: str | os.PathLike[str], settings: Settings,
     days = tuple((day - timedelta(days=n)).isoformat() for n in range(2))
     budgets = settings.context
     reader = _Reader(root)
-    files = [*_bootstrap(reader, budgets), *_daily(reader, days, budgets)]
+    # bootstrap files are read whole (up to the index's file size cap) to count what a cut
+    # leaves out in characters; the byte cap still holds when a budget needs more
+    read_cap = max(settings.sync.max_file_bytes, _MAX_UTF8 * budgets.bootstrap_max_chars)
+    files = [*_bootstrap(reader, budgets, read_cap), *_daily(reader, days, budgets)]
     return StartupContext(str(root), day.isoformat(), getattr(tz, "key", None) or str(tz),
                           days, budgets, tuple(files), tuple(reader.skipped))
 
@@ -137,15 +140,14 @@ def _day(value: str | date) -> date:
         raise BadRequestError(f"today must be a date YYYY-MM-DD, got {value!r:.40}") from None
 
 
-def _bootstrap(reader: _Reader, budgets: ContextSettings) -> list[LoadedFile]:
+def _bootstrap(reader: _Reader, budgets: ContextSettings, read_cap: int) -> list[LoadedFile]:
     out: list[LoadedFile] = []
     left = budgets.bootstrap_total_max_chars
     for rel in BOOTSTRAP_FILES:
         budget = min(budgets.bootstrap_max_chars, left)
         by = "bootstrapMaxChars" if budget == budgets.bootstrap_max_chars \
             else "bootstrapTotalMaxChars"
-        # the read stops where even all-4-byte characters would be over the character budget
-        read = reader.read(rel, max(budget, 1) * _MAX_UTF8)
+        read = reader.read(rel, read_cap)
         if read is None:
             continue
         loaded = _fit(rel, "bootstrap", None, read, budget, by, by)
