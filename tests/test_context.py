@@ -243,3 +243,11 @@ def test_memory_md_and_its_lowercase_twin_are_one_file_when_they_are_the_same(
     (workspace / "memory.md").unlink()
     write(workspace, "memory.md", "- another file\n")
     assert files(ctx()) == [("MEMORY.md", "- the fact"), ("memory.md", "- another file")]
+
+
+def test_a_fifo_or_folder_named_like_a_note_is_not_waited_on_or_read(ctx,
+                                                                      workspace: Path) -> None:
+    os.mkfifo(workspace / "memory" / f"{TODAY}.md")  # no writer: a blocking open would hang
+    (workspace / "MEMORY.md").mkdir()
+    write(workspace, f"memory/{YESTERDAY}.md", "- still here\n")
+    assert files(ctx()) == [(f"memory/{YESTERDAY}.md", "- still here")]
