@@ -35,12 +35,15 @@ ALLOWED = {
     "index": FOUNDATION | {"embed", "store", "text"},
     "dreaming": FOUNDATION | {"embed", "store", "text"},
     "notes": FOUNDATION | {"dreaming", "search", "protocol"},  # `MemoryIndex.add`: an agent's note
+    # the session's startup context: read with the index's symlink-safe open, days in dreaming's
+    # timezone (index.safeopen, dreaming.clock)
+    "context": FOUNDATION | {"index", "dreaming"},
     # the client sends protocol requests to a daemon; discovery finds which daemon
     "client": FOUNDATION | {"protocol"},
     "discovery": FOUNDATION | {"client", "protocol"},
     # api: the facade and the local request handler
-    "api": FOUNDATION | {"search", "index", "dreaming", "embed", "store", "notes", "protocol",
-                         "client", "discovery"},
+    "api": FOUNDATION | {"search", "index", "dreaming", "embed", "store", "notes", "context",
+                         "protocol", "client", "discovery"},
     # MCP: tools over the same requests, local or through the daemon
     "mcp": FOUNDATION | {"api", "client", "discovery", "protocol"},
     # the top: the daemon and the command line

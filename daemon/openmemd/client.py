@@ -36,6 +36,7 @@ from openmemd.errors import (
 )
 from openmemd.protocol.requests import (
     AddRequest,
+    ContextRequest,
     DreamRequest,
     GetRequest,
     Request,
@@ -265,6 +266,11 @@ class Client:
         """Append a note; the reply names the lines written (`citation`, `path#Lx-Ly`)."""
         return self.send(AddRequest(text=text, target=target, agent=agent or DEFAULT_AGENT),
                          timeout)
+
+    def context(self, today: str | None = None, agent: str | None = None,
+                timeout: float | None = None) -> dict[str, Any]:
+        """The session's startup context (`text`: the block to put in a prompt)."""
+        return self.send(ContextRequest(agent=agent or DEFAULT_AGENT, today=today), timeout)
 
     # -- lifecycle ------------------------------------------------------------------------
     def close(self) -> None:

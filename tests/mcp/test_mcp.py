@@ -48,7 +48,8 @@ def test_tools_are_listed_with_typed_bounded_input_schemas(setup) -> None:
     async def scenario() -> None:
         async with session(setup) as s:
             tools = {t.name: t for t in (await s.list_tools()).tools}
-            assert set(tools) == {"memory_search", "memory_get", "memory_status", "memory_add"}
+            assert set(tools) == {"memory_search", "memory_get", "memory_status", "memory_add",
+                                  "memory_context"}
             search = tools["memory_search"].input_schema
             assert search["required"] == ["query"]
             props = search["properties"]

@@ -127,7 +127,8 @@ def test_mcp_with_a_daemon_pipes_to_its_sessions_without_importing_the_sdk(
         # daemon's sessions.
         async with session(daemon, no_sdk_env(daemon)) as s:
             tools = {t.name for t in (await s.list_tools()).tools}
-            assert tools == {"memory_search", "memory_get", "memory_status", "memory_add"}
+            assert tools == {"memory_search", "memory_get", "memory_status", "memory_add",
+                             "memory_context"}
             status = await call(s, "memory_status")
             assert status["mode"] == "daemon" and status["daemon"]["pid"] == daemon.proc.pid
             assert status["workspace"] == str(daemon.workspace)

@@ -131,3 +131,15 @@ def test_replies_are_strict_json() -> None:
     assert json.loads(error_reply("weird", "x"))["error"]["code"] == "internal"
     with pytest.raises(ValueError):
         encode_reply({"ok": True, "score": float("nan")})
+
+
+def test_context_request_parses_and_round_trips() -> None:
+    from openmemd.protocol.requests import ContextRequest, to_wire
+
+    assert parse({"op": "context"}) == ContextRequest()
+    request = parse({"op": "context", "agent": "work", "today": "2026-02-28"})
+    assert request == ContextRequest(agent="work", today="2026-02-28")
+    assert to_wire(request) == {"op": "context", "agent": "work", "today": "2026-02-28"}
+    assert to_wire(ContextRequest()) == {"op": "context", "agent": "main"}
+    for today in ("2026-02-30", "2026-2-1", "yesterday", "2026-02-28\n", 20260228):
+        bad({"op": "context", "today": today}, "'today' must be a date YYYY-MM-DD")

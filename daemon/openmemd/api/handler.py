@@ -25,6 +25,7 @@ from openmemd.errors import BadRequestError, OpenmemdError, WorkspaceError
 from openmemd.progress import Progress
 from openmemd.protocol.requests import (
     AddRequest,
+    ContextRequest,
     DreamRequest,
     GetRequest,
     PingRequest,
@@ -58,6 +59,16 @@ def search_reply(index: Searchable, request: SearchRequest) -> dict[str, Any]:
                         explain=request.explain)
     return {"results": [h.to_dict() for h in hits], **index.search_meta(),
             "tookMs": round((time.perf_counter() - started) * 1000, 2)}
+
+
+def context_reply(workspace: str | os.PathLike[str], settings: Settings,
+                  request: ContextRequest) -> dict[str, Any]:
+    """The session's startup context, the same from the daemon and in process: it reads the
+    Markdown files (no index needed)."""
+    from openmemd.context import startup_context
+
+    return {"agent": request.agent,
+            **startup_context(workspace, settings, request.today).to_dict()}
 
 
 def probe(index: Searchable) -> dict[str, Any]:
@@ -97,6 +108,9 @@ class LocalHandler:
                 settings = self.settings.for_agent(request.agent)
                 return {"result": dream(self._workspace(request.agent), settings.dreaming,
                                         request.phase, request.dry_run)}
+            if isinstance(request, ContextRequest):  # so does the startup context
+                return context_reply(self._workspace(request.agent),
+                                     self.settings.for_agent(request.agent), request)
             with self._open(request.agent) as index:
                 if isinstance(request, SearchRequest):
                     stale = index.catch_up()  # no watcher here: bring the index up to date

@@ -12,6 +12,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
+from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -332,6 +333,13 @@ class MemoryIndex(SelfHealing, DreamingAccess):
         except Exception as exc:  # the caller shows the reason (the CLI, the MCP reply)
             why = f"{exc}; the next sync or search indexes it"
         return {**note.to_dict(), "indexed": False, "indexError": why}
+
+    def context(self, today: str | date | None = None) -> dict[str, Any]:
+        """The session's startup context of this workspace (`openmemd.context`): MEMORY.md,
+        USER.md and today's and yesterday's notes within their budgets, wrapped as data."""
+        from openmemd.context import startup_context
+
+        return startup_context(self.workspace, self.settings, today).to_dict()
 
     def is_indexed_path(self, rel_path: str) -> bool:
         return classify(self.scope, rel_path) is not None

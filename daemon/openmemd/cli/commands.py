@@ -1,9 +1,9 @@
 """The `openmemd` command line: thin over the library API and the daemon client.
 
-`search`, `status`, `index`, `get` and `dream` talk to a running daemon only when it serves this
-agent's workspace and state dir (`openmemd.discovery`), and otherwise work in-process on the
-same files (taking the index's writer lock for anything that writes). Expected failures print
-one line on stderr and exit non-zero; only bugs print a traceback.
+`search`, `status`, `index`, `get`, `dream` and `context` talk to a running daemon only when
+it serves this agent's workspace and state dir (`openmemd.discovery`), and otherwise work
+in-process on the same files (taking the index's writer lock for anything that writes).
+Expected failures print one line on stderr and exit non-zero; only bugs print a traceback.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from openmemd.config import DEFAULT_AGENT, PHASE_CHOICES, ConfigError, Settings,
 from openmemd.errors import OpenmemdError
 from openmemd.progress import ProgressBar
 from openmemd.protocol.requests import (
+    ContextRequest,
     DreamRequest,
     GetRequest,
     SearchRequest,
@@ -106,6 +107,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--phase", choices=PHASE_CHOICES, default="all")
     p.add_argument("--dry-run", action="store_true", help="compute everything, write nothing")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    _common(p)
+
+    p = sub.add_parser("context", help="print the session's startup context (MEMORY.md, "
+                       "USER.md, today's and yesterday's notes) for an agent's prompt")
+    p.add_argument("--today", metavar="YYYY-MM-DD", help="the day a session starts (default: "
+                   "today in the dreaming timezone)")
+    p.add_argument("--json", action="store_true", help="machine-readable output: the files, "
+                   "their sizes, what was truncated, the days and the text")
     _common(p)
 
     p = sub.add_parser("service", help="install the systemd user unit or launchd agent")
@@ -273,6 +282,20 @@ def _print_dream_text(result: dict[str, Any]) -> None:
         print(f"  note: {message}")
 
 
+def cmd_context(settings: Settings, args: argparse.Namespace) -> int:
+    reply = ask(settings, args, ContextRequest(agent=args.agent, today=args.today))
+    if args.json:
+        _print_json(reply)
+    elif reply["text"]:
+        sys.stdout.write(reply["text"])
+    else:
+        print(f"openmemd: no memory files to load: no USER.md or MEMORY.md, no notes of "
+              f"{' or '.join(reply['days'])} in {reply['workspace']}", file=sys.stderr)
+    for skipped in reply.get("skipped", []):
+        print(f"openmemd: skipped {skipped['path']}: {skipped['reason']}", file=sys.stderr)
+    return EXIT_OK
+
+
 def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
     from openmemd.server.daemon import run_daemon
 
@@ -292,7 +315,7 @@ COMMANDS: dict[str, Callable[[Settings, argparse.Namespace], int]] = {
     "search": cmd_search, "get": cmd_get, "dream": cmd_dream, "service": cmd_service,
     "workspace": cmd_workspace,
     "config": config_cmd.run, "add": mcp_cmd.cmd_add, "mcp": mcp_cmd.cmd_mcp,
-    "store": store_cmd.run,
+    "store": store_cmd.run, "context": cmd_context,
 }
 
 

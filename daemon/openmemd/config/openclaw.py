@@ -1,5 +1,4 @@
-"""OpenClaw's `openclaw.json` (JSON5) as a settings layer: defaults < openclaw.json < config.toml
-< environment < flags.
+"""OpenClaw's `openclaw.json` (JSON5), a settings layer: defaults < it < config.toml < env < flags.
 
 This module only turns the file into the raw dict shape config.toml produces (so `config/`
 validates both the same way) plus what only OpenClaw knows: its agents' workspaces and
@@ -18,10 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-CONFIG_NAME = "openclaw.json"
+from openmemd.config.openclaw_budgets import startup_budgets
+
+LAYER = CONFIG_NAME = "openclaw.json"  # the file, and the settings layer it makes
 OLLAMA_BASE_URL = "http://127.0.0.1:11434"
 OLLAMA_MODEL = "nomic-embed-text"
-LAYER = "openclaw.json"
 # OpenClaw's own openclaw.json is a few KB. The cap keeps a runaway file (json5 parses ~11 s
 # per MB) from stalling every command that loads settings, while leaving room for 50x that.
 MAX_BYTES = 256 * 1024
@@ -296,7 +296,7 @@ def _layer(data: dict[str, Any], path: Path, root: Path, env: Mapping[str, str])
         names["citations"] = "memory.citations"
     if _obj(data.get("memory"), "memory").get("backend", "builtin") != "builtin":
         ignored.append("memory.backend")
-    base = merge_raw(base, _dreaming(data, ignored, names))
+    base = merge_raw(base, {**_dreaming(data, ignored, names), **startup_budgets(defaults, names)})
     home = Path(env["HOME"]) if env.get("HOME") else root.parent
     default_ws = defaults.get("workspace")
     if default_ws is not None:

@@ -13,6 +13,7 @@ from typing import Any
 
 from openmemd import paths
 from openmemd.config.layers import Loaded
+from openmemd.config.openclaw_budgets import DAILY_MAX_FILE_BYTES_CAP, DAILY_TOTAL_MAX_CHARS_CAP
 from openmemd.errors import ConfigError
 
 DEFAULT_AGENT = "main"
@@ -162,6 +163,24 @@ class DreamingSettings:
 
 
 @dataclass(frozen=True)
+class ContextSettings:
+    """The session's startup context (`openmemd context`, memory_context): budgets of the
+    files' own text; where a budget cuts, a marker line says how much was left out."""
+
+    bootstrap_max_chars: int = _opt(20_000, "characters of USER.md and of MEMORY.md each "
+                                    "(OpenClaw's bootstrapMaxChars)", min=1, max=10_000_000)
+    bootstrap_total_max_chars: int = _opt(60_000, "characters of USER.md and MEMORY.md "
+                                          "together (bootstrapTotalMaxChars)", min=1,
+                                          max=10_000_000)
+    daily_max_file_bytes: int = _opt(16_384, "bytes read of each daily note of today and "
+                                     "yesterday (startupContext.maxFileBytes)", min=1,
+                                     max=DAILY_MAX_FILE_BYTES_CAP)
+    daily_total_max_chars: int = _opt(2_800, "characters of those daily notes together "
+                                      "(startupContext.maxTotalChars)", min=1,
+                                      max=DAILY_TOTAL_MAX_CHARS_CAP)
+
+
+@dataclass(frozen=True)
 class ServerSettings:
     endpoint: str = _opt("", "ZeroMQ endpoint; empty = ipc socket in the user runtime dir")
     allow_remote: bool = _opt(False, "allow tcp:// endpoints on non-loopback addresses")
@@ -235,6 +254,7 @@ class Settings:
     cache: CacheSettings = field(default_factory=CacheSettings)
     sync: SyncSettings = field(default_factory=SyncSettings)
     dreaming: DreamingSettings = field(default_factory=DreamingSettings)
+    context: ContextSettings = field(default_factory=ContextSettings)
     server: ServerSettings = field(default_factory=ServerSettings)
     store: StoreSettings = field(default_factory=StoreSettings)
     log: LogSettings = field(default_factory=LogSettings)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from datetime import date
 from typing import Any
 
 from openmemd.config import PHASE_CHOICES, SOURCES
@@ -24,6 +25,7 @@ MAX_RESULTS = 200
 MAX_NAMESPACE_BYTES = 1024  # a PostgreSQL namespace (config: at most 200 characters)
 MAX_LINE = 2**31 - 1
 _AGENT_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_DAY_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
 class ParamError(BadRequestError):
@@ -144,6 +146,17 @@ def phase(value: Any) -> str:
     return value
 
 
+def today(value: Any) -> str:
+    """A calendar day, YYYY-MM-DD (the startup context of that day)."""
+    if isinstance(value, str) and _DAY_RE.fullmatch(value):
+        try:
+            return date.fromisoformat(value).isoformat()
+        except ValueError:
+            pass
+    shown = repr(value[:32]) if isinstance(value, str) else kind(value)
+    raise ParamError("today", f"must be a date YYYY-MM-DD; got {shown}")
+
+
 def agent(value: Any) -> str:
     if not isinstance(value, str) or not _AGENT_RE.match(value):
         raise ParamError("agent", "must be 1-64 letters, digits, - or _")
@@ -153,7 +166,7 @@ def agent(value: Any) -> str:
 RULES: dict[str, Callable[[Any], Any]] = {
     "query": query, "path": path, "max_results": max_results, "min_score": min_score,
     "from_line": from_line, "lines": lines, "sources": sources, "phase": phase,
-    "agent": agent, "namespace": namespace,
+    "agent": agent, "namespace": namespace, "today": today,
 }
 
 # The parameters each operation takes (the command line checks these before it routes a
@@ -163,6 +176,7 @@ OP_PARAMS: dict[str, tuple[str, ...]] = {
     "get": ("path", "from_line", "lines", "agent", "namespace"),
     "sync": ("agent",),
     "dream": ("phase", "agent"),
+    "context": ("today", "agent"),
 }
 
 
@@ -182,8 +196,9 @@ def check_op(op: str, values: Mapping[str, Any]) -> dict[str, Any]:
 CLI_NAMES = {"query": "the query", "path": "the path", "max_results": "--max-results",
              "min_score": "--min-score", "from_line": "--from", "lines": "--lines",
              "sources": "--source", "phase": "--phase", "agent": "--agent",
-             "namespace": "--namespace"}
-_CLI_OPS = {"search": "search", "get": "get", "index": "sync", "dream": "dream"}
+             "namespace": "--namespace", "today": "--today"}
+_CLI_OPS = {"search": "search", "get": "get", "index": "sync", "dream": "dream",
+            "context": "context"}
 
 
 def usage_problem(command: str, args: Mapping[str, Any], endpoint: str | None) -> str | None:

@@ -4,7 +4,7 @@ values by the rules in `params`, which the command line shares).
 `parse_request(body)` turns the bytes of a request into one of the typed request records or
 raises `ProtocolError(code, message)`; `encode_reply` / `error_reply` build the replies.
 
-Requests: ``{"op": "ping|status|search|get|sync|dream|add", "agent": "main", ...}``.
+Requests: ``{"op": "ping|status|search|get|sync|dream|add|context", "agent": "main", ...}``.
 Replies:  ``{"ok": true, ...}`` or ``{"ok": false, "error": {"code": ..., "message": ...}}``.
 
 Unknown *ops* are rejected (a typo must not look like success). Unknown *fields* are
@@ -25,7 +25,7 @@ from openmemd.errors import OpenmemdError
 from openmemd.protocol import params
 from openmemd.protocol.params import MAX_NOTE_BYTES, NOTE_TARGETS
 
-OPS = ("ping", "status", "search", "get", "sync", "dream", "add")
+OPS = ("ping", "status", "search", "get", "sync", "dream", "add", "context")
 ERROR_CODES = ("bad_request", "not_found", "forbidden", "unavailable", "internal")
 
 
@@ -94,8 +94,17 @@ class AddRequest:
     agent: str = DEFAULT_AGENT
 
 
+@dataclass(frozen=True)
+class ContextRequest:
+    """The session's startup context (openmemd/context.py); `today` (YYYY-MM-DD) replays a
+    day, None = today in the dreaming timezone."""
+
+    agent: str = DEFAULT_AGENT
+    today: str | None = None
+
+
 Request = (PingRequest | StatusRequest | SearchRequest | GetRequest | SyncRequest
-           | DreamRequest | AddRequest)
+           | DreamRequest | AddRequest | ContextRequest)
 
 
 @dataclass(frozen=True)
@@ -191,6 +200,8 @@ def parse_fields(data: dict[str, Any]) -> Request:
             raise ProtocolError("bad_request", f"'target' must be one of {', '.join(NOTE_TARGETS)}"
                                                f"; got {target[:32]!r}")
         return AddRequest(text=text, target=target, agent=f.agent())
+    if op == "context":
+        return ContextRequest(agent=f.agent(), today=f.param("today"))
     return DreamRequest(agent=f.agent(), phase=f.param("phase") or "all",
                         dry_run=f.flag("dryRun", False))
 
@@ -216,6 +227,8 @@ def to_wire(request: Request) -> dict[str, Any]:
         fields = {"agent": request.agent, "force": request.force, "wait": request.wait}
     elif isinstance(request, DreamRequest):
         fields = {"agent": request.agent, "phase": request.phase, "dryRun": request.dry_run}
+    elif isinstance(request, ContextRequest):
+        fields = {"agent": request.agent, "today": request.today}
     else:
         fields = {"text": request.text, "target": request.target, "agent": request.agent}
     return {"op": op, **{k: v for k, v in fields.items() if v is not None}}

@@ -13,11 +13,12 @@ from typing import Any
 
 from openmemd import __version__
 from openmemd.api import health
-from openmemd.api.handler import search_reply
+from openmemd.api.handler import context_reply, search_reply
 from openmemd.config import index_location
 from openmemd.errors import NotFoundError
 from openmemd.protocol.requests import (
     AddRequest,
+    ContextRequest,
     DreamRequest,
     GetRequest,
     PingRequest,
@@ -78,6 +79,9 @@ class Dispatcher:
             return agent.dream(request.phase, request.dry_run)
         if isinstance(request, AddRequest):
             return agent.add(request.text, request.target)
+        if isinstance(request, ContextRequest):  # read from the Markdown: no index needed
+            return context_reply(agent.workspace or agent.settings.workspace_for(agent.agent_id),
+                                 agent.settings, request)
         raise NotFoundError(f"no handler for {type(request).__name__}")  # pragma: no cover
 
     def close(self) -> None:

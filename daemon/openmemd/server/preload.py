@@ -28,6 +28,7 @@ MODULES = (
     "openmemd.api.handler",
     "openmemd.search.pipeline",
     "openmemd.notes",
+    "openmemd.context",
     "openmemd.dreaming.sweep",
     "openmemd.dreaming.explain",
     "openmemd.dreaming.recall",

@@ -1,0 +1,85 @@
+"""`openmemd context` in process (no daemon), the local handler and the library call."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from openmemd.api.handler import LocalHandler
+from openmemd.api.memory_index import MemoryIndex
+from openmemd.cli import main
+from openmemd.protocol.requests import ContextRequest
+
+TODAY, YESTERDAY = "2026-12-01", "2026-11-30"
+
+
+@pytest.fixture
+def cli(make_settings, workspace: Path, tmp_path: Path, capsys):
+    make_settings("[context]\ndaily_total_max_chars = 40\n")
+    endpoint = f"ipc://{tmp_path}/none.sock"  # nothing listens here
+
+    def run(*args: str) -> tuple[int, str, str]:
+        code = main(["context", *args, "--config", str(tmp_path / "config.toml"),
+                     "--endpoint", endpoint])
+        out = capsys.readouterr()
+        return code, out.out, out.err
+
+    (workspace / "USER.md").write_text("Name: Ann. Timezone: Europe/Paris.\n")
+    (workspace / "MEMORY.md").write_text("# Memory\n\n- Allergic to peanuts.\n")
+    (workspace / "memory" / f"{TODAY}.md").write_text("Call the plumber.\nPay the rent.\n")
+    (workspace / "memory" / f"{YESTERDAY}.md").write_text(
+        "Long day: " + "meetings, " * 10 + "\n")
+    return run
+
+
+def test_text_output_is_the_block(cli) -> None:
+    code, out, err = cli("--today", TODAY)
+    assert code == 0 and err == ""
+    assert out.startswith("[Startup context: the user's memory files")
+    assert out.index("Name: Ann") < out.index("Allergic to peanuts") < out.index("plumber")
+    # 31 characters of today's note leave 9 of 40: "Long day:", cut inside its one line
+    assert f"Long day:\n[… truncated: 100 more characters in memory/{YESTERDAY}.md]" in out
+
+
+def test_json_output_lists_files_budgets_truncations_and_days(cli) -> None:
+    code, out, _ = cli("--today", TODAY, "--json")
+    reply = json.loads(out)
+    assert code == 0 and reply["days"] == [TODAY, YESTERDAY] and reply["truncated"] is True
+    assert [(f["path"], f["kind"]) for f in reply["files"]] == [
+        ("USER.md", "bootstrap"), ("MEMORY.md", "bootstrap"),
+        (f"memory/{TODAY}.md", "daily"), (f"memory/{YESTERDAY}.md", "daily")]
+    plumber = reply["files"][2]
+    assert plumber == {"path": f"memory/{TODAY}.md", "kind": "daily", "day": TODAY,
+                       "bytes": 32, "includedChars": 31, "includedBytes": 31,
+                       "truncated": None}
+    assert reply["files"][3]["truncated"] == {"omittedChars": 100, "omittedBytes": 0,
+                                              "by": ["dailyTotalMaxChars"]}
+    assert reply["budgets"]["dailyTotalMaxChars"] == 40
+    assert reply["used"] == {"bootstrapChars": 34 + 32, "dailyChars": 40}
+    assert reply["text"].endswith("</untrusted-memory-files>\n")
+
+
+def test_nothing_to_load_and_bad_input_are_one_line(cli, workspace: Path) -> None:
+    for name in ("USER.md", "MEMORY.md", f"memory/{TODAY}.md", f"memory/{YESTERDAY}.md"):
+        (workspace / name).unlink()
+    code, out, err = cli("--today", TODAY)
+    assert code == 0 and out == ""
+    assert err == (f"openmemd: no memory files to load: no USER.md or MEMORY.md, no notes of "
+                   f"{TODAY} or {YESTERDAY} in {workspace}\n")
+    code, out, err = cli("--today", "12/01/2026")
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "--today must be a date YYYY-MM-DD" in err
+
+
+def test_local_handler_and_library_give_the_daemons_reply(make_settings,
+                                                          workspace: Path) -> None:
+    settings = make_settings()
+    (workspace / "MEMORY.md").write_text("- Owns a red bicycle.\n")
+    handler = LocalHandler(settings)
+    reply = handler(ContextRequest(today=TODAY))
+    assert reply["agent"] == "main" and "red bicycle" in reply["text"]
+    with MemoryIndex.open(workspace, config=settings) as index:
+        library = index.context(today=TODAY)
+    assert library == {k: v for k, v in reply.items() if k != "agent"}
