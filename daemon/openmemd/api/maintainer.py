@@ -169,13 +169,16 @@ class Maintainer:
         damage, which then answers by keyword where vectors are pending instead of waiting
         for every one of them. `close()` stops that fill; the next sync embeds the rest."""
         self.sync(fill_vectors=False)
-        if self.provider is None or (self._background is not None
-                                     and self._background.is_alive()):
+        if self.provider is None or self.filling_in_background:
             return
         self._stop_background.clear()
         self._background = threading.Thread(target=self._fill_in_background, daemon=True,
                                             name="openmemd-vector-fill")
         self._background.start()
+
+    @property
+    def filling_in_background(self) -> bool:
+        return self._background is not None and self._background.is_alive()
 
     def _fill_in_background(self) -> None:
         try:

@@ -38,6 +38,7 @@ log = get_logger(__name__)
 T = TypeVar("T")
 
 MAX_QUERY_CHARS = 4096
+REEMBEDDING = "the index was damaged; its vectors are being embedded again"
 # What a read can raise about the index itself (the store's errors, see store.base).
 _STORE_ERRORS = (IndexDamagedError, DiskFullError, StoreUnavailableError)
 
@@ -82,11 +83,15 @@ class Searcher:
         self.ensure_built()
         from openmemd.search.pipeline import run_search
 
-        vector, self._local.degraded = self._query_vector(query)
-        hits = self.read(lambda reader: run_search(
-            reader, query, query_vector=vector, model=self.model, settings=q,
-            max_results=max_results, min_score=min_score, sources=sources, now=time.time(),
-            explain=explain))
+        def run(reader: StoreReader) -> list[SearchHit]:
+            # asked again on a retry: a healed index is searched by keyword until its
+            # vectors are back (the embedding itself is cached)
+            vector, self._local.degraded = self._query_vector(query)
+            return run_search(reader, query, query_vector=vector, model=self.model, settings=q,
+                              max_results=max_results, min_score=min_score, sources=sources,
+                              now=time.time(), explain=explain)
+
+        hits = self.read(run)
         own = [h for h in hits if h.namespace in ("", self.store.namespace)]
         if record and own:  # dreaming promotes only this workspace's own notes
             self.recalls.record(query, own, self.settings.dreaming.timezone)
@@ -148,6 +153,8 @@ class Searcher:
         """The query's embedding, or None and why (keyword-only search while it is down)."""
         if self.provider is None:
             return None, ""
+        if self.maintainer.filling_in_background:  # a ranking by the few vectors back
+            return None, REEMBEDDING  # would put those chunks first, whatever their words
         if self.health.skip_queries():
             return None, self.health.problem
         try:
