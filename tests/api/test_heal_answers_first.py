@@ -21,9 +21,16 @@ from openmemd.store.sqlite import db
 NOTES = 8
 
 
+def truncate(path: Path) -> None:
+    """To a third of its size, as bench/faults.py does."""
+    with open(path, "r+b") as fh:
+        fh.truncate(path.stat().st_size // 3)
+
+
 @pytest.fixture
-def damaged(make_settings, workspace: Path) -> Settings:
-    """An index with every vector written, then truncated to half its size."""
+def built(make_settings, workspace: Path) -> Settings:
+    """An index with every vector written, its rows in the main file (as after the daemon's
+    periodic checkpoint), where a truncation hits them."""
     settings = make_settings(provider="local")
     for i in range(NOTES):
         (workspace / "memory" / f"2026-01-{i:03d}.md").write_text(
@@ -32,12 +39,16 @@ def damaged(make_settings, workspace: Path) -> Settings:
         index.sync()
         assert index.status()["pendingVectors"] == 0
         path = index.db_path
-    conn, _ = db.connect(path)  # the rows into the main file, where the truncation hits them
+    conn, _ = db.connect(path)
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()
-    with open(path, "r+b") as fh:
-        fh.truncate(path.stat().st_size // 2)
     return settings
+
+
+@pytest.fixture
+def damaged(built: Settings) -> Settings:
+    truncate(built.index_path("main"))
+    return built
 
 
 @pytest.mark.parametrize("first", ["search", "catch_up"])
@@ -61,10 +72,13 @@ def test_one_shot_search_answers_before_the_vectors_are_embedded_again(
 
 
 def test_daemon_search_on_a_damaged_index_answers_unavailable_at_once(
-        damaged: Settings, workspace: Path) -> None:
-    with MemoryIndex.open(workspace, config=damaged) as index:
+        built: Settings, workspace: Path) -> None:
+    # What the daemon already did before the heal moved out of index/; kept so it stays so.
+    with MemoryIndex.open(workspace, config=built) as index:
         asked: list[str] = []
         index.on_damage = asked.append  # as the daemon sets it: its writer rebuilds
+        index.sync()  # the daemon's start-up sync; then the disk fails before any search
+        truncate(index.db_path)
         with pytest.raises(UnavailableError, match="being rebuilt"):
             index.search("zebra5")
         assert asked

@@ -98,21 +98,27 @@ class Searcher:
         return citations.apply(hits, self.settings.citations)  # after recording: raw snippets
 
     def ensure_built(self) -> None:
-        """First search on a never-indexed workspace: build it now (OpenClaw's bootstrap). A
-        damaged one is the read's to handle (`read`), never a full sync on this thread."""
-        if self._built:  # an index, once built, stays built: no check on every search
+        """First search on a never-indexed workspace: build it now (OpenClaw's bootstrap). One
+        synced in this process is built; a damaged one a one-shot caller heals keyword rows
+        first (`Maintainer.sync_keywords_first`), so this search does not wait for vectors."""
+        # an index, once built, stays built: no check on every search
+        if self._built or self.maintainer.last_sync_at is not None:
             return
+        damaged = False
         if self.store.exists():
             try:  # the file may go between the check and the open (a rebuild moves it)
-                if self.read(lambda reader: reader.read_meta()) is not None:
+                if self.store.reader().read_meta() is not None:
                     self._built = True
                     return
             except IndexDamagedError:
-                raise
+                damaged = self.on_damage is None  # the daemon: its writer is building it
             except UnavailableError:
                 pass
         try:
-            self.maintainer.sync()
+            if damaged:
+                self.maintainer.sync_keywords_first()
+            else:
+                self.maintainer.sync()
         except IndexLockedError:
             pass  # another process is building it; search what exists
 
