@@ -60,10 +60,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import store_data
 import store_pg
-from openmemd.api import long_lived
 from openmemd.config import QuerySettings, Settings
 from openmemd.index.identity import IndexIdentity
 from openmemd.search.pipeline import run_search
+from openmemd.server.daemon import shorten_gil_switch
 from openmemd.store import open_store
 from openmemd.store.base import CandidateFilter, ChunkRow, IndexStore
 from openmemd.store.postgres.store import PgStore
@@ -323,7 +323,7 @@ def main(argv: list[str] | None = None) -> int:
                          "turn, instead of generated ones: the load on a real vocabulary "
                          "(vectors and queries stay synthetic, so only load/s means the same)")
     args = ap.parse_args(argv)
-    long_lived.shorten_gil_switch()  # as the daemon does: both search legs share this process
+    shorten_gil_switch()  # as the daemon does: both search legs share this process
     if args.measure_only and (not args.pg_url or args.sqlite_sizes):
         ap.error("--measure-only needs --pg-url and --sqlite-sizes ''")
     pg_sizes = [int(s) for s in args.sizes.split(",") if s.strip()]

@@ -151,6 +151,9 @@ class FakeIndex:
     def warm(self) -> None:
         self.calls.append(("warm", None))
 
+    def warm_store(self) -> None:
+        self.calls.append(("warm_store", None))
+
     def prune_cache(self) -> int:
         self.calls.append(("prune", None))
         return 0

@@ -1,20 +1,24 @@
 """Dreaming, reached through the api: the sweep and its explanations for one workspace, and
-the recall recording of each search (the hits dreaming ranks its candidates by).
+the recall recording of each search (the hits dreaming ranks its candidates by, `Recalls`).
 
 The CLI and the daemon call these; neither imports `openmemd.dreaming` itself.
 """
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openmemd.config import PHASES, DreamingSettings, Settings
+from openmemd.config import PHASES, DreamingSettings
+from openmemd.log import get_logger
 
 if TYPE_CHECKING:
-    from openmemd.api.memory_index import SearchResult
     from openmemd.dreaming.explain import CandidateExplanation
     from openmemd.dreaming.recall import RecallRecorder
+    from openmemd.search.results import SearchHit
+
+log = get_logger(__name__)
 
 
 def dream(workspace: Path, settings: DreamingSettings, phase: str = "all",
@@ -34,30 +38,34 @@ def explain_dream(workspace: Path, selector: str, settings: DreamingSettings
     return explain(workspace, selector, settings)
 
 
-class DreamingAccess:
-    """`MemoryIndex`'s side of dreaming: recording recalls, and the sweep on its workspace."""
+class Recalls:
+    """The recall recording of one workspace's searches, started by the first one it records
+    (a process that never searches never starts dreaming's recorder)."""
 
-    settings: Settings
-    workspace: Path
-    _recorder: RecallRecorder | None
+    def __init__(self, workspace: Path) -> None:
+        self.workspace = workspace
+        self._recorder: RecallRecorder | None = None
+        self._lock = threading.Lock()  # searches record from many threads
 
-    def _record(self, query: str, results: list[SearchResult]) -> None:
-        try:
-            from openmemd.dreaming.recall import RecallHit, RecallRecorder
-        except ImportError:  # pragma: no cover - dreaming is part of the package
-            return
-        if self._recorder is None:
-            self._recorder = RecallRecorder(self.settings.dreaming.timezone)
-        self._recorder.submit(self.workspace, query, [
+    def record(self, query: str, results: list[SearchHit], timezone: str) -> None:
+        from openmemd.dreaming.recall import RecallHit, RecallRecorder
+
+        with self._lock:
+            if self._recorder is None:
+                self._recorder = RecallRecorder(timezone)
+            recorder = self._recorder
+        recorder.submit(self.workspace, query, [
             RecallHit(r.path, r.start_line, r.end_line, r.score, r.snippet, r.source)
             for r in results])
 
-    def flush_recalls(self, timeout: float = 5.0) -> None:
+    def flush(self, timeout: float = 5.0) -> None:
         if self._recorder is not None:
             self._recorder.flush(timeout)
 
-    def dream(self, phase: str = "all", dry_run: bool = False) -> dict[str, Any]:
-        return dream(self.workspace, self.settings.dreaming, phase, dry_run)
-
-    def explain_dream(self, selector: str) -> list[CandidateExplanation]:
-        return explain_dream(self.workspace, selector, self.settings.dreaming)
+    def close(self) -> None:
+        if self._recorder is None:
+            return
+        try:
+            self._recorder.close()
+        except Exception as exc:  # never lose the close of the databases to this
+            log.warning("recall recorder did not close cleanly", error=str(exc))

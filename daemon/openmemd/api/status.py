@@ -3,72 +3,73 @@ the last sync, read without taking the writer."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any
 
+from openmemd.api.maintainer import Maintainer
+from openmemd.api.searcher import Searcher
 from openmemd.errors import UnavailableError
 from openmemd.index import identity as ident
 from openmemd.index.scan import scan_workspace
-
-if TYPE_CHECKING:
-    from openmemd.api.memory_index import MemoryIndex
+from openmemd.store.base import IndexStore
 
 
-def _store_facts(index: MemoryIndex) -> dict[str, Any]:
+def _store_facts(store: IndexStore) -> dict[str, Any]:
     """The backend and where the index lives (no password), with the backend's own facts:
     engine and extension versions, and on PostgreSQL the namespaces and whether the server
     answers."""
-    facts: dict[str, Any] = {"backend": index.store.backend,
-                             "location": index.store.location()}
+    facts: dict[str, Any] = {"backend": store.backend, "location": store.location()}
     try:
-        facts.update(index.store.status())
+        facts.update(store.status())
     except UnavailableError as exc:
         facts["error"] = str(exc)
     return facts
 
 
-def index_status(index: MemoryIndex) -> dict[str, Any]:
+def index_status(maintainer: Maintainer, searcher: Searcher, *, agent_id: str,
+                 db_path: Path) -> dict[str, Any]:
     """What `status` reports about one index (the daemon adds its own fields)."""
-    on_disk = scan_workspace(index.scope)
+    m = maintainer
+    store, settings, provider = m.store, m.settings, m.provider
+    on_disk = scan_workspace(m.scope)
     info: dict[str, Any] = {
-        "agent": index.agent_id, "workspace": str(index.workspace), "dbPath": str(index.db_path),
-        "sources": list(index.settings.sources), "extraPaths": list(index.settings.extra_paths),
+        "agent": agent_id, "workspace": str(m.scope.workspace), "dbPath": str(db_path),
+        "sources": list(settings.sources), "extraPaths": list(settings.extra_paths),
         "provider": {
-            "requested": index.settings.embedding.provider,
-            "id": index.provider.id if index.provider else "none",
-            "model": index.model,
-            "dims": index._dims(probe=False),
-            "unavailableReason": (index.choice.unavailable_reason
-                                  or index.provider_health.error or None),
+            "requested": settings.embedding.provider,
+            "id": provider.id if provider else "none",
+            "model": m.model,
+            "dims": m.dims(probe=False),
+            "unavailableReason": m.choice.unavailable_reason or m.health.error or None,
         },
-        "searchMode": ("hybrid" if index.provider is not None
-                       and not index.provider_health.problem else "fts-only"),
-        "recovery": (index.recovery.to_dict(rebuilding=index.rebuilding)
-                     if index.recovery else None),
+        "searchMode": ("hybrid" if provider is not None and not m.health.problem
+                       else "fts-only"),
+        "recovery": m.recovery.to_dict(rebuilding=m.rebuilding) if m.recovery else None,
         "files": {"onDisk": len(on_disk), "indexed": 0},
         "chunks": 0, "pendingVectors": 0,
         "vector": {"available": False, "mode": "none", "reason": "", "dims": None},
-        "fts": {"available": True, "tokenizer": index.store.fts_tokenizer},
-        "cache": {"enabled": index.settings.cache.enabled, "entries": 0,
-                  "maxEntries": index.settings.cache.max_entries},
-        "lastSync": {"at": index.last_sync_at, "error": index.last_sync_error or None,
-                     "report": index.last_report.to_dict() if index.last_report else None},
+        "fts": {"available": True, "tokenizer": store.fts_tokenizer},
+        "cache": {"enabled": settings.cache.enabled, "entries": 0,
+                  "maxEntries": settings.cache.max_entries},
+        "lastSync": {"at": m.last_sync_at, "error": m.last_sync_error or None,
+                     "report": m.last_report.to_dict() if m.last_report else None},
         "bySource": {}, "indexExists": False, "reindexNeeded": [],
-        "store": _store_facts(index),
+        "store": _store_facts(store),
     }
     try:
-        info["indexExists"] = index.store.exists()
+        info["indexExists"] = store.exists()
         if not info["indexExists"]:
             return info
-        reader = index.store.reader()
-        stats = reader.stats(index.model if index.provider is not None else None)
+        reader = store.reader()
+        stats = reader.stats(m.model if provider is not None else None)
         stored = reader.stored_files()
         meta = reader.read_meta()
-        mode = index.store.vector_mode()
+        mode = store.vector_mode()
     except UnavailableError as exc:
-        info["indexError"] = f"index unreadable: {index._read_failed(exc)}"
+        info["indexError"] = f"index unreadable: {searcher.failure(exc)}"
         return info
-    if index.rebuilding and index.recovery:
-        reason = index.recovery.recovery.reason
+    if m.rebuilding and m.recovery:
+        reason = m.recovery.recovery.reason
         info["indexError"] = f"index damaged ({reason}); rebuilding from the Markdown"
     disk = {e.path: e for e in on_disk}
     stale = sum(1 for p, e in disk.items()
@@ -77,11 +78,11 @@ def index_status(index: MemoryIndex) -> dict[str, Any]:
     info["files"] = {"onDisk": len(on_disk), "indexed": stats.files, "stale": stale,
                      "deletedOnDisk": len(stored.keys() - disk.keys())}
     info["chunks"] = stats.chunks
-    info["pendingVectors"] = stats.pending_vectors if index.provider is not None else 0
+    info["pendingVectors"] = stats.pending_vectors if provider is not None else 0
     info["cache"]["entries"] = stats.cache_entries
     info["bySource"] = {source: dict(counts) for source, counts in stats.by_source.items()}
     dims = (meta or {}).get("vectorDims")
-    if index.provider is None:
+    if provider is None:
         info["vector"] = {"available": False, "mode": "disabled",
                           "reason": "no embedding provider (keyword-only)", "dims": None}
     else:
@@ -91,5 +92,5 @@ def index_status(index: MemoryIndex) -> dict[str, Any]:
                           # counted by the store where its vector index can count them
                           **({"vectors": stats.vectors} if mode.version else {})}
     info["reindexNeeded"] = [] if meta is None else ident.differences(
-        meta, index.identity(probe=False).to_meta())
+        meta, m.identity(probe=False).to_meta())
     return info

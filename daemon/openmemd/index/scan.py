@@ -160,7 +160,7 @@ def scan_workspace(scope: ScanScope) -> list[FileEntry]:
             elif stat.S_ISREG(st.st_mode) and rel_root.endswith(".md"):
                 found.setdefault(rel_root, _entry(rel_root, "memory", st))
     if "sessions" in scope.sources:
-        sessions = transcripts.root_of(scope)
+        sessions = transcripts.root_of(scope.workspace, scope.sessions_dir)
         if _is_real_dir(sessions):
             try:
                 it = os.scandir(sessions)
@@ -225,7 +225,7 @@ def classify(scope: ScanScope, rel_path: str) -> str | None:
 def stat_entry(scope: ScanScope, rel_path: str) -> FileEntry | None:
     """The entry for one path if it exists and is indexable (used by targeted syncs)."""
     source = classify(scope, rel_path)
-    root, full = transcripts.locate(scope, rel_path)
+    root, full = transcripts.locate(scope.workspace, scope.sessions_dir, rel_path)
     if source is None or _has_symlink_parent(root, os.path.relpath(full, root)) \
             or (root != scope.workspace and not _is_real_dir(root)):
         return None
@@ -238,7 +238,7 @@ def read_content(scope: ScanScope, entry: FileEntry) -> FileContent:
     if display_path(entry.path) != entry.path:
         raise SkipFile("file name is not valid UTF-8; rename the file to index it")
     # Transcripts may live in OpenClaw's state dir: each is opened beneath its own root.
-    root, full = transcripts.locate(scope, entry.path)
+    root, full = transcripts.locate(scope.workspace, scope.sessions_dir, entry.path)
     try:
         fd = open_beneath(root, full.relative_to(root).as_posix())
     except EscapeError:

@@ -4,8 +4,8 @@ Two phases, so a first index never blocks search:
 1. files → chunks and keyword rows, one store transaction per file (vectors found in the
    embedding cache are written in the same transaction);
 2. chunks still waiting for a vector are embedded in batches through the worker pool and
-   written as they complete (index/vector_fill.py). Interrupting phase 2 loses nothing
-   already embedded.
+   written as they complete (index/vector_fill.py, a `VectorFill` each indexer holds).
+   Interrupting phase 2 loses nothing already embedded.
 
 The `IndexSync` is the only writer of an index (through the store's `StoreWriter`); callers
 serialise access to it.
@@ -32,7 +32,7 @@ from openmemd.index.scan import (
 )
 from openmemd.index.sessions import render_session
 from openmemd.index.skips import SkipMemo, is_per_file
-from openmemd.index.vector_fill import VectorFill
+from openmemd.index.vector_fill import VectorFill, in_transaction
 from openmemd.log import get_logger
 from openmemd.store.base import ChunkRow, FileSignature, StoreWriter
 from openmemd.text.tokens import fts_index_text
@@ -43,15 +43,15 @@ log = get_logger(__name__)
 __all__ = ["FTS_ONLY_MODEL", "IndexSync", "Progress", "SyncReport", "VectorTarget"]
 
 
-class IndexSync(VectorFill):
+class IndexSync:
     def __init__(self, writer: StoreWriter, scope: ScanScope, *, chunk_tokens: int,
                  chunk_overlap: int, vectors: VectorTarget | None) -> None:
         self.writer = writer
         self.scope = scope
         self.chunk_tokens = chunk_tokens
         self.chunk_overlap = chunk_overlap
-        self.vectors = vectors
-        self.model = vectors.model if vectors else FTS_ONLY_MODEL
+        self.vector_fill = VectorFill(writer, vectors)  # phase 2, on the same writer
+        self.model = self.vector_fill.model
         self._encoding = tiktoken_offline.get_encoding()
         self._skips = SkipMemo(writer)
 
@@ -68,7 +68,7 @@ class IndexSync(VectorFill):
             self._delete(path)
             report.deleted += 1
         for path in self._skips.paths() - present:
-            self._write(partial(self._skips.clear, path))
+            in_transaction(self.writer, partial(self._skips.clear, path))
         # Same path, source, mtime, size, ctime and inode: unchanged, not even read. A stored
         # row (FileSignature) and a walked entry (FileEntry) are NamedTuples of the same shape,
         # compared as plain tuples: no conversion on this path, which runs for every file.
@@ -95,7 +95,7 @@ class IndexSync(VectorFill):
                     self._delete(rel)
                     report.deleted += 1
                 if rel in self._skips.paths():
-                    self._write(partial(self._skips.clear, rel))
+                    in_transaction(self.writer, partial(self._skips.clear, rel))
                 continue
             report.scanned += 1
             self._sync_entry(entry, stored.get(rel), False, report)
@@ -129,7 +129,7 @@ class IndexSync(VectorFill):
                 self.writer.delete_file(entry.path)
             report.skipped.append(self._skips.add(entry, reason))
 
-        self._write(write)
+        in_transaction(self.writer, write)
         if row is not None:
             report.deleted += 1
 
@@ -146,7 +146,7 @@ class IndexSync(VectorFill):
                                        entry.ino)
                 self._skips.clear(entry.path)  # no longer skipped
 
-            self._write(touch)
+            in_transaction(self.writer, touch)
             report.unchanged += 1
             return
         chunks = self._chunk(content, line_map)
@@ -169,7 +169,7 @@ class IndexSync(VectorFill):
     def _replace_file(self, entry: FileEntry, file_hash: str, chunks: list[Chunk],
                       report: SyncReport) -> int:
         now_ms = int(time.time() * 1000)
-        cached = self._cached_vectors({c.hash for c in chunks})
+        cached = self.vector_fill.cached({c.hash for c in chunks})
         rows = []
         ids = chunk_ids(entry.source, entry.path, chunks, self.model)
         for c, cid in zip(chunks, ids, strict=True):
@@ -184,9 +184,9 @@ class IndexSync(VectorFill):
                                     entry.size, entry.ctime_ns, entry.ino)
             self._skips.clear(entry.path)  # no longer skipped
 
-        self._write(write)
+        in_transaction(self.writer, write)
         report.vectors_from_cache += sum(1 for r in rows if r.hash in cached)
         return len(rows)
 
     def _delete(self, path: str) -> None:
-        self._write(lambda: self.writer.delete_file(path))
+        in_transaction(self.writer, lambda: self.writer.delete_file(path))

@@ -14,9 +14,8 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # scan imports this module: its scope type is only needed for checking
+if TYPE_CHECKING:
     from openmemd.config import Settings
-    from openmemd.index.scan import ScanScope
 
 PREFIX = "sessions/"
 # OpenClaw's archives: `<id>.jsonl.reset.<ISO>` / `<id>.jsonl.deleted.<ISO>` (':' as '-').
@@ -31,20 +30,19 @@ def is_transcript_name(name: str) -> bool:
     return name.endswith(".jsonl") or bool(_ARCHIVE.search(name))
 
 
-def root_of(scope: ScanScope) -> Path:
-    """The transcripts folder of a scan scope."""
-    return Path(scope.sessions_dir or Path(scope.workspace) / "sessions")
+def root_of(workspace: Path, sessions_dir: Path | None) -> Path:
+    """The transcripts folder: `sessions_dir` (OpenClaw's state dir) or the workspace's."""
+    return Path(sessions_dir or Path(workspace) / "sessions")
 
 
-def locate(scope: ScanScope, rel: str) -> tuple[Path, Path]:
+def locate(workspace: Path, sessions_dir: Path | None, rel: str) -> tuple[Path, Path]:
     """(containment root, absolute path) of an index path: transcripts under their folder,
     everything else under the workspace."""
     rel = Path(rel).as_posix()
-    if rel.startswith(PREFIX) and "/" not in rel[len(PREFIX):] \
-            and scope.sessions_dir is not None:
-        root = root_of(scope)
+    if rel.startswith(PREFIX) and "/" not in rel[len(PREFIX):] and sessions_dir is not None:
+        root = root_of(workspace, sessions_dir)
         return root, root / rel[len(PREFIX):]
-    return Path(scope.workspace), Path(scope.workspace) / rel
+    return Path(workspace), Path(workspace) / rel
 
 
 def is_dreaming_narrative(raw: str) -> bool:

@@ -1,7 +1,8 @@
 """Phase 2 of a sync: embed the chunks still waiting for a vector and write them.
 
 Batches go through the worker pool and are written as they complete, so interrupting the fill
-loses nothing already embedded. A mixin of `IndexSync`: it shares the indexer's store writer.
+loses nothing already embedded. `IndexSync` holds one over its own store writer: phase 1 reads
+the embedding cache through it too (`cached`).
 """
 
 from __future__ import annotations
@@ -14,34 +15,37 @@ from functools import partial
 
 import numpy as np
 
-from openmemd.index.report import Progress, SyncReport, VectorTarget
+from openmemd.index.report import FTS_ONLY_MODEL, Progress, SyncReport, VectorTarget
 from openmemd.store.base import StoreWriter
 
 
+def in_transaction(writer: StoreWriter, fn: Callable[[], None]) -> None:
+    """Run `fn` in one store transaction: a file's rows, a batch of vectors, all or nothing."""
+    with writer.transaction():
+        fn()
+
+
 class VectorFill:
-    writer: StoreWriter
-    vectors: VectorTarget | None
-    model: str
+    def __init__(self, writer: StoreWriter, vectors: VectorTarget | None) -> None:
+        self.writer = writer
+        self.vectors = vectors
+        self.model = vectors.model if vectors else FTS_ONLY_MODEL
 
-    def _write(self, fn: Callable[[], None]) -> None:
-        with self.writer.transaction():
-            fn()
-
-    # -- phase 2 -------------------------------------------------------------------------------
-    def _cached_vectors(self, hashes: set[str]) -> dict[str, np.ndarray]:
+    def cached(self, hashes: set[str]) -> dict[str, np.ndarray]:
+        """The embedding cache's vectors for these chunk hashes (none without a cache)."""
         v = self.vectors
         if v is None or not v.cache_enabled or not hashes:
             return {}
         return self.writer.cache_lookup(v.cache_key, sorted(hashes))
 
-    def pending_vectors(self) -> int:
+    def pending(self) -> int:
         if self.vectors is None:
             return 0
         return self.writer.count_pending_vectors(self.model)
 
-    def fill_vectors(self, *, progress: Progress | None = None,
-                     should_stop: Callable[[], bool] | None = None,
-                     page_size: int = 256) -> SyncReport:
+    def fill(self, *, progress: Progress | None = None,
+             should_stop: Callable[[], bool] | None = None,
+             page_size: int = 256) -> SyncReport:
         """Embed every chunk that has no vector yet; return what was done and what is left."""
         report = SyncReport()
         v = self.vectors
@@ -70,9 +74,10 @@ class VectorFill:
             for cid, h, text in page:
                 by_hash.setdefault(h, []).append(cid)
                 texts[h] = text
-            cached = self._cached_vectors(set(by_hash))
+            cached = self.cached(set(by_hash))
             if cached:
-                self._write(partial(self._store_vectors, cached, by_hash, cache_it=False))
+                in_transaction(self.writer,
+                               partial(self._store_vectors, cached, by_hash, cache_it=False))
                 report.vectors_from_cache += sum(len(by_hash[h]) for h in cached)
                 advance(sum(len(by_hash[h]) for h in cached))
             misses = [h for h in by_hash if h not in cached]
@@ -103,7 +108,7 @@ class VectorFill:
                      by_hash: dict[str, list[str]]) -> int:
         matrix = future.result()
         vectors = {h: matrix[j] for j, h in enumerate(batch)}
-        self._write(partial(self._store_vectors, vectors, by_hash, cache_it=True))
+        in_transaction(self.writer, partial(self._store_vectors, vectors, by_hash, cache_it=True))
         return sum(len(by_hash[h]) for h in batch)
 
     def _store_vectors(self, vectors: dict[str, np.ndarray], by_hash: dict[str, list[str]],

@@ -33,12 +33,13 @@ RESTART_NEEDED = ("sources", "extra_paths", "chunking", "embedding", "cache")
 RESTART_NEEDED_SYNC = ("watch", "watch_polling", "watch_poll_seconds", "max_file_bytes")
 
 
-def open_memory_index(settings: Settings, agent_id: str) -> ServedIndex:
+def open_memory_index(settings: Settings, agent_id: str, *,
+                      long_lived: bool = False) -> ServedIndex:
     # The real index, checked against the server's view of it (mypy) right here.
     from openmemd.api.memory_index import MemoryIndex
 
     # workspace None: the api resolves it (and creates the platform default on first run).
-    return MemoryIndex.open(None, agent_id=agent_id, config=settings)
+    return MemoryIndex.open(None, agent_id=agent_id, config=settings, long_lived=long_lived)
 
 
 class AgentRuntime:

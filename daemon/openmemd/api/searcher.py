@@ -1,0 +1,194 @@
+"""The reading side of `MemoryIndex`: a search from the query to its cited results.
+
+Searches run on the store's per-thread readers and never wait for a sync. Around the pipeline
+(`openmemd.search.pipeline`) this holds what a search needs besides the index: the query's
+embedding (cached; skipped while the provider is down, so the search runs keyword-only), the
+read that meets a damaged index, the recall recording dreaming ranks by, and the citations.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from openmemd.api.dreams import Recalls
+from openmemd.api.maintainer import Maintainer
+from openmemd.config import SOURCES, Settings
+from openmemd.embed.base import EmbeddingError, EmbeddingProvider
+from openmemd.embed.shared import ProviderHealth, QueryVectors
+from openmemd.errors import BadRequestError, IndexLockedError, UnavailableError
+from openmemd.log import get_logger
+from openmemd.search import citations
+from openmemd.search.results import SearchHit
+from openmemd.store.base import (
+    DiskFullError,
+    IndexDamagedError,
+    IndexStore,
+    StoreReader,
+    StoreUnavailableError,
+)
+
+log = get_logger(__name__)
+
+T = TypeVar("T")
+
+MAX_QUERY_CHARS = 4096
+REEMBEDDING = "the index was damaged; its vectors are being embedded again"
+# What a read can raise about the index itself (the store's errors, see store.base).
+_STORE_ERRORS = (IndexDamagedError, DiskFullError, StoreUnavailableError)
+
+
+class Searcher:
+    """Searches one agent's index. `settings` is swapped on a reload (`MemoryIndex.settings`):
+    the query settings, the citations mode and dreaming's time zone are read per search."""
+
+    def __init__(self, settings: Settings, store: IndexStore, provider: EmbeddingProvider | None,
+                 health: ProviderHealth, maintainer: Maintainer, recalls: Recalls) -> None:
+        self.settings = settings
+        self.store = store
+        self.provider = provider
+        self.model = maintainer.model
+        self.health = health  # shared with the maintainer: a failed fill means keyword search
+        self.maintainer = maintainer  # builds a missing index, heals a damaged one
+        self.recalls = recalls
+        # A reader that meets a damaged index calls this instead of healing it itself (the
+        # daemon: its writer thread rebuilds, the request answers `unavailable` at once).
+        self.on_damage: Callable[[str], None] | None = None
+        self._query_vectors = QueryVectors(settings.embedding.query_cache_size)
+        self._local = threading.local()  # this thread's last search mode
+        self._built = False  # see ensure_built
+
+    def search(self, query: str, max_results: int | None = None,
+               min_score: float | None = None, sources: Sequence[str] | None = None,
+               explain: bool = False, *, record: bool = True) -> list[SearchHit]:
+        if not isinstance(query, str):
+            raise BadRequestError("query must be a string")
+        query = query.strip()
+        if len(query) > MAX_QUERY_CHARS:
+            raise BadRequestError(f"query is longer than {MAX_QUERY_CHARS} characters")
+        if sources is not None:
+            bad = [s for s in sources if s not in SOURCES]
+            if bad:
+                raise BadRequestError(f"unknown source(s) {bad}; use {', '.join(SOURCES)}")
+        if not query:
+            return []
+        q = self.settings.query
+        max_results = q.max_results if max_results is None else max_results
+        min_score = q.min_score if min_score is None else min_score
+        self.ensure_built()
+        from openmemd.search.pipeline import run_search
+
+        def run(reader: StoreReader) -> list[SearchHit]:
+            # asked again on a retry: a healed index is searched by keyword until its
+            # vectors are back (the embedding itself is cached)
+            vector, self._local.degraded = self._query_vector(query)
+            return run_search(reader, query, query_vector=vector, model=self.model, settings=q,
+                              max_results=max_results, min_score=min_score, sources=sources,
+                              now=time.time(), explain=explain)
+
+        hits = self.read(run)
+        own = [h for h in hits if h.namespace in ("", self.store.namespace)]
+        if record and own:  # dreaming promotes only this workspace's own notes
+            self.recalls.record(query, own, self.settings.dreaming.timezone)
+        return citations.apply(hits, self.settings.citations)  # after recording: raw snippets
+
+    def ensure_built(self) -> None:
+        """First search on a never-indexed workspace: build it now (OpenClaw's bootstrap). One
+        synced in this process is built; a damaged one a one-shot caller heals keyword rows
+        first (`Maintainer.sync_keywords_first`), so this search does not wait for vectors."""
+        # an index, once built, stays built: no check on every search
+        if self._built or self.maintainer.last_sync_at is not None:
+            return
+        damaged = False
+        if self.store.exists():
+            try:  # the file may go between the check and the open (a rebuild moves it)
+                if self.store.reader().read_meta() is not None:
+                    self._built = True
+                    return
+            except IndexDamagedError:
+                damaged = self.on_damage is None  # the daemon: its writer is building it
+            except UnavailableError:
+                pass
+        try:
+            if damaged:
+                self.maintainer.sync_keywords_first()
+            else:
+                self.maintainer.sync()
+        except IndexLockedError:
+            pass  # another process is building it; search what exists
+
+    def read(self, fn: Callable[[StoreReader], T]) -> T:
+        """Run `fn(reader)` on this thread's reader. On a damaged index a one-shot caller
+        heals it now (its keyword rows first, `Maintainer.sync_keywords_first`) and retries
+        once; the daemon's readers answer `unavailable` and leave the rebuild to its writer
+        (see `on_damage`)."""
+        try:
+            return fn(self.store.reader())
+        except _STORE_ERRORS as exc:
+            error = self.failure(exc)
+            if self.on_damage is not None or not isinstance(error, IndexDamagedError):
+                raise error from None
+        try:
+            self.maintainer.sync_keywords_first()
+        except IndexLockedError:  # another process is the writer: it heals the index
+            raise error from None
+        try:
+            return fn(self.store.reader())
+        except _STORE_ERRORS as exc:
+            raise self.failure(exc) from None
+
+    def failure(self, exc: BaseException) -> BaseException:
+        """What a failed read tells its caller; damage also asks for a rebuild (`on_damage`)."""
+        if not isinstance(exc, IndexDamagedError):
+            return exc
+        reason = str(exc)
+        log.warning("index_read_failed", error=reason, rebuild_requested=bool(self.on_damage))
+        if self.on_damage is not None:
+            self.on_damage(reason)
+        return IndexDamagedError(
+            f"the index is missing or damaged ({reason}); it is being rebuilt from the "
+            "Markdown, try again in a moment")
+
+    # -- the query's embedding -------------------------------------------------------------------
+    def _query_vector(self, query: str) -> tuple[NDArray[np.float32] | None, str]:
+        """The query's embedding, or None and why (keyword-only search while it is down)."""
+        if self.provider is None:
+            return None, ""
+        if self.maintainer.filling_in_background:  # a ranking by the few vectors back
+            return None, REEMBEDDING  # would put those chunks first, whatever their words
+        if self.health.skip_queries():
+            return None, self.health.problem
+        try:
+            vector = self._query_vectors.get(self.provider, query)
+        except EmbeddingError as exc:
+            return None, self.health.failed(exc)
+        self.health.recovered()
+        return vector, ""
+
+    def warm(self) -> None:
+        """Load the model and run one query embedding, so the first real search is fast."""
+        if self.provider is not None:
+            try:
+                self._query_vectors.get(self.provider, "openmemd warm-up")
+            except EmbeddingError as exc:
+                self.health.failed(exc)
+
+    def search_mode(self) -> dict[str, str]:
+        """`mode` of this thread's last search, and why it was keyword-only although a
+        provider is set (`degraded`)."""
+        degraded = getattr(self._local, "degraded", "")
+        if self.provider is None:
+            return {"mode": "fts-only"}
+        return {"mode": "fts-only", "degraded": degraded} if degraded else {"mode": "hybrid"}
+
+    def search_meta(self) -> dict[str, str]:
+        """What a search reply says besides its results, the same on every way in (CLI,
+        socket, MCP): provider, model, mode (and why it degraded) and the citations mode."""
+        return {"provider": self.provider.id if self.provider is not None else "none",
+                "model": self.model, **self.search_mode(),
+                "citations": self.settings.citations}
