@@ -12,6 +12,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
+from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -266,7 +267,9 @@ class MemoryIndex(SelfHealing, DreamingAccess):
 
     def search(self, query: str, max_results: int | None = None, min_score: float | None = None,
                sources: Sequence[str] | None = None, explain: bool = False, *,
-               record: bool = True) -> list[SearchResult]:
+               record: bool = True, today: date | None = None) -> list[SearchResult]:
+        """`today`: the day "yesterday" and "last week" count from (default: the local date, in
+        `dreaming.timezone`); pinned by tests and replays."""
         if not isinstance(query, str):
             raise BadRequestError("query must be a string")
         query = query.strip()
@@ -282,13 +285,20 @@ class MemoryIndex(SelfHealing, DreamingAccess):
         max_results = q.max_results if max_results is None else max_results
         min_score = q.min_score if min_score is None else min_score
         self._ensure_built()
+        from openmemd.dreaming.clock import day_bucket, resolve_timezone
+        from openmemd.search.dates import understand_dates
         from openmemd.search.pipeline import run_search
 
-        vector, self._local.degraded = self._query_vector(query)
+        if today is None:
+            today = date.fromisoformat(day_bucket(datetime.now(timezone.utc), resolve_timezone(
+                self.settings.dreaming.timezone)))
+        dates = self._local.dates = understand_dates(query, today)
+        wanted = query if dates is None else dates.query  # the date words are not searched
+        vector, self._local.degraded = self._query_vector(wanted) if wanted else (None, "")
         hits = self._read(lambda reader: run_search(
             reader, query, query_vector=vector, model=self.model, settings=q,
             max_results=max_results, min_score=min_score, sources=sources, now=time.time(),
-            explain=explain))
+            explain=explain, dates=dates))
         own = [h for h in hits if h.namespace in ("", self.store.namespace)]
         if record and own:  # dreaming promotes only this workspace's own notes
             self._record(query, own)

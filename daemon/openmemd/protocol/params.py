@@ -9,6 +9,7 @@ between 1 and 200``.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -132,6 +133,19 @@ def sources(value: Any) -> tuple[str, ...]:
     return tuple(dict.fromkeys(value))
 
 
+def today(value: Any) -> dt.date:
+    """The day a search counts "yesterday" and "last week" from: an ISO date (YYYY-MM-DD)."""
+    if isinstance(value, dt.date):
+        return value
+    try:
+        if not isinstance(value, str) or len(value) != 10:
+            raise ValueError(value)
+        return dt.date.fromisoformat(value)
+    except ValueError:
+        shown = repr(value[:32]) if isinstance(value, str) else kind(value)
+        raise ParamError("today", f"must be a date as YYYY-MM-DD; got {shown}") from None
+
+
 def phase(value: Any) -> str:
     if not isinstance(value, str) or value not in PHASE_CHOICES:
         shown = repr(value[:32]) if isinstance(value, str) else kind(value)
@@ -148,13 +162,13 @@ def agent(value: Any) -> str:
 RULES: dict[str, Callable[[Any], Any]] = {
     "query": query, "path": path, "max_results": max_results, "min_score": min_score,
     "from_line": from_line, "lines": lines, "sources": sources, "phase": phase,
-    "agent": agent,
+    "agent": agent, "today": today,
 }
 
 # The parameters each operation takes (the command line checks these before it routes a
 # command to the daemon or runs it in-process, so both paths refuse the same input).
 OP_PARAMS: dict[str, tuple[str, ...]] = {
-    "search": ("query", "max_results", "min_score", "sources", "agent"),
+    "search": ("query", "max_results", "min_score", "sources", "agent", "today"),
     "get": ("path", "from_line", "lines", "agent"),
     "sync": ("agent",),
     "dream": ("phase", "agent"),
@@ -176,7 +190,8 @@ def check_op(op: str, values: Mapping[str, Any]) -> dict[str, Any]:
 # How the command line names each parameter in messages.
 CLI_NAMES = {"query": "the query", "path": "the path", "max_results": "--max-results",
              "min_score": "--min-score", "from_line": "--from", "lines": "--lines",
-             "sources": "--source", "phase": "--phase", "agent": "--agent"}
+             "sources": "--source", "phase": "--phase", "agent": "--agent",
+             "today": "--today"}
 _CLI_OPS = {"search": "search", "get": "get", "index": "sync", "dream": "dream"}
 
 

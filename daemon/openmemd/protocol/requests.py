@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
 from openmemd.config import DEFAULT_AGENT
@@ -58,6 +59,7 @@ class SearchRequest:
     min_score: float | None = None
     sources: tuple[str, ...] | None = None
     explain: bool = False
+    today: date | None = None  # what "yesterday" counts from (default: the local date)
 
 
 @dataclass(frozen=True)
@@ -171,7 +173,8 @@ def parse_fields(data: dict[str, Any]) -> Request:
     if op == "search":
         return SearchRequest(query=f.param("query", required=True), agent=f.agent(),
                              max_results=f.param("maxResults"), min_score=f.param("minScore"),
-                             sources=f.param("sources"), explain=f.flag("explain", False))
+                             sources=f.param("sources"), explain=f.flag("explain", False),
+                             today=f.param("today"))
     if op == "get":
         return GetRequest(path=f.param("path", required=True), agent=f.agent(),
                           from_line=f.param("from"), lines=f.param("lines"))
@@ -204,7 +207,8 @@ def to_wire(request: Request) -> dict[str, Any]:
         fields = {"query": request.query, "agent": request.agent,
                   "maxResults": request.max_results, "minScore": request.min_score,
                   "sources": list(request.sources) if request.sources else None,
-                  "explain": request.explain or None}
+                  "explain": request.explain or None,
+                  "today": request.today.isoformat() if request.today else None}
     elif isinstance(request, GetRequest):
         fields = {"path": request.path, "agent": request.agent, "from": request.from_line,
                   "lines": request.lines}
