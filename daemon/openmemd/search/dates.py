@@ -41,13 +41,18 @@ _LEAD = re.compile(r"(?:\b(?:on|in|from|of|for|at|during|since|around|between|th
 _SINCE_BEFORE = re.compile(r"(?:\bsince|自从?)\s*$", re.IGNORECASE)
 _SINCE_IN = re.compile(r"since\b", re.IGNORECASE)
 _TRAIL_CJK = re.compile(r"\s*(?:的|那天|当天|當天|那周|那个月)")
-# "from X to Y", "between X and Y", "X - Y", "X至Y": one range from X's start to Y's end.
-_JOIN = re.compile(r"^\s*(?:-|–|—|~|to|until|till|through|thru|and|至|到|~)\s*$", re.IGNORECASE)
+# "from X to Y", "between X and Y", "X - Y", "X至Y": one range from X's start to Y's end
+# ("X and Y" without "between" names two days, not the days between them).
+_JOIN = re.compile(r"^\s*(?:-|–|—|~|to|until|till|through|thru|至|到)\s*$", re.IGNORECASE)
+_AND = re.compile(r"^\s*and\s*$", re.IGNORECASE)
+_BETWEEN = re.compile(r"\bbetween\s+$", re.IGNORECASE)
 # A query ASKS FOR its date when nothing but these words is left beside it: words for a
 # day's record or for "what went on". Topic words (a name, "database", 会议) make it a topic
 # query whose date only narrows it.
 _FILLER = frozenset((
     "happen", "happened", "happening", "happens", "occur", "occurred", "going", "go", "went",
+    "come", "came", "coming", "take", "took", "place", "get", "got", "make", "made", "see",
+    "saw", "look", "like", "activity", "activities",
     "on", "up", "new", "note", "notes", "noted", "conversation", "conversations", "convo", "chat",
     "chats", "chatted", "talk", "talked", "talking", "discuss", "discussed", "discussion",
     "discussions", "say", "said", "tell", "told", "write", "wrote", "written", "log", "logs",
@@ -135,7 +140,9 @@ def _join(query: str, spans: list[Span]) -> list[Span]:
     out: list[Span] = []
     for span in spans:
         prev = out[-1] if out else None
-        if prev is not None and _JOIN.match(query[prev.end:span.start]):
+        gap = query[prev.end:span.start] if prev is not None else ""
+        if prev is not None and (_JOIN.match(gap) or (
+                _AND.match(gap) and _BETWEEN.search(query[:prev.start]))):
             if not prev.year_given and span.year_given:
                 prev = _in_year(prev, span.first.year)
             elif prev.year_given and not span.year_given:

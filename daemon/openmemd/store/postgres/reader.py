@@ -150,7 +150,7 @@ class PgReader:
         sql = (f"SELECT ns, id, path, source, start_line, end_line, text FROM {SCHEMA}.chunks"
                f" WHERE (ns, path) IN (SELECT ns, path FROM {SCHEMA}.files"
                f" WHERE ns = ANY(%(ns)s) AND path LIKE ANY(%(like)s)){cond}"
-               " ORDER BY path DESC, start_line, ns, id LIMIT %(limit)s")
+               " ORDER BY path COLLATE \"C\" DESC, start_line, ns, id LIMIT %(limit)s")
         params.update(ns=self.search_ns, like=[_like(p) for p in patterns], limit=limit)
         rows = self._run(lambda c: c.execute(sql, params).fetchall(), search=True)
         return [Candidate(id=self._public_id(r[0], r[1]), path=r[2], source=r[3],
