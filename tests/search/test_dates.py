@@ -73,6 +73,15 @@ ROWS: list[tuple[str, dt.date, dt.date, dt.date, bool]] = [
     ("last month", D(2026, 1, 15), D(2025, 12, 1), D(2025, 12, 31), True),
     ("last year", FRI, D(2025, 1, 1), D(2025, 12, 31), True),
     ("since March", FRI, D(2026, 3, 1), FRI, True),
+    # a relative phrase tied to a named day counts from that day
+    ("the Sunday before October 25, 2022", FRI, D(2022, 10, 23), D(2022, 10, 25), True),
+    ("what did Jo finish last Friday on 23 January, 2022", FRI, D(2022, 1, 21), D(2022, 1, 23),
+     False),
+    ("the trip last weekend before April 10, 2023", FRI, D(2023, 4, 8), D(2023, 4, 10), False),
+    ("that issue last week, as mentioned on November 6, 2023", FRI, D(2023, 10, 30),
+     D(2023, 11, 6), False),
+    ("the forest picture shared on December 1,2023", FRI, D(2023, 12, 1), D(2023, 12, 1), False),
+    ("during September 2023", FRI, D(2023, 9, 1), D(2023, 9, 30), True),
     # ranges
     ("between 2023-03-01 and 2023-03-05", FRI, D(2023, 3, 1), D(2023, 3, 5), True),
     ("March 3 to March 10, 2023", FRI, D(2023, 3, 3), D(2023, 3, 10), True),

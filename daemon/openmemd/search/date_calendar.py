@@ -63,7 +63,16 @@ def most_recent_weekday(today: dt.date, weekday: int) -> dt.date:
     return today - ((today.weekday() - weekday - 1) % 7 + 1) * DAY
 
 
+RELATIVE: set[Resolver] = set()
+
+
+def relative(resolve: Resolver) -> Resolver:
+    """Marks a form whose day is counted from today ("yesterday", "last week"), not named."""
+    RELATIVE.add(resolve)
+    return resolve
+
+
 def offset(days: int) -> Resolver:
     def resolve(match: re.Match[str], today: dt.date) -> Resolved:
         return today - days * DAY, today - days * DAY
-    return resolve
+    return relative(resolve)

@@ -38,12 +38,14 @@ from openmemd.search.date_calendar import (
     DAY,
     MAX_YEAR,
     MIN_YEAR,
+    RELATIVE,
     Form,
     Resolved,
     latest_not_after,
     month_range,
     most_recent_weekday,
     offset,
+    relative,
     shift_months,
     week_of,
     year_range,
@@ -61,6 +63,7 @@ class Span:
     first: dt.date
     last: dt.date
     year_given: bool = True  # False for "July 3rd": a range's other end may lend its year
+    relative: bool = False  # counted from today ("last week"), not named ("May 8th 2023")
 
 
 # -- English words, parsed by dateparser ----------------------------------------------------------
@@ -121,6 +124,7 @@ def _month_word(match: re.Match[str], today: dt.date) -> Resolved:
     return None if found is None else (*month_range(found[0].year, found[0].month), False)
 
 
+@relative
 def _ago(match: re.Match[str], today: dt.date) -> Resolved:
     found = parse_words(match.group(), today)
     return None if found is None else _period_range(*found)
@@ -168,6 +172,7 @@ def _year(match: re.Match[str], today: dt.date) -> Resolved:
 
 # -- relative English -----------------------------------------------------------------------------
 
+@relative
 def _relative_unit(match: re.Match[str], today: dt.date) -> Resolved:
     """last/past/previous/this/current week|month|year; "the week before last"."""
     which, unit = match["which"].lower(), match["unit"].lower()
@@ -182,6 +187,7 @@ def _relative_unit(match: re.Match[str], today: dt.date) -> Resolved:
     return year_range(today.year - back)
 
 
+@relative
 def _past_n(match: re.Match[str], today: dt.date) -> Resolved:
     """the past/last N days|weeks: up to today."""
     n = int(match["n"])
@@ -189,6 +195,7 @@ def _past_n(match: re.Match[str], today: dt.date) -> Resolved:
     return (today - days * DAY, today) if 0 < days <= 3660 else None
 
 
+@relative
 def _weekday(match: re.Match[str], today: dt.date) -> Resolved:
     target = _WEEKDAYS.index(match["wd"].lower())
     if (match["which"] or "").lower() == "this":
@@ -198,6 +205,7 @@ def _weekday(match: re.Match[str], today: dt.date) -> Resolved:
     return day, day
 
 
+@relative
 def _weekend(match: re.Match[str], today: dt.date) -> Resolved:
     which = (match["which"] or "").lower()
     this_week = week_of(today)[0]
@@ -214,15 +222,15 @@ _I = re.IGNORECASE
 _FORMS: tuple[Form, ...] = (
     # "Monday the 27th of March 2023", "27 March 2023", "27th of March"
     (re.compile(rf"\b(?:{_WD_ANY},?\s+(?:the\s+)?)?(?:the\s+)?{_DAYNUM}\s+(?:of\s+)?{_MONTH}"
-                rf"(?:,?\s+(?P<year>{_YEAR}))?(?![a-z])", _I), _words),
+                rf"(?:(?:,\s*|\s+)(?P<year>{_YEAR}))?(?![a-z])", _I), _words),
     # "March 27, 2023", "Monday, May 8th 2023", "Mar 27 2023", "July 3rd"
     (re.compile(rf"\b(?:{_WD_ANY},?\s+)?{_MONTH}\s+(?:the\s+)?{_DAYNUM}"
-                rf"(?:,?\s+(?P<year>{_YEAR}))?(?![a-z])", _I), _words),
+                rf"(?:(?:,\s*|\s+)(?P<year>{_YEAR}))?(?![a-z])", _I), _words),
     # "March 2023", "Sept. 2023"
     (re.compile(rf"\b{_MONTH},?\s+(?P<year>(?:19|20)\d\d)(?![\d:])", _I), _words),
     # "in March", "during May" (a month without its year needs the preposition: "may" is a verb)
     (re.compile(rf"(?i:\b(?:in|during|throughout|since|early|late|mid-?)\s*)(?P<m>{_MONTH_FULL})"
-                r"\b"), _month_word),
+                r"\b(?!,?\s*(?:19|20)\d\d)"), _month_word),
     # "three days ago", "2 weeks ago", "a month ago"
     (re.compile(rf"\b{_NUMBER_WORD}\s+{_UNIT}\s+ago\b", _I), _ago),
     # ISO 2023-03-27 (also 2023/03/27, 2023.03.27)
@@ -265,4 +273,4 @@ def find_spans(query: str, today: dt.date) -> Iterator[Span]:
                 continue
             first, last = resolved[0], resolved[1]
             given = resolved[2] if len(resolved) == 3 else True
-            yield Span(match.start(), match.end(), first, last, given)
+            yield Span(match.start(), match.end(), first, last, given, resolve in RELATIVE)

@@ -18,6 +18,7 @@ from openmemd.search.date_calendar import (
     month_range,
     most_recent_weekday,
     offset,
+    relative,
     shift_months,
     week_of,
     year_range,
@@ -81,6 +82,7 @@ _CN_RELATIVE_YEAR = {"今年": 0, "去年": 1, "前年": 2}
 _CN_WEEKDAY = {c: i for i, c in enumerate("一二三四五六")} | {"日": 6, "天": 6}
 
 
+@relative
 def _cn_unit(match: re.Match[str], today: dt.date) -> Resolved:
     """上周 / 这周 / 上上周, 上个月 / 本月, 今年 / 去年."""
     text = match.group()
@@ -93,6 +95,7 @@ def _cn_unit(match: re.Match[str], today: dt.date) -> Resolved:
     return week_of(today - 7 * back * DAY)
 
 
+@relative
 def _cn_weekday(match: re.Match[str], today: dt.date) -> Resolved:
     target = _CN_WEEKDAY[match["wd"]]
     which = match["which"] or ""
@@ -103,6 +106,7 @@ def _cn_weekday(match: re.Match[str], today: dt.date) -> Resolved:
     return day, day
 
 
+@relative
 def _cn_weekend(match: re.Match[str], today: dt.date) -> Resolved:
     """上周末 (last week's), 这周末 / 本周末 (this week's); 周末 alone: the latest one begun."""
     which = match["which"] or ""
@@ -112,6 +116,7 @@ def _cn_weekend(match: re.Match[str], today: dt.date) -> Resolved:
     return monday + 5 * DAY, monday + 6 * DAY
 
 
+@relative
 def _cn_ago(match: re.Match[str], today: dt.date) -> Resolved:
     n = cn_number(match["n"])
     if n is None or not 0 < n <= 3660:

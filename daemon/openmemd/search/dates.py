@@ -20,6 +20,7 @@ library (`dateparser`) is imported only when a phrase of English date words is f
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -44,6 +45,9 @@ _TRAIL_CJK = re.compile(r"\s*(?:的|那天|当天|當天|那周|那个月)")
 # "from X to Y", "between X and Y", "X - Y", "X至Y": one range from X's start to Y's end
 # ("X and Y" without "between" names two days, not the days between them).
 _JOIN = re.compile(r"^\s*(?:-|–|—|~|to|until|till|through|thru|至|到)\s*$", re.IGNORECASE)
+# What ties a relative phrase to the named day after it.
+_ANCHORED = re.compile(r"^[\s,]*(?:as\s+(?:mentioned|said|noted|written)\s+)?(?:on|before|after"
+                       r"|as\s+of|prior\s+to)\s*$", re.IGNORECASE)
 _AND = re.compile(r"^\s*and\s*$", re.IGNORECASE)
 _BETWEEN = re.compile(r"\bbetween\s+$", re.IGNORECASE)
 # A query ASKS FOR its date when nothing but these words is left beside it: words for a
@@ -118,10 +122,22 @@ def understand_dates(query: str, today: dt.date) -> DateQuery | None:
     spans = _choose(list(find_spans(query, today)))
     if not spans:
         return None
+    anchor = _anchor(query, spans)
+    if anchor is not None:  # "last Friday before 23 January 2022": that Friday, not today's
+        spans = _choose(list(find_spans(query, anchor)))
     spans = _since(query, _join(query, spans), today)
     ranges = tuple(DateRange(s.first, s.last, query[s.start:s.end].strip()) for s in spans)
     rest = _remove(query, spans)
     return DateQuery(ranges, rest, about_date=not _names_a_topic(rest))
+
+
+def _anchor(query: str, spans: list[Span]) -> dt.date | None:
+    """The named day a relative phrase counts from when the query ties it to one ("the Sunday
+    before October 25, 2022", "last week, as mentioned on November 6, 2023"); else None."""
+    for a, b in itertools.pairwise(spans):
+        if a.relative and not b.relative and _ANCHORED.match(query[a.end:b.start]):
+            return b.first
+    return None
 
 
 def _choose(spans: list[Span]) -> list[Span]:
