@@ -45,20 +45,29 @@ def check_date_search(index: MemoryIndex) -> None:
     index.search("what did I do on July 3rd", today=TODAY)
     assert index.search_meta()["dates"] == {"from": "2026-07-03", "to": "2026-07-03",
                                             "text": "July 3rd", "about": "date"}
-    # A topic in a range: the range's note on the topic passes the older one on it.
+    # A topic in a range: the range's note on the topic passes the older one on it. Naming
+    # the whole topic ("decided", "database"), it is what was asked for: first, the rest halved.
     plain = index.search("what did we decide about the database", min_score=0.0)
     assert "dates" not in index.search_meta()
     assert plain[0].path == "memory/2026-05-12.md"  # without the date, the older note leads
     hits = index.search("what did we decide about the database last week", min_score=0.0,
                         explain=True, today=TODAY)
     paths = [h.path for h in hits]
-    assert paths[0] == "memory/2026-07-01.md", paths
-    assert "memory/2026-05-12.md" in paths  # still found, ranked below
+    assert paths[0] == "memory/2026-07-01.md" and "memory/2026-05-12.md" in paths, paths
     assert explain_of(hits, "memory/2026-07-01.md")["date"] == {
-        "inRange": True, "day": "2026-07-01", "rule": "topic-boost"}
-    assert explain_of(hits, "memory/2026-05-12.md")["date"]["inRange"] is False
+        "inRange": True, "day": "2026-07-01", "rule": "first"}
+    assert explain_of(hits, "memory/2026-05-12.md")["date"]["rule"] == "halved"
     assert index.search_meta()["dates"] == {"from": "2026-06-29", "to": "2026-07-05",
                                             "text": "last week", "about": "topic"}
+    # Naming more than the note holds ("migration"), the range's notes are only boosted: still
+    # enough to pass the older note, which leads without the date.
+    query = "what did we decide about the database migration"
+    assert index.search(query, min_score=0.0)[0].path == "memory/2026-05-12.md"
+    hits = index.search(query + " last week", min_score=0.0, explain=True, today=TODAY)
+    assert hits[0].path == "memory/2026-07-01.md", [h.path for h in hits]
+    assert explain_of(hits, "memory/2026-07-01.md")["date"]["rule"] == "boosted"
+    assert explain_of(hits, "memory/2026-05-12.md")["date"] == {
+        "inRange": False, "day": None, "rule": "kept"}
     # A dated heading inside MEMORY.md counts as the range too.
     hits = index.search("which job queue did we choose last week", min_score=0.0,
                         explain=True, today=TODAY)

@@ -75,8 +75,8 @@ _MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|
 # Full names for a month without a day or year ("in March"); "may" only as "May" (a verb too).
 _MONTH_FULL = (r"(?:(?i:january|february|march|april|june|july|august|september|october"
                r"|november|december)|May)")
-_DAYNUM = r"(?:3[01]|[12]\d|0?[1-9])(?:st|nd|rd|th)?(?![\d:])"
-_YEAR = r"(?:(?:19|20)\d\d(?![\d:])|'\d\d(?!\d))"
+_DAYNUM = r"(?:3[01]|[12]\d|0?[1-9])(?:st|nd|rd|th)?(?![\d:])"  # not "March 3:30"
+_YEAR = r"(?:(?:19|20)\d\d(?!\d|[:.]\d)|'\d\d(?!\d))"
 _NUMBER_WORD = (r"(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
                 r"|\d{1,3})")
 _UNIT = r"(?:days?|weeks?|months?|years?)"
@@ -227,7 +227,7 @@ _FORMS: tuple[Form, ...] = (
     (re.compile(rf"\b(?:{_WD_ANY},?\s+)?{_MONTH}\s+(?:the\s+)?{_DAYNUM}"
                 rf"(?:(?:,\s*|\s+)(?P<year>{_YEAR}))?(?![a-z])", _I), _words),
     # "March 2023", "Sept. 2023"
-    (re.compile(rf"\b{_MONTH},?\s+(?P<year>(?:19|20)\d\d)(?![\d:])", _I), _words),
+    (re.compile(rf"\b{_MONTH},?\s+(?P<year>(?:19|20)\d\d)(?!\d|[:.]\d)", _I), _words),
     # "in March", "during May" (a month without its year needs the preposition: "may" is a verb)
     (re.compile(rf"(?i:\b(?:in|during|throughout|since|early|late|mid-?)\s*)(?P<m>{_MONTH_FULL})"
                 r"\b(?!,?\s*(?:19|20)\d\d)"), _month_word),
@@ -247,7 +247,7 @@ _FORMS: tuple[Form, ...] = (
     # on 3/27 (a fraction without its preposition)
     (re.compile(r"\bon\s+(?P<a>\d{1,2})/(?P<b>\d{1,2})(?![\d/])", _I), _month_day),
     # in 2023, during 2023, from 2023
-    (re.compile(r"\b(?:in|during|throughout|since|from|of)\s+(?P<y>(?:19|20)\d\d)(?![\d:.-])",
+    (re.compile(r"\b(?:in|during|throughout|since|from|of)\s+(?P<y>(?:19|20)\d\d)(?!\d|[:.-]\d)",
                 _I), _year),
     (re.compile(r"\b(?:today|tonight|this\s+(?:morning|afternoon|evening))\b", _I), offset(0)),
     (re.compile(r"\b(?:yesterday|last\s+night)\b", _I), offset(1)),

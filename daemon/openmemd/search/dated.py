@@ -19,11 +19,13 @@ What the range does (after fusion and decay, before ordering and the threshold):
   on that day"). Both keep their order among themselves, and a day with no note leaves only
   halved scores, which the threshold may rightly turn into "nothing found".
 - a query naming a topic too ("what did we decide about the database last week"): the
-  range's chunks are fetched as well and join the fusion with their real scores on both legs,
-  then get × TOPIC_BOOST. The date is one more condition of the question, met by the chunk
-  but stated by none of its words: it lets a note of the range pass one from outside it whose
-  evidence is up to a quarter stronger, never one that is clearly more on topic (a range
-  chunk that merely shares the date stays below a real answer from another day).
+  range's chunks are fetched as well and join the fusion with their real scores on both legs.
+  One that names the whole topic (`holds_topic`: "database" and "decided" in last week's
+  note) is exactly what was asked for: it ranks first, and every other chunk is halved, as
+  above. When none does, the range's chunks get × TOPIC_BOOST. The date is one more
+  condition of the question, met by the chunk but stated by none of its words: it lets a note
+  of the range pass one from outside it whose evidence is up to a quarter stronger, never one
+  that is clearly more on topic.
 """
 
 from __future__ import annotations
@@ -31,13 +33,14 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import re
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 from openmemd.search.dates import DateQuery
 from openmemd.search.keyword import keyword_scores_for
 from openmemd.search.results import LegHit
 from openmemd.store.base import CandidateFilter, StoreReader
-from openmemd.text.tokens import QueryTerms
+from openmemd.text.tokens import QueryTerms, covered_terms
 
 TOPIC_BOOST = 1.25
 ABOUT_FLOOR = 0.5  # a range chunk of a date query scores at least this; others at most this
@@ -122,19 +125,46 @@ def keyword_scored(reader: StoreReader, terms: QueryTerms, hits: list[LegHit],
             for h in extra]
 
 
-def date_effect(path: str, text: str, score: float, gate: float, dates: DateQuery
-                ) -> tuple[float, float, dict[str, Any]]:
-    """(score, gate, what was done) of one candidate under the query's dates (see above)."""
-    day = day_in_range(path, text, dates)
-    effect: dict[str, Any] = {"inRange": day is not None,
-                              "day": day.isoformat() if day is not None else None}
-    if dates.about_date:
-        effect["rule"] = "date-first"
-        if day is not None:
-            return (ABOUT_FLOOR + (1 - ABOUT_FLOOR) * score,
-                    ABOUT_FLOOR + (1 - ABOUT_FLOOR) * gate, effect)
-        return ABOUT_FLOOR * score, ABOUT_FLOOR * gate, effect
-    effect["rule"] = "topic-boost"
-    if day is not None:
-        return min(1.0, score * TOPIC_BOOST), min(1.0, gate * TOPIC_BOOST), effect
-    return score, gate, effect
+def holds_topic(text: str, dates: DateQuery) -> bool:
+    """Whether a chunk names what the query asks about besides its date: every topic word (up
+    to inflection), and at least half of the topic's CJK bigrams (a bigram straddling two words,
+    "于数" of 关于数据库, is absent from the best of notes)."""
+    topic = dates.topic
+    found = covered_terms(topic, text)
+    return (all(w in found for w in topic.words)
+            and 2 * sum(1 for g in topic.cjk if g in found) >= len(topic.cjk))
+
+
+class Scored(Protocol):
+    """A candidate as the pipeline holds it: where it is, what it says, its scores."""
+
+    path: str
+    text: str
+    score: float
+    gate: float
+    date: dict[str, Any] | None
+
+
+def apply_dates(candidates: Sequence[Scored], dates: DateQuery | None) -> None:
+    """Move each candidate's score and gate by the query's dates (see above) and note what
+    was done (`explain`'s "date")."""
+    if dates is None:
+        return
+    judged = [(day_in_range(c.path, c.text, dates), c) for c in candidates]
+    first = {id(c) for day, c in judged if day is not None
+             and (dates.about_date or holds_topic(c.text, dates))}
+    # The range holds the answer: everything else is at best half of one.
+    halve = bool(first) or dates.about_date
+    for day, c in judged:
+        if id(c) in first:
+            rule, floor, factor = "first", ABOUT_FLOOR, 1 - ABOUT_FLOOR
+        elif halve:
+            rule, floor, factor = "halved", 0.0, ABOUT_FLOOR
+        elif day is not None:
+            rule, floor, factor = "boosted", 0.0, TOPIC_BOOST
+        else:
+            rule, floor, factor = "kept", 0.0, 1.0
+        c.score = min(1.0, floor + factor * c.score)
+        c.gate = min(1.0, floor + factor * c.gate)
+        c.date = {"inRange": day is not None, "day": day.isoformat() if day else None,
+                  "rule": rule}

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from openmemd.search.date_forms import Span, find_spans
-from openmemd.text.tokens import CJK_RUN, STOP_WORDS, word_tokens
+from openmemd.text.tokens import CJK_RUN, STOP_WORDS, QueryTerms, cjk_ngrams, word_tokens
 
 # Could this query name a date at all? Anything a form in date_forms needs at least one of.
 _MAYBE = re.compile(
@@ -87,11 +87,16 @@ class DateRange:
 @dataclass(frozen=True)
 class DateQuery:
     """A query's dates: `ranges` (in query order), `query` (the query without its date words,
-    what the search legs look for) and `about_date` (nothing but the date is asked for)."""
+    what the search legs look for) and `topic` (the words naming what else is asked for;
+    none: the query is about the date itself)."""
 
     ranges: tuple[DateRange, ...]
     query: str
-    about_date: bool
+    topic: QueryTerms = QueryTerms((), ())
+
+    @property
+    def about_date(self) -> bool:
+        return not self.topic
 
     def covers(self, day: dt.date) -> bool:
         return any(r.start <= day <= r.end for r in self.ranges)
@@ -128,7 +133,7 @@ def understand_dates(query: str, today: dt.date) -> DateQuery | None:
     spans = _since(query, _join(query, spans), today)
     ranges = tuple(DateRange(s.first, s.last, query[s.start:s.end].strip()) for s in spans)
     rest = _remove(query, spans)
-    return DateQuery(ranges, rest, about_date=not _names_a_topic(rest))
+    return DateQuery(ranges, rest, _topic_of(rest))
 
 
 def _anchor(query: str, spans: list[Span]) -> dt.date | None:
@@ -211,10 +216,12 @@ def _remove(query: str, spans: list[Span]) -> str:
     return re.sub(r"\s{2,}", " ", text).strip()
 
 
-def _names_a_topic(rest: str) -> bool:
-    """Whether the query, its dates removed, still names something to look for."""
-    for word in word_tokens(rest):
-        if len(word) > 1 and word not in STOP_WORDS and word not in _FILLER \
-                and not word.isdigit() and word.rstrip("s") not in _FILLER:
-            return True
-    return any(_CJK_FILLER.sub("", run) for run in CJK_RUN.findall(rest))
+def _topic_of(rest: str) -> QueryTerms:
+    """What the query, its dates removed, still names (besides filler): its words and the
+    CJK bigrams of what is left of its CJK runs."""
+    words = [w for w in dict.fromkeys(word_tokens(rest))
+             if len(w) > 1 and w not in STOP_WORDS and w not in _FILLER
+             and not w.isdigit() and w.rstrip("s") not in _FILLER]
+    cjk = [gram for run in CJK_RUN.findall(rest) for part in _CJK_FILLER.split(run) if part
+           for gram in (cjk_ngrams(part)[: max(1, len(part) - 1)])]
+    return QueryTerms(tuple(words), tuple(dict.fromkeys(cjk)))

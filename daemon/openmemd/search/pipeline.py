@@ -46,7 +46,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from openmemd.config import QuerySettings
-from openmemd.search.dated import date_effect, fetch_dated, keyword_scored
+from openmemd.search.dated import apply_dates, fetch_dated, keyword_scored
 from openmemd.search.dates import DateQuery
 from openmemd.search.decay import DecayCalculator, uses_mtime
 from openmemd.search.keyword import candidate_count, keyword_scores_for, keyword_search
@@ -160,7 +160,7 @@ def run_search(reader: StoreReader, query: str, *, query_vector: NDArray[np.floa
         _score_fused(candidates, vector_hits, keyword_hits, settings)
 
     _apply_decay(reader, candidates, settings, now)
-    _apply_dates(candidates, dates)
+    apply_dates(candidates, dates)
     ordered, passed = _order(candidates, settings, min_score=min_score, max_results=max_results)
     relaxed = False
     if not passed and keyword_hits:
@@ -307,12 +307,6 @@ def _apply_decay(reader: StoreReader, candidates: list[_Candidate], settings: Qu
         c.gate *= c.decay
 
 
-def _apply_dates(candidates: list[_Candidate], dates: DateQuery | None) -> None:
-    if dates is not None:
-        for c in candidates:
-            c.score, c.gate, c.date = date_effect(c.path, c.text, c.score, c.gate, dates)
-
-
 def _order(candidates: list[_Candidate], settings: QuerySettings, *, min_score: float,
            max_results: int) -> tuple[list[_Candidate], list[_Candidate]]:
     """(candidates in final order, the first `max_results` of them passing `min_score`).
@@ -365,7 +359,7 @@ def _keyword_only(reader: StoreReader, hits: list[LegHit], terms: QueryTerms,
             text_length=len(hit.text))
         candidates.append(c)
     _apply_decay(reader, candidates, settings, now)
-    _apply_dates(candidates, dates)
+    apply_dates(candidates, dates)
     ordered, passed = _order(candidates, settings, min_score=min_score, max_results=max_results)
     relaxed = False
     if not passed:  # soft threshold: keyword-only scores are heuristics, not evidence
