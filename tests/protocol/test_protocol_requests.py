@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import json
 
 import pytest
@@ -18,6 +19,7 @@ from openmemd.protocol.requests import (
     error_reply,
     ok_reply,
     parse_request,
+    to_wire,
 )
 
 
@@ -44,6 +46,11 @@ def test_valid_requests() -> None:
         explain=True)
     assert parse({"op": "search", "query": "x", "minScore": 1}) == SearchRequest(
         query="x", min_score=1.0)
+    pinned = parse({"op": "search", "query": "yesterday", "today": "2026-07-10"})
+    assert pinned == SearchRequest(query="yesterday", today=datetime.date(2026, 7, 10))
+    assert to_wire(pinned) == {"op": "search", "query": "yesterday", "agent": "main",
+                               "today": "2026-07-10"}
+    assert "today" not in to_wire(SearchRequest(query="x"))
     assert parse({"op": "get", "path": "MEMORY.md", "from": 3, "lines": 2.0}) == GetRequest(
         path="MEMORY.md", from_line=3, lines=2)
     assert parse({"op": "sync"}) == SyncRequest(force=False, wait=True)
@@ -104,6 +111,11 @@ def test_oversized() -> None:
     ({"op": "search", "query": "x", "sources": []}, "list of"),
     ({"op": "search", "query": "x", "sources": ["web"]}, "list of"),
     ({"op": "search", "query": "x", "explain": "yes"}, "true or false"),
+    ({"op": "search", "query": "x", "today": "2026-13-01"},
+     "'today' must be a date as YYYY-MM-DD; got '2026-13-01'"),
+    ({"op": "search", "query": "x", "today": "10/7/2026"}, "'today' must be a date as YYYY-MM-DD"),
+    ({"op": "search", "query": "x", "today": 20260710}, "'today' must be a date as YYYY-MM-DD; "
+     "got a number"),
     ({"op": "search", "query": "x", "agent": "../etc"}, "'agent'"),
     ({"op": "search", "query": "x", "agent": ""}, "'agent'"),
     ({"op": "get"}, "missing 'path'"),
