@@ -5,9 +5,13 @@
 
 DATASET is a folder with `queries.jsonl` and either `workspaces/<name>/` (one workspace per
 question's "workspace" field) or `workspace.tar.gz` (one workspace, unpacked once into the
-state dir). Queries name their evidence as `{"path", "start_line", "end_line"}` spans; a result
-matches when it is the same file and its lines overlap a span (the dataset's own `score.py`
-rules, imported from the dataset's parent folder when it is there).
+state dir); a question set beside its corpus (`locomo-dev/dates/`, `locomo-dev/absent/`) uses
+the parent's workspaces and indexes (no embedding paid twice). For questions that name dates
+(`locomo-dev/dates/`: absolute dates, so the real "today" serves) it also says how many
+queries were understood to name one (the reply's `dates`). Queries name their evidence as
+`{"path", "start_line", "end_line"}` spans; a result matches when it is the same file and its
+lines overlap a span (the dataset's own `score.py` rules, imported from the dataset's parent or
+grandparent folder when it is there).
 
 Every workspace is indexed with the default settings (400/80-token chunks); top-level folders
 other than `memory/` and `sessions/` are added as extra paths so document collections are
@@ -70,8 +74,9 @@ KS = (1, 5, 10)
 # -- scoring (the dataset's score.py when present, else the same rules here) ----------------------
 
 def _load_scorer(dataset: Path) -> Any:
-    path = dataset.parent / "score.py"
-    if not path.is_file():
+    path = next((d / "score.py" for d in (dataset.parent, dataset.parent.parent)
+                 if (d / "score.py").is_file()), None)
+    if path is None:
         return None
     spec = importlib.util.spec_from_file_location("_dataset_score", path)
     if spec is None or spec.loader is None:
@@ -123,7 +128,15 @@ def score(scorer: Any, results: list[dict], query: dict) -> dict[str, float]:
 
 # -- workspaces -----------------------------------------------------------------------------------
 
+def corpus_of(dataset: Path) -> Path:
+    """The folder holding the question set's workspaces: its own, or its parent's."""
+    if (dataset / "workspaces").is_dir() or (dataset / "workspace.tar.gz").is_file():
+        return dataset
+    return dataset.parent
+
+
 def workspace_root(dataset: Path, name: str, state: Path) -> Path:
+    dataset = corpus_of(dataset)
     folder = dataset / "workspaces" / name
     if folder.is_dir():
         return folder
@@ -249,19 +262,21 @@ def main(argv: list[str] | None = None) -> int:
         variants.update({f"{m}+reports": dataclasses.replace(MODES[m], dreaming_reports=True)
                          for m in modes})
     totals: dict[str, dict[str, float]] = {m: defaultdict(float) for m in variants}
+    understood: dict[str, int] = defaultdict(int)  # queries whose reply names dates
+    corpus = corpus_of(dataset).name  # indexes are the corpus's, whichever question set
     timing: dict[str, float] = defaultdict(float)
     runs: dict[str, list[str]] = defaultdict(list)
     for name, qs in by_workspace.items():
         root = workspace_root(dataset, name, state)
         if args.dream:
-            root = dream_copy(root, state, dataset.name, name, args.model, qs)
+            root = dream_copy(root, state, corpus, name, args.model, qs)
         # One index per kind: FTS-only for keyword mode, the embedding model for the rest
         # (query settings are not part of the index identity, so modes share it).
         kinds: dict[str, list[str]] = defaultdict(list)
         for mode in modes:
             kinds["fts" if mode == "keyword" else (args.model or "default")].append(mode)
         for kind, kind_modes in kinds.items():
-            mode_state = _index_state(state, dataset.name, name, kind, dream=args.dream)
+            mode_state = _index_state(state, corpus, name, kind, dream=args.dream)
             settings = settings_for(mode_state, root, kind_modes[0], args.model)
             with MemoryIndex.open(root, config=settings) as index:
                 started = time.monotonic()
@@ -276,6 +291,7 @@ def main(argv: list[str] | None = None) -> int:
                     for q in qs:
                         hits = index.search(q["query"], max_results=10,
                                             min_score=args.min_score, record=False)
+                        understood[mode] += "dates" in index.search_meta()
                         results = [{"path": h.path, "start_line": h.start_line,
                                     "end_line": h.end_line} for h in hits]
                         for key, value in score(scorer, results, q).items():
@@ -290,6 +306,9 @@ def main(argv: list[str] | None = None) -> int:
     for mode in variants:
         row = "".join(f"{totals[mode][k] / n:10.4f}" for k in keys)
         print(f"{mode:18s}{row}{1000 * timing[mode] / n:10.1f}")
+    for mode in variants:
+        if understood[mode]:
+            print(f"{mode}: {understood[mode]}/{n} queries understood to name a date")
     if args.runs:
         args.runs.mkdir(parents=True, exist_ok=True)
         for mode, lines in runs.items():

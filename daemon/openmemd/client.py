@@ -20,6 +20,7 @@ import os
 import socket
 import threading
 import time
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,7 @@ from openmemd.errors import (
     OpenmemdError,
     UnavailableError,
 )
+from openmemd.protocol import params
 from openmemd.protocol.requests import (
     AddRequest,
     ContextRequest,
@@ -267,10 +269,13 @@ class Client:
         return self.send(AddRequest(text=text, target=target, agent=agent or DEFAULT_AGENT),
                          timeout)
 
-    def context(self, today: str | None = None, agent: str | None = None,
+    def context(self, today: str | date | None = None, agent: str | None = None,
                 timeout: float | None = None) -> dict[str, Any]:
-        """The session's startup context (`text`: the block to put in a prompt)."""
-        return self.send(ContextRequest(agent=agent or DEFAULT_AGENT, today=today), timeout)
+        """The session's startup context (`text`: the block to put in a prompt); `today`
+        (YYYY-MM-DD) replays a day."""
+        return self.send(ContextRequest(agent=agent or DEFAULT_AGENT,
+                                        today=None if today is None else params.today(today)),
+                         timeout)
 
     # -- lifecycle ------------------------------------------------------------------------
     def close(self) -> None:

@@ -70,7 +70,7 @@ def test_nothing_to_load_and_bad_input_are_one_line(cli, workspace: Path) -> Non
                    f"{TODAY} or {YESTERDAY} in {workspace}\n")
     code, out, err = cli("--today", "12/01/2026")
     assert code == 2 and out == "" and err.count("\n") == 1
-    assert "--today must be a date YYYY-MM-DD" in err
+    assert "--today must be a date as YYYY-MM-DD" in err
 
 
 def test_local_handler_and_library_give_the_daemons_reply(make_settings,

@@ -37,6 +37,10 @@ CASES = [
      {"op": "get", "path": "MEMORY.md", "from": 0}, "'from' must be at least 1 (got 0)"),
     (["get", "MEMORY.md", "--lines", "0"], "--lines must be at least 1 (got 0)",
      {"op": "get", "path": "MEMORY.md", "lines": 0}, "'lines' must be at least 1 (got 0)"),
+    (["search", "tea", "--today", "tomorrow"],
+     "--today must be a date as YYYY-MM-DD; got 'tomorrow'",
+     {"op": "search", "query": "tea", "today": "tomorrow"},
+     "'today' must be a date as YYYY-MM-DD; got 'tomorrow'"),
     (["search", "tea", "--agent", "../x"], "--agent must be 1-64 letters, digits, - or _",
      {"op": "search", "query": "tea", "agent": "../x"},
      "'agent' must be 1-64 letters, digits, - or _"),
@@ -71,6 +75,8 @@ def test_bad_parameters_are_usage_errors_named_by_flag(run, argv, message, reque
 def test_good_parameters_still_work(run) -> None:
     code, out, _ = run("search", "genmaicha", "--min-score", "0", "--max-results", "200")
     assert code == 0 and "MEMORY.md" in out
+    code, out, _ = run("search", "tea", "yesterday", "--today", "2026-07-10")
+    assert code == 0 and 'Dates: 2026-07-09 ("yesterday")' in out
     code, out, _ = run("get", "MEMORY.md", "--from", "3", "--lines", "1")
     assert code == 0 and out == "The favourite tea is genmaicha.\n"
 

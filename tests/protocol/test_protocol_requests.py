@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import datetime
 import json
+from datetime import date
 
 import pytest
 
@@ -18,6 +20,7 @@ from openmemd.protocol.requests import (
     error_reply,
     ok_reply,
     parse_request,
+    to_wire,
 )
 
 
@@ -44,6 +47,11 @@ def test_valid_requests() -> None:
         explain=True)
     assert parse({"op": "search", "query": "x", "minScore": 1}) == SearchRequest(
         query="x", min_score=1.0)
+    pinned = parse({"op": "search", "query": "yesterday", "today": "2026-07-10"})
+    assert pinned == SearchRequest(query="yesterday", today=datetime.date(2026, 7, 10))
+    assert to_wire(pinned) == {"op": "search", "query": "yesterday", "agent": "main",
+                               "today": "2026-07-10"}
+    assert "today" not in to_wire(SearchRequest(query="x"))
     assert parse({"op": "get", "path": "MEMORY.md", "from": 3, "lines": 2.0}) == GetRequest(
         path="MEMORY.md", from_line=3, lines=2)
     assert parse({"op": "get", "path": "MEMORY.md#L3", "namespace": "team/bob"}) == GetRequest(
@@ -106,6 +114,11 @@ def test_oversized() -> None:
     ({"op": "search", "query": "x", "sources": []}, "list of"),
     ({"op": "search", "query": "x", "sources": ["web"]}, "list of"),
     ({"op": "search", "query": "x", "explain": "yes"}, "true or false"),
+    ({"op": "search", "query": "x", "today": "2026-13-01"},
+     "'today' must be a date as YYYY-MM-DD; got '2026-13-01'"),
+    ({"op": "search", "query": "x", "today": "10/7/2026"}, "'today' must be a date as YYYY-MM-DD"),
+    ({"op": "search", "query": "x", "today": 20260710}, "'today' must be a date as YYYY-MM-DD; "
+     "got a number"),
     ({"op": "search", "query": "x", "agent": "../etc"}, "'agent'"),
     ({"op": "search", "query": "x", "agent": ""}, "'agent'"),
     ({"op": "get"}, "missing 'path'"),
@@ -138,8 +151,8 @@ def test_context_request_parses_and_round_trips() -> None:
 
     assert parse({"op": "context"}) == ContextRequest()
     request = parse({"op": "context", "agent": "work", "today": "2026-02-28"})
-    assert request == ContextRequest(agent="work", today="2026-02-28")
+    assert request == ContextRequest(agent="work", today=date(2026, 2, 28))
     assert to_wire(request) == {"op": "context", "agent": "work", "today": "2026-02-28"}
     assert to_wire(ContextRequest()) == {"op": "context", "agent": "main"}
     for today in ("2026-02-30", "2026-2-1", "yesterday", "2026-02-28\n", 20260228):
-        bad({"op": "context", "today": today}, "'today' must be a date YYYY-MM-DD")
+        bad({"op": "context", "today": today}, "'today' must be a date as YYYY-MM-DD")

@@ -43,7 +43,7 @@ def test_context_op_over_the_daemons_socket(daemon: Daemon) -> None:
         assert text.count("</untrusted-memory-files>") == 1 and text.endswith(
             "</untrusted-memory-files>\n")
         with pytest.raises(RemoteBadRequest, match="'today' must be a date"):
-            c.context(today="2026-02-30")
+            c.request({"op": "context", "today": "2026-02-30"})  # the daemon checks it too
         with pytest.raises(Exception, match="unknown agent"):
             c.context(agent="nobody")
     # the same from the command line, which asks this daemon

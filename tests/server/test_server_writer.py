@@ -7,6 +7,7 @@ production code has to bend to.
 
 from __future__ import annotations
 
+import datetime
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -88,7 +89,8 @@ class FakeIndex:
     # -- reading --------------------------------------------------------------------------
     def search(self, query: str, max_results: int | None = None,
                min_score: float | None = None, sources: Sequence[str] | None = None,
-               explain: bool = False, *, record: bool = True) -> list[FakeHit]:
+               explain: bool = False, *, record: bool = True,
+               today: datetime.date | None = None) -> list[FakeHit]:
         return [FakeHit(n) for n in self.notes if query in n][:max_results or 6]
 
     def search_meta(self) -> Mapping[str, Any]:

@@ -236,6 +236,52 @@ def test_cosines_by_id(filled: StoreReader) -> None:
     assert filled.cosines(q, [], model="m1") == {}
 
 
+# -- chunks by path ---------------------------------------------------------------------------
+
+def test_chunks_by_path_newest_first_with_filters(filled: StoreReader) -> None:
+    def ids(patterns: list[str], limit: int = 50, where: CandidateFilter | None = None
+            ) -> list[str]:
+        return [c.id for c in filled.chunks_by_path(patterns, limit=limit,
+                                                    where=where or CandidateFilter())]
+
+    may = ["*memory/*2024-05-0*.md"]
+    # Path descending (byte order: "memory/dreaming/…" after "memory/2024-…"), then line.
+    expected = [cid("memory/dreaming/rem/2024-05-03.md", 0),
+                *(cid("memory/2024-05-04.md", n) for n in range(4)),
+                *(cid("memory/2024-05-02.md", n) for n in range(2)),
+                *(cid("memory/2024-05-01.md", n) for n in range(3))]
+    assert ids(may) == expected
+    assert ids(may, limit=3) == expected[:3]
+    assert ids(may, where=CandidateFilter(skip_derived=True)) == expected[1:]
+    assert ids(may, where=CandidateFilter(model="m2")) == [cid("memory/2024-05-02.md", n)
+                                                           for n in range(2)]
+    assert ids(may, where=CandidateFilter(sources=("sessions",))) == []
+    # Several patterns, one file each; `*` spans folders; no pattern, no match, no limit: none.
+    assert ids(["memory/2024-05-01.md", "*a.jsonl"]) == [
+        cid("sessions/a.jsonl", 0), cid("sessions/a.jsonl", 1),
+        *(cid("memory/2024-05-01.md", n) for n in range(3))]
+    assert ids(["*2024-05-03*"]) == [cid("memory/dreaming/rem/2024-05-03.md", 0)]
+    assert ids(["memory/2024-05-0"]) == ids(["nothing/*"]) == ids([]) == ids(may, limit=0) == []
+    # Rows come back whole, with no measure.
+    for c in filled.chunks_by_path(may, limit=50, where=CandidateFilter()):
+        row = ALL_ROWS[c.id]
+        assert (c.path, c.source, c.start_line, c.end_line, c.text, c.measure) == (
+            row.path, row.source, row.start_line, row.end_line, row.text, 0.0)
+
+
+def test_chunks_by_path_wildcards_of_the_engine_are_plain_characters(store: IndexStore) -> None:
+    odd = "notes/100%_done[1]?.md"
+    w = store.writer()
+    with w.transaction():
+        for i, path in enumerate((odd, "notes/100xxdone1x.md", "notes/100%_done1?.md")):
+            w.upsert_file(path, "memory", f"h{i}", mtime_of(i), 1, 1, i)
+            w.replace_chunks(path, rows_of(path, "memory", "m1", [f"note {i}"]))
+    found = store.reader().chunks_by_path([odd], limit=10, where=CandidateFilter())
+    assert [c.path for c in found] == [odd]
+    found = store.reader().chunks_by_path(["notes/100%*"], limit=10, where=CandidateFilter())
+    assert [c.path for c in found] == ["notes/100%_done[1]?.md", "notes/100%_done1?.md"]
+
+
 # -- files, meta, stats -----------------------------------------------------------------------
 
 def test_file_mtimes_and_stored_files(filled: StoreReader) -> None:

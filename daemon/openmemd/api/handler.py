@@ -13,6 +13,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from datetime import date
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -45,7 +46,8 @@ class Searchable(Protocol):
 
     def search(self, query: str, max_results: int | None = None,
                min_score: float | None = None, sources: Sequence[str] | None = None,
-               explain: bool = False, *, record: bool = True) -> Sequence[_Hit]: ...
+               explain: bool = False, *, record: bool = True,
+               today: date | None = None) -> Sequence[_Hit]: ...
     def search_meta(self) -> Mapping[str, Any]: ...
 
 
@@ -56,7 +58,7 @@ def search_reply(index: Searchable, request: SearchRequest) -> dict[str, Any]:
     hits = index.search(request.query, max_results=request.max_results,
                         min_score=request.min_score,
                         sources=list(request.sources) if request.sources else None,
-                        explain=request.explain)
+                        explain=request.explain, today=request.today)
     return {"results": [h.to_dict() for h in hits], **index.search_meta(),
             "tookMs": round((time.perf_counter() - started) * 1000, 2)}
 

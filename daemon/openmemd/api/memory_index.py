@@ -211,14 +211,16 @@ class MemoryIndex:
     # -- reading ---------------------------------------------------------------------------------
     def search(self, query: str, max_results: int | None = None, min_score: float | None = None,
                sources: Sequence[str] | None = None, explain: bool = False, *,
-               record: bool = True) -> list[SearchResult]:
+               record: bool = True, today: date | None = None) -> list[SearchResult]:
+        """`today`: the day "yesterday" and "last week" count from (default: the local date
+        in `dreaming.timezone`); pinned by tests and replays."""
         return self._searcher.search(query, max_results, min_score, sources, explain,
-                                     record=record)
+                                     record=record, today=today)
 
     def search_mode(self) -> dict[str, str]:
         return self._searcher.search_mode()
 
-    def search_meta(self) -> dict[str, str]:
+    def search_meta(self) -> dict[str, Any]:
         return self._searcher.search_meta()
 
     def get(self, path: str, from_line: int | None = None, lines: int | None = None, *,

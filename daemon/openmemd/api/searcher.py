@@ -11,7 +11,8 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from datetime import date, datetime, timezone
+from typing import Any, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -19,6 +20,7 @@ from numpy.typing import NDArray
 from openmemd.api.dreams import Recalls
 from openmemd.api.maintainer import Maintainer
 from openmemd.config import SOURCES, Settings
+from openmemd.dreaming.clock import day_bucket, resolve_timezone
 from openmemd.embed.base import EmbeddingError, EmbeddingProvider
 from openmemd.embed.shared import ProviderHealth, QueryVectors
 from openmemd.errors import BadRequestError, IndexLockedError, UnavailableError
@@ -65,7 +67,10 @@ class Searcher:
 
     def search(self, query: str, max_results: int | None = None,
                min_score: float | None = None, sources: Sequence[str] | None = None,
-               explain: bool = False, *, record: bool = True) -> list[SearchHit]:
+               explain: bool = False, *, record: bool = True,
+               today: date | None = None) -> list[SearchHit]:
+        """`today`: the day "yesterday" and "last week" count from (default: the local date, in
+        `dreaming.timezone`); pinned by tests and replays."""
         if not isinstance(query, str):
             raise BadRequestError("query must be a string")
         query = query.strip()
@@ -81,15 +86,23 @@ class Searcher:
         max_results = q.max_results if max_results is None else max_results
         min_score = q.min_score if min_score is None else min_score
         self.ensure_built()
+        from openmemd.search.dates import understand_dates
         from openmemd.search.pipeline import run_search
+
+        if today is None:
+            today = date.fromisoformat(day_bucket(datetime.now(timezone.utc), resolve_timezone(
+                self.settings.dreaming.timezone)))
+        dates = self._local.dates = understand_dates(query, today)
+        wanted = query if dates is None else dates.query  # the date words are not searched
 
         def run(reader: StoreReader) -> list[SearchHit]:
             # asked again on a retry: a healed index is searched by keyword until its
             # vectors are back (the embedding itself is cached)
-            vector, self._local.degraded = self._query_vector(query)
+            vector, self._local.degraded = (self._query_vector(wanted) if wanted
+                                            else (None, ""))
             return run_search(reader, query, query_vector=vector, model=self.model, settings=q,
                               max_results=max_results, min_score=min_score, sources=sources,
-                              now=time.time(), explain=explain)
+                              now=time.time(), explain=explain, dates=dates)
 
         hits = self.read(run)
         own = [h for h in hits if h.namespace in ("", self.store.namespace)]
@@ -186,9 +199,12 @@ class Searcher:
             return {"mode": "fts-only"}
         return {"mode": "fts-only", "degraded": degraded} if degraded else {"mode": "hybrid"}
 
-    def search_meta(self) -> dict[str, str]:
+    def search_meta(self) -> dict[str, Any]:
         """What a search reply says besides its results, the same on every way in (CLI,
-        socket, MCP): provider, model, mode (and why it degraded) and the citations mode."""
+        socket, MCP): provider, model, mode (and why it degraded), the citations mode and the
+        dates the query was understood to name (`search.dates.DateQuery.to_meta`)."""
+        dates = getattr(self._local, "dates", None)
         return {"provider": self.provider.id if self.provider is not None else "none",
                 "model": self.model, **self.search_mode(),
-                "citations": self.settings.citations}
+                "citations": self.settings.citations,
+                **({"dates": dates.to_meta()} if dates is not None else {})}

@@ -22,6 +22,7 @@ from openmemd.cli.hits import hit_lines
 from openmemd.config import DEFAULT_AGENT, PHASE_CHOICES, ConfigError, Settings, load_settings
 from openmemd.errors import OpenmemdError
 from openmemd.progress import ProgressBar
+from openmemd.protocol import params
 from openmemd.protocol.requests import (
     ContextRequest,
     DreamRequest,
@@ -86,6 +87,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--source", action="append", choices=("memory", "sessions"), dest="sources",
                    help="restrict to a source (repeatable)")
     p.add_argument("--explain", action="store_true", help="show how each score was made")
+    p.add_argument("--today", metavar="YYYY-MM-DD", help='the day "yesterday" and "last week" '
+                   "count from (default: today)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     _common(p)
 
@@ -147,7 +150,7 @@ def cmd_search(settings: Settings, args: argparse.Namespace) -> int:
     reply = ask(settings, args, SearchRequest(
         query=" ".join(args.query), agent=args.agent, max_results=args.max_results,
         min_score=args.min_score, sources=tuple(args.sources) if args.sources else None,
-        explain=explain))
+        explain=explain, today=params.today(args.today) if args.today else None))
     results = reply["results"]
     meta = {k: v for k, v in reply.items() if k != "results"}
     if meta.get("degraded") and not args.json:
@@ -155,6 +158,10 @@ def cmd_search(settings: Settings, args: argparse.Namespace) -> int:
     if args.json:
         _print_json({"results": results, **meta})
         return EXIT_OK
+    if meta.get("dates"):
+        d = meta["dates"]
+        span = d["from"] if d["from"] == d["to"] else f"{d['from']} to {d['to']}"
+        print(f"Dates: {span} (\"{d['text']}\")\n")
     if not results:
         print("No matches.")
         return EXIT_OK
@@ -283,7 +290,8 @@ def _print_dream_text(result: dict[str, Any]) -> None:
 
 
 def cmd_context(settings: Settings, args: argparse.Namespace) -> int:
-    reply = ask(settings, args, ContextRequest(agent=args.agent, today=args.today))
+    reply = ask(settings, args, ContextRequest(
+        agent=args.agent, today=params.today(args.today) if args.today else None))
     if args.json:
         _print_json(reply)
     elif reply["text"]:

@@ -9,9 +9,9 @@ between 1 and 200``.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import Callable, Mapping
-from datetime import date
 from typing import Any
 
 from openmemd.config import PHASE_CHOICES, SOURCES
@@ -25,7 +25,6 @@ MAX_RESULTS = 200
 MAX_NAMESPACE_BYTES = 1024  # a PostgreSQL namespace (config: at most 200 characters)
 MAX_LINE = 2**31 - 1
 _AGENT_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-_DAY_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
 class ParamError(BadRequestError):
@@ -139,22 +138,24 @@ def sources(value: Any) -> tuple[str, ...]:
     return tuple(dict.fromkeys(value))
 
 
+def today(value: Any) -> dt.date:
+    """The day a search counts "yesterday" and "last week" from: an ISO date (YYYY-MM-DD)."""
+    if isinstance(value, dt.date):
+        return value
+    try:
+        if not isinstance(value, str) or len(value) != 10:
+            raise ValueError(value)
+        return dt.date.fromisoformat(value)
+    except ValueError:
+        shown = repr(value[:32]) if isinstance(value, str) else kind(value)
+        raise ParamError("today", f"must be a date as YYYY-MM-DD; got {shown}") from None
+
+
 def phase(value: Any) -> str:
     if not isinstance(value, str) or value not in PHASE_CHOICES:
         shown = repr(value[:32]) if isinstance(value, str) else kind(value)
         raise ParamError("phase", f"must be one of {', '.join(PHASE_CHOICES)}; got {shown}")
     return value
-
-
-def today(value: Any) -> str:
-    """A calendar day, YYYY-MM-DD (the startup context of that day)."""
-    if isinstance(value, str) and _DAY_RE.fullmatch(value):
-        try:
-            return date.fromisoformat(value).isoformat()
-        except ValueError:
-            pass
-    shown = repr(value[:32]) if isinstance(value, str) else kind(value)
-    raise ParamError("today", f"must be a date YYYY-MM-DD; got {shown}")
 
 
 def agent(value: Any) -> str:
@@ -172,7 +173,7 @@ RULES: dict[str, Callable[[Any], Any]] = {
 # The parameters each operation takes (the command line checks these before it routes a
 # command to the daemon or runs it in-process, so both paths refuse the same input).
 OP_PARAMS: dict[str, tuple[str, ...]] = {
-    "search": ("query", "max_results", "min_score", "sources", "agent"),
+    "search": ("query", "max_results", "min_score", "sources", "agent", "today"),
     "get": ("path", "from_line", "lines", "agent", "namespace"),
     "sync": ("agent",),
     "dream": ("phase", "agent"),

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
 from openmemd.config import DEFAULT_AGENT
@@ -58,6 +59,7 @@ class SearchRequest:
     min_score: float | None = None
     sources: tuple[str, ...] | None = None
     explain: bool = False
+    today: date | None = None  # what "yesterday" counts from (default: the local date)
 
 
 @dataclass(frozen=True)
@@ -100,7 +102,7 @@ class ContextRequest:
     day, None = today in the dreaming timezone."""
 
     agent: str = DEFAULT_AGENT
-    today: str | None = None
+    today: date | None = None
 
 
 Request = (PingRequest | StatusRequest | SearchRequest | GetRequest | SyncRequest
@@ -183,7 +185,8 @@ def parse_fields(data: dict[str, Any]) -> Request:
     if op == "search":
         return SearchRequest(query=f.param("query", required=True), agent=f.agent(),
                              max_results=f.param("maxResults"), min_score=f.param("minScore"),
-                             sources=f.param("sources"), explain=f.flag("explain", False))
+                             sources=f.param("sources"), explain=f.flag("explain", False),
+                             today=f.param("today"))
     if op == "get":
         return GetRequest(path=f.param("path", required=True), agent=f.agent(),
                           from_line=f.param("from"), lines=f.param("lines"),
@@ -219,7 +222,8 @@ def to_wire(request: Request) -> dict[str, Any]:
         fields = {"query": request.query, "agent": request.agent,
                   "maxResults": request.max_results, "minScore": request.min_score,
                   "sources": list(request.sources) if request.sources else None,
-                  "explain": request.explain or None}
+                  "explain": request.explain or None,
+                  "today": request.today.isoformat() if request.today else None}
     elif isinstance(request, GetRequest):
         fields = {"path": request.path, "agent": request.agent, "from": request.from_line,
                   "lines": request.lines, "namespace": request.namespace}
@@ -228,7 +232,8 @@ def to_wire(request: Request) -> dict[str, Any]:
     elif isinstance(request, DreamRequest):
         fields = {"agent": request.agent, "phase": request.phase, "dryRun": request.dry_run}
     elif isinstance(request, ContextRequest):
-        fields = {"agent": request.agent, "today": request.today}
+        fields = {"agent": request.agent,
+                  "today": request.today.isoformat() if request.today else None}
     else:
         fields = {"text": request.text, "target": request.target, "agent": request.agent}
     return {"op": op, **{k: v for k, v in fields.items() if v is not None}}

@@ -13,6 +13,8 @@ Entry point::
 - `sources`: restrict to these sources ("memory", "sessions"); None = all.
 - `now`: Unix time, for temporal decay (ages from dated file names or the indexed mtimes).
 - `explain`: attach a score breakdown to every hit.
+- `dates`: the query's dates (`search/dates.py`) or None: the legs search the query without
+  them, the range's dated notes join the candidates and rank first or get a boost (dated.py).
 
 Modes:
 - **hybrid** (a query vector, hybrid enabled, both legs found something): union by chunk id;
@@ -38,12 +40,14 @@ import math
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
 
 from openmemd.config import QuerySettings
+from openmemd.search.dated import apply_dates, fetch_dated, keyword_scored
+from openmemd.search.dates import DateQuery
 from openmemd.search.decay import DecayCalculator, uses_mtime
 from openmemd.search.keyword import candidate_count, keyword_scores_for, keyword_search
 from openmemd.search.mmr import iter_mmr
@@ -87,6 +91,7 @@ class _Candidate:
     order: int = 0  # tie-break: position in the leg(s) that found it
     legs: tuple[str, ...] = ()  # the legs whose candidates included it
     namespace: str = ""  # where the chunk lives (a backend with namespaces)
+    date: dict[str, Any] | None = None  # what the query's dates did to it (`explain`)
 
     @classmethod
     def from_leg(cls, hit: LegHit) -> _Candidate:
@@ -97,11 +102,13 @@ class _Candidate:
 def run_search(reader: StoreReader, query: str, *, query_vector: NDArray[np.float32] | None,
                model: str, settings: QuerySettings, max_results: int, min_score: float,
                sources: Sequence[str] | None, now: float,
-               explain: bool = False) -> list[SearchHit]:
+               explain: bool = False, dates: DateQuery | None = None) -> list[SearchHit]:
     """Search the index; see the module docstring."""
     text = (query or "").strip()
     if not text or max_results <= 0:
         return []
+    if dates is not None:
+        text = dates.query  # may be empty: "2023-03-27" asks for the day alone
     min_score = min(1.0, max(0.0, min_score)) if math.isfinite(min_score) else 0.0
     hybrid = settings.hybrid
     n_candidates = candidate_count(max_results, hybrid.candidate_multiplier)
@@ -109,6 +116,8 @@ def run_search(reader: StoreReader, query: str, *, query_vector: NDArray[np.floa
     src = list(sources) if sources else None
     skip = not settings.dreaming_reports  # derived files (store/derived.py)
     keyword_where = CandidateFilter(sources=tuple(src) if src else None, skip_derived=skip)
+    dated = (fetch_dated(reader, dates, limit=n_candidates, where=keyword_where)
+             if dates is not None else [])
 
     vector_hits: list[LegHit] = []
     q = None  # the query vector, normalised once: the store gets a unit vector
@@ -122,7 +131,7 @@ def run_search(reader: StoreReader, query: str, *, query_vector: NDArray[np.floa
     if not vector_hits:
         return _keyword_only(reader, keyword_leg.hits(), terms, settings,
                              max_results=max_results, min_score=min_score, now=now,
-                             explain=explain)
+                             explain=explain, dated=dated, dates=dates)
 
     calibrate = calibration_for(model)
     keyword_hits = keyword_leg.hits() if hybrid.enabled else []
@@ -136,15 +145,22 @@ def run_search(reader: StoreReader, query: str, *, query_vector: NDArray[np.floa
             c.score = c.gate = c.vector_score
             c.legs = ("vector",)
             candidates.append(c)
+        assert q is not None  # the vector leg found something
+        joined = _join_dated(candidates, dated)
+        _fill_missing_legs(reader, joined, terms, [], q=q, model=model, calibrate=calibrate)
+        for c in joined:
+            c.score = c.gate = c.vector_score or 0.0
     else:
         mode = "hybrid"
         candidates = _fuse(vector_hits, keyword_hits, calibrate)
+        _join_dated(candidates, dated)
         assert q is not None  # the vector leg found something
         _fill_missing_legs(reader, candidates, terms, keyword_hits, q=q, model=model,
                            calibrate=calibrate)
         _score_fused(candidates, vector_hits, keyword_hits, settings)
 
     _apply_decay(reader, candidates, settings, now)
+    apply_dates(candidates, dates)
     ordered, passed = _order(candidates, settings, min_score=min_score, max_results=max_results)
     relaxed = False
     if not passed and keyword_hits:
@@ -205,6 +221,19 @@ def _fuse(vector_hits: list[LegHit], keyword_hits: list[LegHit],
         c.keyword_score, c.bm25_rank, c.coverage = hit.score, hit.raw, hit.coverage
         c.legs = (*c.legs, "keyword")
     return list(by_id.values())
+
+
+def _join_dated(candidates: list[_Candidate], dated: list[LegHit]) -> list[_Candidate]:
+    """Add the range's dated chunks the legs did not find (legs: "date"); the ones added."""
+    have = {c.id for c in candidates}
+    joined = []
+    for position, hit in enumerate(dated):
+        if hit.id not in have:
+            c = _Candidate.from_leg(hit)
+            c.order, c.legs = len(candidates) + position, ("date",)
+            joined.append(c)
+    candidates.extend(joined)
+    return joined
 
 
 def _fill_missing_legs(reader: StoreReader, candidates: list[_Candidate], terms: QueryTerms,
@@ -309,13 +338,16 @@ def _order(candidates: list[_Candidate], settings: QuerySettings, *, min_score: 
 
 def _keyword_only(reader: StoreReader, hits: list[LegHit], terms: QueryTerms,
                   settings: QuerySettings, *, max_results: int, min_score: float, now: float,
-                  explain: bool) -> list[SearchHit]:
+                  explain: bool, dated: list[LegHit], dates: DateQuery | None
+                  ) -> list[SearchHit]:
     distinct = set(terms.all)
+    n_keyword = len(hits)
+    hits = hits + keyword_scored(reader, terms, hits, dated)  # the range's notes, if any
     candidates = []
     for position, hit in enumerate(hits):
         c = _Candidate.from_leg(hit)
         c.order = position
-        c.legs = ("keyword",)
+        c.legs = ("keyword",) if position < n_keyword else ("date",)
         c.keyword_score, c.bm25_rank, c.coverage = hit.score, hit.raw, hit.coverage
         units = text_units(hit.text)
         found = hit.coverage * len(distinct)
@@ -327,6 +359,7 @@ def _keyword_only(reader: StoreReader, hits: list[LegHit], terms: QueryTerms,
             text_length=len(hit.text))
         candidates.append(c)
     _apply_decay(reader, candidates, settings, now)
+    apply_dates(candidates, dates)
     ordered, passed = _order(candidates, settings, min_score=min_score, max_results=max_results)
     relaxed = False
     if not passed:  # soft threshold: keyword-only scores are heuristics, not evidence
@@ -336,7 +369,7 @@ def _keyword_only(reader: StoreReader, hits: list[LegHit], terms: QueryTerms,
 
 def _to_hit(c: _Candidate, mode: str, explain: bool, *, relaxed: bool) -> SearchHit:
     score = round(min(1.0, max(0.0, c.score)), 6)
-    details = None
+    details: dict[str, Any] | None = None
     if explain:
         details = {
             "mode": mode,
@@ -352,6 +385,7 @@ def _to_hit(c: _Candidate, mode: str, explain: bool, *, relaxed: bool) -> Search
             "mmrPosition": c.mmr_position,
             "relaxed": relaxed,
             "score": score,
+            **({"date": c.date} if c.date is not None else {}),
         }
     return SearchHit(id=c.id, path=c.path, start_line=c.start_line, end_line=c.end_line,
                      score=score, snippet=make_snippet(c.text), source=c.source,

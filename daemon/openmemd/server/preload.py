@@ -29,6 +29,7 @@ MODULES = (
     "openmemd.search.pipeline",
     "openmemd.notes",
     "openmemd.context",
+    "openmemd.search.dates",
     "openmemd.dreaming.sweep",
     "openmemd.dreaming.explain",
     "openmemd.dreaming.recall",
@@ -55,6 +56,7 @@ MODULES = (
     "openmemd.discovery",
     # libraries imported inside functions
     "dataclasses",
+    "dateparser.date",  # a date in a query (search/date_forms.py), ~0.3 s: not on a request
     "datetime",
     "json5",
     "pgvector.psycopg",

@@ -10,6 +10,7 @@ turns them into JSON and merges two reports.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -64,7 +65,8 @@ class ServedIndex(Protocol):
     # -- reading (request threads) ---------------------------------------------------------
     def search(self, query: str, max_results: int | None = None,
                min_score: float | None = None, sources: Sequence[str] | None = None,
-               explain: bool = False, *, record: bool = True) -> Sequence[ServedHit]: ...
+               explain: bool = False, *, record: bool = True,
+               today: date | None = None) -> Sequence[ServedHit]: ...
     def search_meta(self) -> Mapping[str, Any]: ...
     def get(self, path: str, from_line: int | None = None, lines: int | None = None, *,
             namespace: str | None = None) -> Mapping[str, Any]: ...

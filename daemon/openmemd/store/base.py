@@ -243,6 +243,15 @@ class StoreReader(Protocol):
         chunks without a vector of `model` are absent."""
         ...
 
+    def chunks_by_path(self, patterns: Sequence[str], *, limit: int,
+                       where: CandidateFilter) -> list[Candidate]:
+        """Chunks of the files whose path matches one of `patterns`, where `*` stands for any
+        run of characters (`/` included) and every other character for itself; ordered by
+        path descending (the newest dated note first), then line; at most `limit`; `measure`
+        is 0. A search naming a date fetches that day's notes this way (`search/dated.py`):
+        by where they are, whatever they say."""
+        ...
+
     def file_mtimes(self, paths: Sequence[str]) -> dict[str, int]:
         """Indexed mtime (ms) of these files; unknown paths are absent."""
         ...

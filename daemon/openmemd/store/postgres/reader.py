@@ -10,6 +10,7 @@ same file cannot collide in fusion, and `cosines`/`keyword_relevance` take those
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
@@ -140,6 +141,23 @@ class PgReader:
              model)).fetchall())
         return {self._public_id(r[0], r[1]): float(r[2]) for r in rows}
 
+    def chunks_by_path(self, patterns: Sequence[str], *, limit: int,
+                       where: CandidateFilter) -> list[Candidate]:
+        """See `StoreReader.chunks_by_path`: the paths matched in `files` (a row per file), the
+        chunks read through `chunks_ns_path`, in every searched namespace."""
+        if not patterns or limit <= 0:
+            return []
+        cond, params = _filter_sql(where)
+        sql = (f"SELECT ns, id, path, source, start_line, end_line, text FROM {SCHEMA}.chunks"
+               f" WHERE (ns, path) IN (SELECT ns, path FROM {SCHEMA}.files"
+               f" WHERE ns = ANY(%(ns)s) AND path LIKE ANY(%(like)s)){cond}"
+               " ORDER BY path COLLATE \"C\" DESC, start_line, ns, id LIMIT %(limit)s")
+        params.update(ns=self.search_ns, like=[_like(p) for p in patterns], limit=limit)
+        rows = self._run(lambda c: c.execute(sql, params).fetchall(), search=True)
+        return [Candidate(id=self._public_id(r[0], r[1]), path=r[2], source=r[3],
+                          start_line=int(r[4]), end_line=int(r[5]), text=r[6], measure=0.0,
+                          namespace=r[0]) for r in rows]
+
     # -- files, meta, stats ---------------------------------------------------------------------
     def file_mtimes(self, paths: Sequence[str]) -> dict[str, int]:
         if not paths:
@@ -238,6 +256,12 @@ def _filter_sql(where: CandidateFilter) -> tuple[str, dict[str, Any]]:
         cond += " AND NOT starts_with(path, %(derived)s)"
         params["derived"] = DERIVED_PREFIX
     return cond, params
+
+
+def _like(pattern: str) -> str:
+    """A `chunks_by_path` pattern as LIKE (escape character `\\`): `*` becomes `%`, LIKE's own
+    wildcards match themselves."""
+    return "%".join(re.sub(r"([\\%_])", r"\\\1", part) for part in pattern.split("*"))
 
 
 def _vector(value: Any) -> Vector | None:

@@ -68,6 +68,10 @@ class GuardedReader:
     def cosines(self, query: Vector, ids: Sequence[str], *, model: str) -> dict[str, float]:
         return self._call(self.inner.cosines, query, ids, model=model)
 
+    def chunks_by_path(self, patterns: Sequence[str], *, limit: int,
+                       where: CandidateFilter) -> list[Candidate]:
+        return self._call(self.inner.chunks_by_path, patterns, limit=limit, where=where)
+
     def file_mtimes(self, paths: Sequence[str]) -> dict[str, int]:
         return self._call(self.inner.file_mtimes, paths)
 

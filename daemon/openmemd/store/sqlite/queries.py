@@ -1,14 +1,16 @@
-"""The SQL the indexer and status need, in one place. The caller owns transactions."""
+"""The SQL the indexer, status and the date search need, in one place. The caller owns
+transactions."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from openmemd.store.base import StoredFile
+from openmemd.store.base import Candidate, CandidateFilter, StoredFile
 from openmemd.store.sqlite import vec_log
 from openmemd.store.sqlite.db import Connection
-from openmemd.store.sqlite.schema import has_vec_table
+from openmemd.store.sqlite.schema import SQL_NOT_DERIVED, has_vec_table
 
 EMPTY_EMBEDDING = "[]"
 
@@ -34,6 +36,38 @@ class StoredChunk:
 def load_files(conn: Connection) -> dict[str, StoredFile]:
     return {r[0]: StoredFile(*r)
             for r in conn.execute("SELECT path, source, mtime, size FROM files")}
+
+
+def _glob(pattern: str) -> str:
+    """A `StoreReader.chunks_by_path` pattern as SQLite GLOB: `*` stays, GLOB's other special
+    characters match themselves."""
+    return "*".join(re.sub(r"([\[?*])", r"[\1]", part) for part in pattern.split("*"))
+
+
+def chunks_by_path(conn: Connection, patterns: Sequence[str], *, limit: int,
+                   where: CandidateFilter) -> list[Candidate]:
+    """See `StoreReader.chunks_by_path`. The paths are matched in `files` (one row per file,
+    far fewer than chunks), the chunks then read through the path index."""
+    if not patterns or limit <= 0:
+        return []
+    globs = " OR ".join(["path GLOB ?"] * len(patterns))
+    clauses = [f"path IN (SELECT path FROM files WHERE {globs})"]
+    params: list[object] = [_glob(p) for p in patterns]
+    if where.sources:
+        clauses.append(f"source IN ({', '.join('?' * len(where.sources))})")
+        params.extend(where.sources)
+    if where.model is not None:
+        clauses.append("model = ?")
+        params.append(where.model)
+    if where.skip_derived:
+        clauses.append(SQL_NOT_DERIVED)
+    rows = conn.execute(
+        "SELECT id, path, source, start_line, end_line, text FROM chunks"
+        f" WHERE {' AND '.join(clauses)} ORDER BY path DESC, start_line, id LIMIT ?",
+        [*params, limit]).fetchall()
+    return [Candidate(id=cid, path=path, source=source, start_line=int(start),
+                      end_line=int(end), text=text, measure=0.0)
+            for cid, path, source, start, end, text in rows]
 
 
 def file_hash(conn: Connection, path: str) -> str | None:

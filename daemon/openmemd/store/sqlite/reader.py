@@ -62,6 +62,10 @@ class SqliteReader:
         q = np.asarray(query, dtype=np.float32).reshape(-1)
         return vector_leg.cosines(self.conn, self.vec, self.db_file, q, ids, model=model)
 
+    def chunks_by_path(self, patterns: Sequence[str], *, limit: int,
+                       where: CandidateFilter) -> list[Candidate]:
+        return queries.chunks_by_path(self.conn, patterns, limit=limit, where=where)
+
     # -- files, meta, counts ----------------------------------------------------------------
     def file_mtimes(self, paths: Sequence[str]) -> dict[str, int]:
         wanted = list(dict.fromkeys(paths))

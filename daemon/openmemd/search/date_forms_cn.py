@@ -1,0 +1,155 @@
+"""The Chinese date forms: 2023年3月27日, 3月27号, 三月二十七日, 2023年3月, 三月份, 昨天,
+前天, 上周, 上个月, 去年, 上周五, 这周末, 3天前 ... (conventions: `search/date_forms.py`).
+The numbers are in the pattern's hands (Arabic or Chinese numerals), so no library reads them:
+dateparser misreads the partial forms (3月27号 → April 10th, 2023年3月 → year 3)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+from openmemd.search.date_calendar import (
+    DAY,
+    MAX_YEAR,
+    MIN_YEAR,
+    Form,
+    Resolved,
+    latest_not_after,
+    month_range,
+    most_recent_weekday,
+    offset,
+    relative,
+    shift_months,
+    week_of,
+    year_range,
+    ymd,
+)
+
+_CN_DIGITS = {c: i for i, c in enumerate("〇一二三四五六七八九")} | {"零": 0, "两": 2}
+_CN_NUM = r"(?:\d{1,2}|[一二三四五六七八九十两]{1,3})"
+_CN_YEAR = r"(?:\d{4}|[〇零一二三四五六七八九]{4})"
+_CN_DAY_END = r"(?:日|号|號)"
+
+
+def cn_number(text: str) -> int | None:
+    """12, 十二, 二十七, 三十一, 二〇二三 → int; None if not a number."""
+    if text.isdigit():
+        return int(text)
+    if "十" not in text:
+        digits = [_CN_DIGITS.get(c) for c in text]
+        return None if None in digits else int("".join(str(d) for d in digits))
+    tens, _, ones = text.partition("十")
+    high = _CN_DIGITS.get(tens, -1) if tens else 1
+    low = _CN_DIGITS.get(ones, -1) if ones else 0
+    return None if high < 0 or low < 0 else high * 10 + low
+
+
+def _cn_date(match: re.Match[str], today: dt.date) -> Resolved:
+    month, day = cn_number(match["m"]), cn_number(match["d"])
+    if month is None or day is None:
+        return None
+    if match["y"]:
+        year = cn_number(match["y"])
+        found = None if year is None else ymd(year, month, day)
+        return None if found is None else (found, found)
+    if not 1 <= month <= 12:
+        return None
+    found = latest_not_after(today, month, day)
+    return None if found is None else (found, found, False)
+
+
+def _cn_month(match: re.Match[str], today: dt.date) -> Resolved:
+    month = cn_number(match["m"])
+    if month is None or not 1 <= month <= 12:
+        return None
+    if match["y"]:
+        year = cn_number(match["y"])
+        if year is None or not MIN_YEAR <= year <= MAX_YEAR:
+            return None
+        return month_range(year, month)
+    first = latest_not_after(today, month)
+    return None if first is None else (*month_range(first.year, month), False)
+
+
+def _cn_year(match: re.Match[str], today: dt.date) -> Resolved:
+    year = cn_number(match["y"])
+    if year is None or not MIN_YEAR <= year <= MAX_YEAR:
+        return None
+    return year_range(year)
+
+
+_CN_RELATIVE_YEAR = {"今年": 0, "去年": 1, "前年": 2}
+_CN_WEEKDAY = {c: i for i, c in enumerate("一二三四五六")} | {"日": 6, "天": 6}
+
+
+@relative
+def _cn_unit(match: re.Match[str], today: dt.date) -> Resolved:
+    """上周 / 这周 / 上上周, 上个月 / 本月, 今年 / 去年."""
+    text = match.group()
+    if text in _CN_RELATIVE_YEAR:
+        year = today.year - _CN_RELATIVE_YEAR[text]
+        return year_range(year)
+    back = text.count("上")
+    if "月" in text:
+        return month_range(*shift_months(today, -back))
+    return week_of(today - 7 * back * DAY)
+
+
+@relative
+def _cn_weekday(match: re.Match[str], today: dt.date) -> Resolved:
+    target = _CN_WEEKDAY[match["wd"]]
+    which = match["which"] or ""
+    if which:  # 上周五 is Friday of last week, 这周五 of this one
+        day = week_of(today)[0] - 7 * which.count("上") * DAY + target * DAY
+    else:
+        day = most_recent_weekday(today, target)
+    return day, day
+
+
+@relative
+def _cn_weekend(match: re.Match[str], today: dt.date) -> Resolved:
+    """上周末 (last week's), 这周末 / 本周末 (this week's); 周末 alone: the latest one begun."""
+    which = match["which"] or ""
+    monday = week_of(today)[0] - 7 * which.count("上") * DAY
+    if not which and today.weekday() < 5:
+        monday -= 7 * DAY
+    return monday + 5 * DAY, monday + 6 * DAY
+
+
+@relative
+def _cn_ago(match: re.Match[str], today: dt.date) -> Resolved:
+    n = cn_number(match["n"])
+    if n is None or not 0 < n <= 3660:
+        return None
+    unit = match["unit"]
+    if unit in ("天", "日"):
+        return today - n * DAY, today - n * DAY
+    if unit in ("周", "星期", "个星期", "个礼拜", "礼拜"):
+        return week_of(today - 7 * n * DAY)
+    if unit == "个月":
+        return month_range(*shift_months(today, -n))
+    return year_range(today.year - n)
+
+
+
+CN_FORMS: tuple[Form, ...] = (
+    # 2023年3月27日, 3月27号, 二〇二三年三月二十七日
+    (re.compile(rf"(?:(?P<y>{_CN_YEAR})\s*年\s*)?(?<![个\d一二三四五六七八九十两])"
+                rf"(?P<m>{_CN_NUM})\s*月\s*(?P<d>{_CN_NUM})(?:\s*{_CN_DAY_END}|(?![\d个]))"),
+     _cn_date),
+    # 2023年3月, 三月份, 3月底 (not 一个月: that is a length)
+    (re.compile(rf"(?:(?P<y>{_CN_YEAR})\s*年\s*)?(?<![个\d一二三四五六七八九十两])"
+                rf"(?P<m>{_CN_NUM})\s*月(?:份|底|初|中旬|上旬|下旬)?(?!\s*{_CN_NUM})"), _cn_month),
+    (re.compile(rf"(?P<y>{_CN_YEAR})\s*年(?!\s*{_CN_NUM}\s*月)"), _cn_year),
+    (re.compile(r"今天|今日|今晚|今早|今天早上"), offset(0)),
+    (re.compile(r"昨天|昨日|昨晚"), offset(1)),
+    (re.compile(r"(?<!大)前天"), offset(2)),
+    (re.compile(r"大前天"), offset(3)),
+    (re.compile(r"(?:上上|上|这|本)(?:个)?(?:周|週|星期|礼拜|禮拜)(?![一二三四五六日天])"
+                r"|(?:上上|上|这|本)(?:个)?月|今年|去年|前年"), _cn_unit),
+    (re.compile(r"(?P<which>上上|上|这|本)?(?:个)?(?:周|週|星期|礼拜|禮拜)(?P<wd>[一二三四五六日天])"),
+     _cn_weekday),
+    (re.compile(r"(?P<which>上上|上|这|本)?(?:个)?(?:周末|週末)"), _cn_weekend),
+    (re.compile(rf"(?P<n>{_CN_NUM})\s*(?P<unit>天|日|周|个星期|星期|个礼拜|礼拜|个月|年)"
+                r"(?:前|之前|以前)"), _cn_ago),
+)

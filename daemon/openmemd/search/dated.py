@@ -1,0 +1,170 @@
+"""The notes of a date range, for a query that names one (`search/dates.py`): which chunks are
+of the range, how they are fetched, and what the range does to their scores.
+
+A chunk is of the range when
+- its file is a dated note, `memory/…/YYYY-MM-DD*.md` (daily notes, and the
+  `YYYY-MM-DD-slug.md` files of OpenClaw's session-memory hook), dated in the range; or
+- it holds a Markdown heading with an ISO date in the range ("## 2026-07-03 standup", as
+  MEMORY.md-like files are often kept). Only the candidates the search already has are read
+  for headings: finding every such heading would mean reading every chunk.
+Session transcripts are not placed by date: the index keeps a transcript's text and its file's
+mtime, not when each message was written (index/sessions.py reads the timestamps only to hash
+them), and a transcript's mtime is the day it last grew, not the days it covers.
+
+What the range does (after fusion and decay, before ordering and the threshold):
+- a query ABOUT the date ("what happened on May 8th"): the range's chunks are the answer,
+  whatever their words, so they are fetched from the store by path (not hoped for among the
+  candidates) and rank first: score 0.5 + 0.5 × own score (0.5..1), every other chunk
+  0.5 × own score (0..0.5; a note of another day is at best half an answer to "what happened
+  on that day"). Both keep their order among themselves, and a day with no note leaves only
+  halved scores, which the threshold may rightly turn into "nothing found".
+- a query naming a topic too ("what did we decide about the database last week"): the
+  range's chunks are fetched as well and join the fusion with their real scores on both legs.
+  One that names the whole topic (`holds_topic`: "database" and "decided" in last week's
+  note) is exactly what was asked for: it ranks first, and every other chunk is halved, as
+  above. When none does, the range's chunks get × TOPIC_BOOST. The date is one more
+  condition of the question, met by the chunk but stated by none of its words: it lets a note
+  of the range pass one from outside it whose evidence is up to a quarter stronger, never one
+  that is clearly more on topic.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import re
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from openmemd.search.dates import DateQuery
+from openmemd.search.keyword import keyword_scores_for
+from openmemd.search.results import LegHit
+from openmemd.store.base import CandidateFilter, StoreReader
+from openmemd.text.tokens import QueryTerms, covered_terms
+
+TOPIC_BOOST = 1.25
+ABOUT_FLOOR = 0.5  # a range chunk of a date query scores at least this; others at most this
+MAX_PATTERNS = 64  # store patterns per search; past that, whole years (filtered here)
+
+_NOTE = re.compile(r"(?:^|/)memory/(?:[^/]+/)*(\d{4})-(\d{2})-(\d{2})(?:[^/\d][^/]*)?\.md$")
+_HEADING = re.compile(r"^#{1,6}[ \t].*?(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)", re.MULTILINE)
+
+
+def _day(groups: tuple[str | Any, ...]) -> dt.date | None:
+    try:
+        return dt.date(int(groups[0]), int(groups[1]), int(groups[2]))
+    except ValueError:
+        return None
+
+
+def note_date(path: str) -> dt.date | None:
+    """The date of a dated note's file name; None for any other file."""
+    m = _NOTE.search(path.replace("\\", "/"))
+    return None if m is None else _day(m.groups())
+
+
+def day_in_range(path: str, text: str, dates: DateQuery) -> dt.date | None:
+    """The day of the range this chunk is of (its note's date, else a dated heading of it)."""
+    day = note_date(path)
+    if day is not None:
+        return day if dates.covers(day) else None
+    if "#" in text:
+        for m in _HEADING.finditer(text):
+            day = _day(m.groups())
+            if day is not None and dates.covers(day):
+                return day
+    return None
+
+
+def path_patterns(dates: DateQuery) -> list[str]:
+    """`StoreReader.chunks_by_path` patterns for the range's dated notes: a whole year or
+    month as one pattern, other days one each (`note_date` filters what they over-match)."""
+    keys: list[str] = []
+    for r in dates.ranges:
+        day = r.start
+        while day <= r.end and len(keys) <= MAX_PATTERNS:
+            year_end, month_end = dt.date(day.year, 12, 31), _month_end(day)
+            if day.month == 1 and day.day == 1 and year_end <= r.end:
+                keys.append(f"{day.year}-")
+                day = year_end
+            elif day.day == 1 and month_end <= r.end:
+                keys.append(f"{day:%Y-%m}-")
+                day = month_end
+            else:
+                keys.append(f"{day:%Y-%m-%d}")
+            day += dt.timedelta(days=1)
+    if len(keys) > MAX_PATTERNS:
+        keys = [f"{year}-" for year in range(dates.start.year, dates.end.year + 1)]
+    return [f"*memory/*{key}*.md" for key in dict.fromkeys(keys)][:MAX_PATTERNS]
+
+
+def _month_end(day: dt.date) -> dt.date:
+    first_next = (day.replace(day=28) + dt.timedelta(days=4)).replace(day=1)
+    return first_next - dt.timedelta(days=1)
+
+
+def fetch_dated(reader: StoreReader, dates: DateQuery, *, limit: int,
+                where: CandidateFilter) -> list[LegHit]:
+    """The range's dated-note chunks (newest first), straight from the store."""
+    found = reader.chunks_by_path(path_patterns(dates), limit=limit, where=where)
+    return [LegHit(id=c.id, path=c.path, source=c.source, start_line=c.start_line,
+                   end_line=c.end_line, text=c.text, score=0.0, raw=0.0, namespace=c.namespace)
+            for c in found if (day := note_date(c.path)) is not None and dates.covers(day)]
+
+
+def keyword_scored(reader: StoreReader, terms: QueryTerms, hits: list[LegHit],
+                   dated: list[LegHit]) -> list[LegHit]:
+    """The dated chunks the keyword leg did not return, with their keyword scores (for a
+    keyword-only search; the hybrid one fills both legs' scores for any candidate)."""
+    have = {h.id for h in hits}
+    extra = [h for h in dated if h.id not in have]
+    top = max((h.relevance for h in hits), default=0.0)
+    scores = keyword_scores_for(reader, terms, extra, top_relevance=top)
+    return [dataclasses.replace(h, score=scores[h.id][0], raw=scores[h.id][1],
+                                coverage=scores[h.id][2]) if h.id in scores else h
+            for h in extra]
+
+
+def holds_topic(text: str, dates: DateQuery) -> bool:
+    """Whether a chunk names what the query asks about besides its date: every topic word (up
+    to inflection), and at least half of the topic's CJK bigrams (a bigram straddling two words,
+    "于数" of 关于数据库, is absent from the best of notes)."""
+    topic = dates.topic
+    found = covered_terms(topic, text)
+    return (all(w in found for w in topic.words)
+            and 2 * sum(1 for g in topic.cjk if g in found) >= len(topic.cjk))
+
+
+class Scored(Protocol):
+    """A candidate as the pipeline holds it: where it is, what it says, its scores."""
+
+    path: str
+    text: str
+    score: float
+    gate: float
+    date: dict[str, Any] | None
+
+
+def apply_dates(candidates: Sequence[Scored], dates: DateQuery | None) -> None:
+    """Move each candidate's score and gate by the query's dates (see above) and note what
+    was done (`explain`'s "date")."""
+    if dates is None:
+        return
+    judged = [(day_in_range(c.path, c.text, dates), c) for c in candidates]
+    first = {id(c) for day, c in judged if day is not None
+             and (dates.about_date or holds_topic(c.text, dates))}
+    # The range holds the answer: everything else is at best half of one.
+    halve = bool(first) or dates.about_date
+    for day, c in judged:
+        if id(c) in first:
+            rule, floor, factor = "first", ABOUT_FLOOR, 1 - ABOUT_FLOOR
+        elif halve:
+            rule, floor, factor = "halved", 0.0, ABOUT_FLOOR
+        elif day is not None:
+            rule, floor, factor = "boosted", 0.0, TOPIC_BOOST
+        else:
+            rule, floor, factor = "kept", 0.0, 1.0
+        c.score = min(1.0, floor + factor * c.score)
+        c.gate = min(1.0, floor + factor * c.gate)
+        c.date = {"inRange": day is not None, "day": day.isoformat() if day else None,
+                  "rule": rule}

@@ -1,0 +1,227 @@
+"""What a query says about dates: the day, month or range it names, and whether that is all.
+
+    understand_dates(query, today) -> DateQuery | None
+
+"what did I do on July 3rd", "notes from 3 July 2026", "3/27/2023", "2023年3月27日", "上周",
+"three days ago", "last Friday" ... each resolves to a range of days against `today` (the
+local date; see `search/date_forms.py` for every form and its conventions). The `DateQuery`
+holds the ranges, the query with its date words taken out (so "July" and "3rd" are not
+keyword noise and do not pull the query's vector towards other dates), and `about_date`:
+whether the query asks for the date itself ("what happened on May 8th", "notes from last
+week", "3月27号聊了什么": nothing else named) or names a topic too ("what did we decide about
+the database last week"). The search pipeline ranks the notes of the range first for the
+former and boosts them for the latter (`search/dated.py`).
+
+Pure and cheap for a query without dates: a pre-check (a digit, a month or weekday name, a
+relative word, 年/月/日/周/天...) turns most queries away before any pattern runs, and the date
+library (`dateparser`) is imported only when a phrase of English date words is found.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from openmemd.search.date_forms import Span, find_spans
+from openmemd.text.tokens import CJK_RUN, STOP_WORDS, QueryTerms, cjk_ngrams, word_tokens
+
+# Could this query name a date at all? Anything a form in date_forms needs at least one of.
+_MAYBE = re.compile(
+    r"\d|[年月日号號周週天昨]|星期|礼拜|禮拜|"
+    r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|wed|thu|fri|sat|sun"
+    r"|today|tonight|yesterday|ago|last|this|past|previous|current|week|weekend"
+    r"|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)", re.IGNORECASE)
+_CJK_END = re.compile(f"(?:{CJK_RUN.pattern})$")
+_CJK_START = re.compile(CJK_RUN.pattern)
+# Words a span takes along when it goes: the preposition before it, "the".
+_LEAD = re.compile(r"(?:\b(?:on|in|from|of|for|at|during|since|around|between|the)\s+|"
+                   r"[在于於从從自])\s*$", re.IGNORECASE)
+_SINCE_BEFORE = re.compile(r"(?:\bsince|自从?)\s*$", re.IGNORECASE)
+_SINCE_IN = re.compile(r"since\b", re.IGNORECASE)
+_TRAIL_CJK = re.compile(r"\s*(?:的|那天|当天|當天|那周|那个月)")
+# "from X to Y", "between X and Y", "X - Y", "X至Y": one range from X's start to Y's end
+# ("X and Y" without "between" names two days, not the days between them).
+_JOIN = re.compile(r"^\s*(?:-|–|—|~|to|until|till|through|thru|至|到)\s*$", re.IGNORECASE)
+# What ties a relative phrase to the named day after it.
+_ANCHORED = re.compile(r"^[\s,]*(?:as\s+(?:mentioned|said|noted|written)\s+)?(?:on|before|after"
+                       r"|as\s+of|prior\s+to)\s*$", re.IGNORECASE)
+_AND = re.compile(r"^\s*and\s*$", re.IGNORECASE)
+_BETWEEN = re.compile(r"\bbetween\s+$", re.IGNORECASE)
+# A query ASKS FOR its date when nothing but these words is left beside it: words for a
+# day's record or for "what went on". Topic words (a name, "database", 会议) make it a topic
+# query whose date only narrows it.
+_FILLER = frozenset((
+    "happen", "happened", "happening", "happens", "occur", "occurred", "going", "go", "went",
+    "come", "came", "coming", "take", "took", "place", "get", "got", "make", "made", "see",
+    "saw", "look", "like", "activity", "activities",
+    "on", "up", "new", "note", "notes", "noted", "conversation", "conversations", "convo", "chat",
+    "chats", "chatted", "talk", "talked", "talking", "discuss", "discussed", "discussion",
+    "discussions", "say", "said", "tell", "told", "write", "wrote", "written", "log", "logs",
+    "logged", "diary", "journal", "entry", "entries", "record", "records", "recorded", "memory",
+    "memories", "remember", "summary", "summarize", "summarise", "summarised", "recap",
+    "overview", "show", "give", "list", "find", "remind", "me", "do", "did", "done", "doing",
+    "anything", "something", "everything", "things", "thing", "stuff", "day", "days", "date",
+    "whats", "what's", "whatever", "all", "kind", "sort",
+    "event", "events", "happenings"))
+_CJK_FILLER = re.compile(
+    r"我们|我們|咱们|大家|什么|什麼|哪些|有没有|有沒有|发生|發生|讨论|討論|聊天|聊|谈|談|说|說|"
+    r"做|干|幹|记录|記錄|笔记|筆記|日记|日記|事情|事|内容|內容|对话|對話|会话|會話|情况|情況|"
+    r"了|的|我|你|他|她|有|都|呢|吗|嗎|啊|吧|在|过|過|些|那|这|這|时候|時候|一下|看看|总结|總結")
+
+
+@dataclass(frozen=True)
+class DateRange:
+    """Days `start`..`end` (inclusive), named by `text` in the query."""
+
+    start: dt.date
+    end: dt.date
+    text: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"from": self.start.isoformat(), "to": self.end.isoformat(), "text": self.text}
+
+
+@dataclass(frozen=True)
+class DateQuery:
+    """A query's dates: `ranges` (in query order), `query` (the query without its date words,
+    what the search legs look for) and `topic` (the words naming what else is asked for;
+    none: the query is about the date itself)."""
+
+    ranges: tuple[DateRange, ...]
+    query: str
+    topic: QueryTerms = QueryTerms((), ())
+
+    @property
+    def about_date(self) -> bool:
+        return not self.topic
+
+    def covers(self, day: dt.date) -> bool:
+        return any(r.start <= day <= r.end for r in self.ranges)
+
+    @property
+    def start(self) -> dt.date:
+        return min(r.start for r in self.ranges)
+
+    @property
+    def end(self) -> dt.date:
+        return max(r.end for r in self.ranges)
+
+    def to_meta(self) -> dict[str, Any]:
+        """The reply's `dates`: what was understood ({"from", "to", "text", "about"}, and
+        "ranges" when the query named more than one)."""
+        meta: dict[str, Any] = {"from": self.start.isoformat(), "to": self.end.isoformat(),
+                                "text": " / ".join(r.text for r in self.ranges),
+                                "about": "date" if self.about_date else "topic"}
+        if len(self.ranges) > 1:
+            meta["ranges"] = [r.to_dict() for r in self.ranges]
+        return meta
+
+
+def understand_dates(query: str, today: dt.date) -> DateQuery | None:
+    """The dates `query` names, resolved against `today`; None when it names none."""
+    if not query or not _MAYBE.search(query):
+        return None
+    spans = _choose(list(find_spans(query, today)))
+    if not spans:
+        return None
+    anchor = _anchor(query, spans)
+    if anchor is not None:  # "last Friday before 23 January 2022": that Friday, not today's
+        spans = _choose(list(find_spans(query, anchor)))
+    spans = _since(query, _join(query, spans), today)
+    ranges = tuple(DateRange(s.first, s.last, query[s.start:s.end].strip()) for s in spans)
+    rest = _remove(query, spans)
+    return DateQuery(ranges, rest, _topic_of(rest))
+
+
+def _anchor(query: str, spans: list[Span]) -> dt.date | None:
+    """The named day a relative phrase counts from when the query ties it to one ("the Sunday
+    before October 25, 2022", "last week, as mentioned on November 6, 2023"); else None."""
+    for a, b in itertools.pairwise(spans):
+        if a.relative and not b.relative and _ANCHORED.match(query[a.end:b.start]):
+            return b.first
+    return None
+
+
+def _choose(spans: list[Span]) -> list[Span]:
+    """The longest spans that do not overlap, in query order ("Monday, May 8th 2023" over
+    "Monday" and "May 8th")."""
+    chosen: list[Span] = []
+    for span in sorted(spans, key=lambda s: (s.start - s.end, s.start)):
+        if all(span.end <= c.start or span.start >= c.end for c in chosen):
+            chosen.append(span)
+    return sorted(chosen, key=lambda s: s.start)
+
+
+def _join(query: str, spans: list[Span]) -> list[Span]:
+    """"March 3 to March 10, 2023" / "从3月1日到3月5日": one range. A side without a year
+    takes the other's ("March 3" of "March 3 to March 10, 2023" is in 2023)."""
+    out: list[Span] = []
+    for span in spans:
+        prev = out[-1] if out else None
+        gap = query[prev.end:span.start] if prev is not None else ""
+        if prev is not None and (_JOIN.match(gap) or (
+                _AND.match(gap) and _BETWEEN.search(query[:prev.start]))):
+            if not prev.year_given and span.year_given:
+                prev = _in_year(prev, span.first.year)
+            elif prev.year_given and not span.year_given:
+                span = _in_year(span, prev.last.year)
+            out[-1] = Span(prev.start, span.end, min(prev.first, span.first),
+                           max(prev.last, span.last))
+        else:
+            out.append(span)
+    return out
+
+
+def _in_year(span: Span, year: int) -> Span:
+    return Span(span.start, span.end, _with_year(span.first, year), _with_year(span.last, year))
+
+
+def _with_year(day: dt.date, year: int) -> dt.date:
+    try:
+        return day.replace(year=year)
+    except ValueError:  # Feb 29 in a year without one
+        return day.replace(year=year, day=28)
+
+
+def _since(query: str, spans: list[Span], today: dt.date) -> list[Span]:
+    """"since March": from the start of March to today."""
+    return [Span(s.start, s.end, s.first, max(s.last, today), s.year_given)
+            if _SINCE_BEFORE.search(query[:s.start]) or _SINCE_IN.match(query, s.start) else s
+            for s in spans]
+
+
+def _remove(query: str, spans: list[Span]) -> str:
+    """The query without its date phrases and the words that only led to them."""
+    parts: list[str] = []
+    at = 0
+    for span in spans:
+        before = query[at:span.start]
+        lead = _LEAD.search(before)
+        parts.append(before[:lead.start()] if lead else before)
+        at = span.end
+        trail = _TRAIL_CJK.match(query, at)
+        if trail:
+            at = trail.end()
+    parts.append(query[at:])
+    text = ""
+    for part in (p.strip() for p in parts):
+        if part:  # no space where a date stood between two CJK words (我昨天做了 → 我做了)
+            cjk = bool(text) and _CJK_END.search(text) and _CJK_START.match(part)
+            text += part if not text or cjk else " " + part
+    text = re.sub(r"\s+([,.?!;:，。？！；：])", r"\1", text)
+    text = re.sub(r"^[\s,.;:，。；：-]+|[\s,;:，；：-]+$", "", text)
+    return re.sub(r"\s{2,}", " ", text).strip()
+
+
+def _topic_of(rest: str) -> QueryTerms:
+    """What the query, its dates removed, still names (besides filler): its words and the
+    CJK bigrams of what is left of its CJK runs."""
+    words = [w for w in dict.fromkeys(word_tokens(rest))
+             if len(w) > 1 and w not in STOP_WORDS and w not in _FILLER
+             and not w.isdigit() and w.rstrip("s") not in _FILLER]
+    cjk = [gram for run in CJK_RUN.findall(rest) for part in _CJK_FILLER.split(run) if part
+           for gram in (cjk_ngrams(part)[: max(1, len(part) - 1)])]
+    return QueryTerms(tuple(words), tuple(dict.fromkeys(cjk)))

@@ -1,0 +1,76 @@
+"""A small workspace of dated notes and what a search naming dates must find in it, on any
+backend (tests/search/test_date_search.py on SQLite, tests/store/postgres/ on PostgreSQL),
+through the library API with the real default embedding model."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Any
+
+from openmemd.api import MemoryIndex
+
+TODAY = dt.date(2026, 7, 10)  # a Friday: "last week" is Monday June 29th .. Sunday July 5th
+NOTES = {
+    "memory/2026-07-03.md": "# 2026-07-03\n\n- Went hiking at Mount Tam with Alice in the "
+                            "morning.\n- Fixed the flaky upload test in the CI pipeline.\n",
+    "memory/2026-07-01.md": "# 2026-07-01\n\n- Decided to move the database from SQLite to "
+                            "PostgreSQL for the shared deployment.\n- Lunch with Bob.\n",
+    "memory/2026-05-12.md": "# 2026-05-12\n\n- Discussed the database schema: we decided to keep "
+                            "SQLite for now and revisit later.\n",
+    "memory/2026-06-20.md": "# 2026-06-20\n\n- Read a book about gardening. Planted tomatoes.\n",
+    "memory/2026-07-08.md": "# 2026-07-08\n\n- Booked train tickets to Lisbon for August.\n",
+    "MEMORY.md": "# Long-term memory\n\n- The user prefers TypeScript for new projects.\n\n"
+                 "## 2026-06-30 decisions\n\n- Chose Redis for the background job queue.\n",
+}
+
+
+def write_notes(workspace: Path) -> None:
+    for rel, text in NOTES.items():
+        (workspace / rel).parent.mkdir(parents=True, exist_ok=True)
+        (workspace / rel).write_text(text, encoding="utf-8")
+
+
+def explain_of(hits: list[Any], path: str) -> dict[str, Any]:
+    return next(h.explain for h in hits if h.path == path)
+
+
+def check_date_search(index: MemoryIndex) -> None:
+    """What a person asking by date gets (see the asserts)."""
+    # About the day itself: that day's note first, whatever else matches "what did I do".
+    for query in ("what did I do on July 3rd", "notes from 3 July 2026", "7月3号我做了什么",
+                  "what happened seven days ago", "show me last Friday"):
+        hits = index.search(query, today=TODAY)
+        assert hits and hits[0].path == "memory/2026-07-03.md", (query, [h.path for h in hits])
+    index.search("what did I do on July 3rd", today=TODAY)
+    assert index.search_meta()["dates"] == {"from": "2026-07-03", "to": "2026-07-03",
+                                            "text": "July 3rd", "about": "date"}
+    # A topic in a range: the range's note on the topic passes the older one on it. Naming
+    # the whole topic ("decided", "database"), it is what was asked for: first, the rest halved.
+    plain = index.search("what did we decide about the database", min_score=0.0)
+    assert "dates" not in index.search_meta()
+    assert plain[0].path == "memory/2026-05-12.md"  # without the date, the older note leads
+    hits = index.search("what did we decide about the database last week", min_score=0.0,
+                        explain=True, today=TODAY)
+    paths = [h.path for h in hits]
+    assert paths[0] == "memory/2026-07-01.md" and "memory/2026-05-12.md" in paths, paths
+    assert explain_of(hits, "memory/2026-07-01.md")["date"] == {
+        "inRange": True, "day": "2026-07-01", "rule": "first"}
+    assert explain_of(hits, "memory/2026-05-12.md")["date"]["rule"] == "halved"
+    assert index.search_meta()["dates"] == {"from": "2026-06-29", "to": "2026-07-05",
+                                            "text": "last week", "about": "topic"}
+    # Naming more than the note holds ("migration"), the range's notes are only boosted: still
+    # enough to pass the older note, which leads without the date.
+    query = "what did we decide about the database migration"
+    assert index.search(query, min_score=0.0)[0].path == "memory/2026-05-12.md"
+    hits = index.search(query + " last week", min_score=0.0, explain=True, today=TODAY)
+    assert hits[0].path == "memory/2026-07-01.md", [h.path for h in hits]
+    assert explain_of(hits, "memory/2026-07-01.md")["date"]["rule"] == "boosted"
+    assert explain_of(hits, "memory/2026-05-12.md")["date"] == {
+        "inRange": False, "day": None, "rule": "kept"}
+    # A dated heading inside MEMORY.md counts as the range too.
+    hits = index.search("which job queue did we choose last week", min_score=0.0,
+                        explain=True, today=TODAY)
+    assert explain_of(hits, "MEMORY.md")["date"]["day"] == "2026-06-30"
+    # A day without a note: nothing is made up for it at the default threshold.
+    assert index.search("what did I do on June 2nd", today=TODAY) == []

@@ -1,0 +1,38 @@
+"""A query naming a date, end to end through the library and the request handler: a real
+SQLite index, the real default embedding model (see tests/dated_notes.py)."""
+
+from __future__ import annotations
+
+import json
+
+from dated_notes import TODAY, check_date_search, write_notes
+from openmemd.api import MemoryIndex
+from openmemd.api.handler import LocalHandler
+from openmemd.protocol.requests import SearchRequest, parse_request, to_wire
+
+LOCAL = '[embedding]\nprovider = "local"\n'
+
+
+def test_a_date_query_finds_the_day_and_a_topic_query_prefers_the_range(
+        workspace, make_settings) -> None:
+    write_notes(workspace)
+    with MemoryIndex.open(workspace, config=make_settings(LOCAL)) as index:
+        index.sync()
+        check_date_search(index)
+
+
+def test_the_reply_says_what_was_understood_and_today_crosses_the_wire(
+        workspace, make_settings) -> None:
+    write_notes(workspace)
+    handler = LocalHandler(make_settings(LOCAL))
+    request = SearchRequest(query="昨天的火车票", today=TODAY.replace(day=9))
+    wire = to_wire(request)
+    assert wire["today"] == "2026-07-09"
+    again = parse_request(json.dumps({**wire, "op": "search"}).encode())
+    assert again.request == request
+    reply = handler(request)
+    assert reply["dates"] == {"from": "2026-07-08", "to": "2026-07-08", "text": "昨天",
+                              "about": "topic"}
+    assert reply["results"][0]["path"] == "memory/2026-07-08.md"
+    reply = handler(SearchRequest(query="train tickets"))
+    assert "dates" not in reply

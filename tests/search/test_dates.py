@@ -1,0 +1,204 @@
+"""What a query says about dates (`search/dates.py`): each common English and Chinese form
+resolves to its range against a pinned today, the date words leave the searched text, "about
+the date" is told from "a topic in a range", and things that only look like numbers name no
+date. Pure and fast: no index, no model."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from openmemd.search.dates import understand_dates
+
+FRI = dt.date(2026, 7, 10)  # a Friday; weeks run Monday 6th .. Sunday 12th
+WINTER = dt.date(2026, 2, 10)  # a Tuesday early in the year: year-less dates reach back
+
+D = dt.date
+# (query, today, first day, last day, about the date itself?)
+ROWS: list[tuple[str, dt.date, dt.date, dt.date, bool]] = [
+    # absolute, English
+    ("March 27, 2023", FRI, D(2023, 3, 27), D(2023, 3, 27), True),
+    ("27 March 2023", FRI, D(2023, 3, 27), D(2023, 3, 27), True),
+    ("Mar 27 2023", FRI, D(2023, 3, 27), D(2023, 3, 27), True),
+    ("mar. 27th, 2023", FRI, D(2023, 3, 27), D(2023, 3, 27), True),
+    ("Monday the 27th of March 2023", FRI, D(2023, 3, 27), D(2023, 3, 27), True),
+    ("what came up on Tue, Sept 5 2023?", FRI, D(2023, 9, 5), D(2023, 9, 5), True),
+    ("recap for the 5th of September, 2023", FRI, D(2023, 9, 5), D(2023, 9, 5), True),
+    ("anything written down Dec 31 '24", FRI, D(2024, 12, 31), D(2024, 12, 31), True),
+    ("in March 2023", FRI, D(2023, 3, 1), D(2023, 3, 31), True),
+    ("what did I log during Feb 2024", FRI, D(2024, 2, 1), D(2024, 2, 29), True),
+    ("journal entries from 2025", FRI, D(2025, 1, 1), D(2025, 12, 31), True),
+    # numbers: ISO, month first unless the first number can only be a day, day-first dots
+    ("2023-03-27", FRI, D(2023, 3, 27), D(2023, 3, 27), True),
+    ("the log of 2023/03/27", FRI, D(2023, 3, 27), D(2023, 3, 27), True),
+    ("20230327", FRI, D(2023, 3, 27), D(2023, 3, 27), True),
+    ("3/27/2023", FRI, D(2023, 3, 27), D(2023, 3, 27), True),
+    ("27/3/2023", FRI, D(2023, 3, 27), D(2023, 3, 27), True),
+    ("3/4/2023", FRI, D(2023, 3, 4), D(2023, 3, 4), True),
+    ("13/4/2023", FRI, D(2023, 4, 13), D(2023, 4, 13), True),
+    ("4/13/23", FRI, D(2023, 4, 13), D(2023, 4, 13), True),
+    ("27.03.2023", FRI, D(2023, 3, 27), D(2023, 3, 27), True),
+    ("everything from 2023-03", FRI, D(2023, 3, 1), D(2023, 3, 31), True),
+    ("what happened on 3/27", FRI, D(2026, 3, 27), D(2026, 3, 27), True),
+    # year-less: the most recent one not after today
+    ("what did I do on July 3rd", FRI, D(2026, 7, 3), D(2026, 7, 3), True),
+    ("what did I do on July 10th", FRI, D(2026, 7, 10), D(2026, 7, 10), True),
+    ("what did I do on July 11th", FRI, D(2025, 7, 11), D(2025, 7, 11), True),
+    ("December 25", WINTER, D(2025, 12, 25), D(2025, 12, 25), True),
+    ("what happened in March", FRI, D(2026, 3, 1), D(2026, 3, 31), True),
+    ("what happened in March", WINTER, D(2025, 3, 1), D(2025, 3, 31), True),
+    # relative, English
+    ("what did I do yesterday", FRI, D(2026, 7, 9), D(2026, 7, 9), True),
+    ("today", FRI, FRI, FRI, True),
+    ("the day before yesterday", FRI, D(2026, 7, 8), D(2026, 7, 8), True),
+    ("three days ago", FRI, D(2026, 7, 7), D(2026, 7, 7), True),
+    ("what did we talk about 2 days ago", FRI, D(2026, 7, 8), D(2026, 7, 8), True),
+    ("two weeks ago", FRI, D(2026, 6, 22), D(2026, 6, 28), True),
+    ("last week", FRI, D(2026, 6, 29), D(2026, 7, 5), True),
+    ("this week", FRI, D(2026, 7, 6), D(2026, 7, 12), True),
+    ("the week before last", FRI, D(2026, 6, 22), D(2026, 6, 28), True),
+    ("the past week", FRI, D(2026, 7, 3), FRI, True),
+    ("over the last 3 days", FRI, D(2026, 7, 7), FRI, True),
+    ("last Friday", FRI, D(2026, 7, 3), D(2026, 7, 3), True),
+    ("on Monday", FRI, D(2026, 7, 6), D(2026, 7, 6), True),
+    ("this Sunday", FRI, D(2026, 7, 12), D(2026, 7, 12), True),
+    ("last weekend", FRI, D(2026, 7, 4), D(2026, 7, 5), True),
+    ("this month", FRI, D(2026, 7, 1), D(2026, 7, 31), True),
+    ("last month", FRI, D(2026, 6, 1), D(2026, 6, 30), True),
+    ("last month", D(2026, 1, 15), D(2025, 12, 1), D(2025, 12, 31), True),
+    ("last year", FRI, D(2025, 1, 1), D(2025, 12, 31), True),
+    ("since March", FRI, D(2026, 3, 1), FRI, True),
+    # a relative phrase tied to a named day counts from that day
+    ("the Sunday before October 25, 2022", FRI, D(2022, 10, 23), D(2022, 10, 25), True),
+    ("what did Jo finish last Friday on 23 January, 2022", FRI, D(2022, 1, 21), D(2022, 1, 23),
+     False),
+    ("the trip last weekend before April 10, 2023", FRI, D(2023, 4, 8), D(2023, 4, 10), False),
+    ("that issue last week, as mentioned on November 6, 2023", FRI, D(2023, 10, 30),
+     D(2023, 11, 6), False),
+    ("the forest picture shared on December 1,2023", FRI, D(2023, 12, 1), D(2023, 12, 1), False),
+    ("during September 2023", FRI, D(2023, 9, 1), D(2023, 9, 30), True),
+    # ranges
+    ("between 2023-03-01 and 2023-03-05", FRI, D(2023, 3, 1), D(2023, 3, 5), True),
+    ("March 3 to March 10, 2023", FRI, D(2023, 3, 3), D(2023, 3, 10), True),
+    ("from May 2 2024 until May 9 2024", FRI, D(2024, 5, 2), D(2024, 5, 9), True),
+    # Chinese
+    ("2023年3月27日", FRI, D(2023, 3, 27), D(2023, 3, 27), True),
+    ("2023年3月27日我们聊了什么", FRI, D(2023, 3, 27), D(2023, 3, 27), True),
+    ("二〇二三年三月二十七日", FRI, D(2023, 3, 27), D(2023, 3, 27), True),
+    ("3月27号", FRI, D(2026, 3, 27), D(2026, 3, 27), True),
+    ("3月27日的记录", FRI, D(2026, 3, 27), D(2026, 3, 27), True),
+    ("十二月三十一号发生了什么", WINTER, D(2025, 12, 31), D(2025, 12, 31), True),
+    ("2023年3月", FRI, D(2023, 3, 1), D(2023, 3, 31), True),
+    ("三月份的笔记", FRI, D(2026, 3, 1), D(2026, 3, 31), True),
+    ("昨天", FRI, D(2026, 7, 9), D(2026, 7, 9), True),
+    ("我昨天做了什么", FRI, D(2026, 7, 9), D(2026, 7, 9), True),
+    ("前天", FRI, D(2026, 7, 8), D(2026, 7, 8), True),
+    ("大前天", FRI, D(2026, 7, 7), D(2026, 7, 7), True),
+    ("今天", FRI, FRI, FRI, True),
+    ("上周", FRI, D(2026, 6, 29), D(2026, 7, 5), True),
+    ("上个星期都干了什么", FRI, D(2026, 6, 29), D(2026, 7, 5), True),
+    ("这周", FRI, D(2026, 7, 6), D(2026, 7, 12), True),
+    ("上周五", FRI, D(2026, 7, 3), D(2026, 7, 3), True),
+    ("星期一", FRI, D(2026, 7, 6), D(2026, 7, 6), True),
+    ("上周末", FRI, D(2026, 7, 4), D(2026, 7, 5), True),
+    ("上个月", FRI, D(2026, 6, 1), D(2026, 6, 30), True),
+    ("本月", FRI, D(2026, 7, 1), D(2026, 7, 31), True),
+    ("去年", FRI, D(2025, 1, 1), D(2025, 12, 31), True),
+    ("3天前", FRI, D(2026, 7, 7), D(2026, 7, 7), True),
+    ("两周前", FRI, D(2026, 6, 22), D(2026, 6, 28), True),
+    ("从3月1日到3月5日", FRI, D(2026, 3, 1), D(2026, 3, 5), True),
+    # a topic too: the date only narrows it
+    ("what did we decide about the database last week", FRI, D(2026, 6, 29), D(2026, 7, 5),
+     False),
+    ("Caroline's adoption plans on 8 May, 2023", FRI, D(2023, 5, 8), D(2023, 5, 8), False),
+    ("上周关于数据库的决定", FRI, D(2026, 6, 29), D(2026, 7, 5), False),
+    ("昨天的会议纪要", FRI, D(2026, 7, 9), D(2026, 7, 9), False),
+    ("standup notes for the billing service yesterday", FRI, D(2026, 7, 9), D(2026, 7, 9),
+     False),
+]
+
+NO_DATE = [
+    "version 3.12", "error 404", "python 3.12.1 on ubuntu 22.04", "what may happen to the server",
+    "the last time we deployed", "march to the beat", "retry after 30 seconds",
+    "port 8080 and 443", "ratio 3/4", "1.2.3", "we prefer TypeScript", "sat on the sun deck",
+    "how do I configure the database", "数据库的配置", "一个月的预算", "第3章",
+    "2 of 5 tests failed", "issue #2023", "", "   ",
+]
+
+
+@pytest.mark.parametrize(("query", "today", "first", "last", "about"), ROWS,
+                         ids=[r[0] for r in ROWS])
+def test_a_date_form_resolves_to_its_range(query: str, today: dt.date, first: dt.date,
+                                           last: dt.date, about: bool) -> None:
+    found = understand_dates(query, today)
+    assert found is not None, query
+    assert (found.start, found.end) == (first, last)
+    assert found.about_date is about
+
+
+@pytest.mark.parametrize("query", NO_DATE)
+def test_things_that_only_look_like_dates_name_none(query: str) -> None:
+    assert understand_dates(query, FRI) is None
+
+
+@pytest.mark.parametrize(("query", "rest"), [
+    ("what did I do on July 3rd", "what did I do"),
+    ("notes from 3 July 2026", "notes"),
+    ("what did we decide about the database last week", "what did we decide about the database"),
+    ("What did we talk about on Monday, May 8th 2023?", "What did we talk about?"),
+    ("我昨天做了什么", "我做了什么"),
+    ("上个月的会议", "会议"),
+    ("2023-03-27", ""),
+])
+def test_the_date_words_leave_the_searched_text(query: str, rest: str) -> None:
+    found = understand_dates(query, FRI)
+    assert found is not None and found.query == rest
+
+
+def test_the_meta_says_what_was_understood() -> None:
+    found = understand_dates("notes from 27 March 2023", FRI)
+    assert found is not None
+    assert found.to_meta() == {"from": "2023-03-27", "to": "2023-03-27",
+                               "text": "27 March 2023", "about": "date"}
+    two = understand_dates("the release on 2026-07-01 and yesterday", FRI)
+    assert two is not None and two.to_meta() == {
+        "from": "2026-07-01", "to": "2026-07-09", "text": "2026-07-01 / yesterday",
+        "about": "topic", "ranges": [
+            {"from": "2026-07-01", "to": "2026-07-01", "text": "2026-07-01"},
+            {"from": "2026-07-09", "to": "2026-07-09", "text": "yesterday"}]}
+    assert two.covers(dt.date(2026, 7, 9)) and not two.covers(dt.date(2026, 7, 5))
+
+
+def test_no_date_library_for_a_query_without_dates_and_no_network_for_one_with() -> None:
+    """The pre-check keeps dateparser out of a search without dates; a search with dates in
+    words imports it and reads nothing from the network and writes no file (audit hooks see
+    every socket and every open for writing)."""
+    script = textwrap.dedent("""
+        import datetime, json, sys
+        events = []
+        def hook(name, args):
+            if name.startswith("socket.") or (name == "open" and len(args) > 1
+                                             and isinstance(args[1], str)
+                                             and any(m in args[1] for m in "wax+")):
+                events.append([name, repr(args)[:200]])
+        sys.addaudithook(hook)
+        from openmemd.search.dates import understand_dates
+        today = datetime.date(2026, 7, 10)
+        understand_dates("how do I configure the database", today)
+        understand_dates("error 404 in version 3.12", today)
+        before = "dateparser" in sys.modules
+        for q in ("March 27, 2023", "three days ago", "Monday the 27th of March 2023",
+                  "in March", "last Friday"):
+            assert understand_dates(q, today) is not None, q
+        print(json.dumps({"before": before, "after": "dateparser" in sys.modules,
+                          "events": events}))
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=120, check=True)
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    assert report == {"before": False, "after": True, "events": []}
