@@ -42,7 +42,8 @@ def test_index_and_search_use_only_the_store_interface() -> None:
 def test_api_uses_only_open_store_and_the_interface() -> None:
     wrong = {m: sorted(t for t in targets
                        if t not in ("store", "store.open_store", "store.warm_in_background",
-                                    "store.open_location", "store.is_database")
+                                    "store.open_location", "store.is_database",
+                                    "store.check_backend")
                        and not t.startswith("store.base"))
              for m, targets in store_imports("api").items()}
     assert {m: t for m, t in wrong.items() if t} == {}

