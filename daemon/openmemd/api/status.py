@@ -59,6 +59,11 @@ def index_status(maintainer: Maintainer, searcher: Searcher, *, agent_id: str,
     try:
         info["indexExists"] = store.exists()
         if not info["indexExists"]:
+            if m.last_sync_at is not None and m.file_replaced():  # built here, then deleted
+                info["indexError"] = ("the index file is gone (deleted or moved); it is being "
+                                      "rebuilt from the Markdown")
+                if searcher.on_damage is not None:  # the daemon's writer rebuilds it now
+                    searcher.on_damage("index file deleted")
             return info
         reader = store.reader()
         stats = reader.stats(m.model if provider is not None else None)
