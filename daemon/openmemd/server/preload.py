@@ -56,16 +56,22 @@ MODULES = (
     # libraries imported inside functions
     "dataclasses",
     "datetime",
+    "hashlib",
+    "ipaddress",
     "json5",
     "pgvector.psycopg",
     "socket",
     "sqlite_vec",
+    "structlog",
+    "tempfile",
     "tiktoken",
+    "tomllib",
     "tzlocal",
     "zoneinfo",
 )
 
 LEFT_LAZY = {
+    "tomli": "Python 3.10's tomllib: the daemon reads its config file before any thread starts",
     "openmemd.server.mcp_session":
         "the MCP SDK (seconds of CPU): mcp_host's thread imports it, and only then serves",
     "onnxruntime": "a model runtime (19 MB): loaded by one thread at a time, under "
