@@ -3,9 +3,11 @@
     with Client() as c:
         hits = c.search("what did we decide about the release?")["results"]
 
-One REQ socket with REQ_RELAXED + REQ_CORRELATE, so a timed-out request never leaves it stuck
-and a late reply to an abandoned request is dropped. A Client may be shared between threads
-(requests are serialised); for parallel requests use one Client per thread.
+One connection speaking ZeroMQ's wire protocol (`openmemd.protocol.zmtp`: no pyzmq to import),
+one request at a time on it. A request that times out drops the connection, so its late reply
+is never taken for the next one's; a connection the daemon closed (it stopped or restarted) is
+replaced before the next request. A Client may be shared between threads (requests are
+serialised); for parallel requests use one Client per thread.
 
 Errors: `DaemonNotRunning` (no daemon at the endpoint), `RequestTimeout`, and `RemoteError`
 subclasses for error replies, which are also the matching `openmemd.errors` classes
@@ -23,8 +25,6 @@ import time
 from datetime import date
 from pathlib import Path
 from typing import Any
-
-import zmq
 
 from openmemd import paths
 from openmemd.config import DEFAULT_AGENT
@@ -47,6 +47,7 @@ from openmemd.protocol.requests import (
     SyncRequest,
     to_wire,
 )
+from openmemd.protocol.zmtp import Connection, ZmtpError
 
 DEFAULT_TIMEOUT = 5.0
 LONG_TIMEOUT = 600.0  # sync (wait) and dream can take minutes on a large workspace
@@ -117,34 +118,33 @@ class Client:
     def __init__(self, endpoint: str | None = None, timeout: float = DEFAULT_TIMEOUT) -> None:
         self.endpoint = endpoint or default_client_endpoint()
         self.timeout = timeout
-        self._ctx: zmq.Context[zmq.Socket[Any]] = zmq.Context.instance()
-        self._sock: zmq.Socket[Any] | None = None
+        self._conn: Connection | None = None
         self._lock = threading.Lock()
 
     # -- plumbing -------------------------------------------------------------------------
-    def _socket(self) -> zmq.Socket[Any]:
-        if self._sock is None:
-            sock = self._ctx.socket(zmq.REQ)
-            sock.setsockopt(zmq.LINGER, 0)
-            sock.setsockopt(zmq.REQ_RELAXED, 1)
-            sock.setsockopt(zmq.REQ_CORRELATE, 1)
-            # Queue only to a completed connection: with no daemon, send fails fast instead of
-            # queueing forever.
-            sock.setsockopt(zmq.IMMEDIATE, 1)
-            if self.endpoint.startswith("tcp://[") or self.endpoint.startswith("tcp://::"):
-                sock.setsockopt(zmq.IPV6, 1)
+    def _connection(self, ipc: Path | None, deadline: float, timeout: float) -> Connection:
+        if self._conn is not None and not self._conn.alive():
+            self._reset()
+        while self._conn is None:
             try:
-                sock.connect(self.endpoint)
-            except zmq.ZMQError as exc:  # a malformed endpoint: the caller's mistake
-                sock.close(0)
+                self._conn = Connection(self.endpoint, deadline)
+            except ValueError as exc:  # a malformed endpoint: the caller's mistake
                 raise BadRequestError(f"invalid endpoint {self.endpoint!r}: {exc}") from None
-            self._sock = sock
-        return self._sock
+            except (ConnectionRefusedError, FileNotFoundError, NotADirectoryError) as exc:
+                if ipc is not None:  # the file is there, nobody listens: a crash left it
+                    raise DaemonNotRunning(f"openmemd is not running (stale socket {ipc})") \
+                        from exc
+                if time.monotonic() + 0.05 >= deadline:  # tcp: it may be starting, retry
+                    raise self._no_reply(ipc, timeout, sent=False) from None
+                time.sleep(0.05)
+            except TimeoutError:
+                raise self._no_reply(ipc, timeout, sent=False) from None
+        return self._conn
 
     def _reset(self) -> None:
-        if self._sock is not None:
-            self._sock.close(0)
-            self._sock = None
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
 
     def request(self, payload: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
         """Send one request, return the `{"ok": true, ...}` reply, raise on error replies."""
@@ -157,32 +157,26 @@ class Client:
         except UnicodeEncodeError:  # a lone surrogate: escaped, so the daemon names the field
             body = json.dumps(payload, ensure_ascii=True).encode("ascii")
         with self._lock:
-            sock = self._socket()
             deadline = time.monotonic() + timeout
             try:
-                # IMMEDIATE: the socket is writable only once connected. A stale ipc socket
-                # file (nobody listening) is detected quickly instead of waiting for the timeout.
-                probed = ipc is None
-                while not sock.poll(int(min(0.25, max(0.0, deadline - time.monotonic())) * 1000),
-                                    zmq.POLLOUT):
-                    if not probed:
-                        probed = True
-                        if ipc is not None and _ipc_refused(ipc):
-                            raise DaemonNotRunning(f"openmemd is not running (stale socket {ipc})")
-                    if time.monotonic() >= deadline:
-                        raise self._no_reply(ipc, timeout, sent=False)
-                sock.send(body, zmq.NOBLOCK)
-                remaining = max(0.0, deadline - time.monotonic())
-                if not sock.poll(int(remaining * 1000), zmq.POLLIN):
-                    raise self._no_reply(ipc, timeout, sent=True)
-                raw = sock.recv()
-            except (DaemonNotRunning, RequestTimeout):
+                raw = self._connection(ipc, deadline, timeout).request(body, deadline)
+            except TimeoutError:
                 self._reset()
-                raise
-            except zmq.ZMQError as exc:
+                raise self._no_reply(ipc, timeout, sent=True) from None
+            except ConnectionError as exc:  # it closed the connection: stopped, or crashed
+                self._reset()
+                if ipc is not None and _ipc_refused(ipc):
+                    raise DaemonNotRunning(f"openmemd stopped before replying ({exc})") \
+                        from None
+                raise UnavailableError(f"openmemd at {self.endpoint} closed the connection "
+                                       "without a reply") from None
+            except (ZmtpError, OSError) as exc:
                 self._reset()
                 raise UnavailableError(f"cannot talk to openmemd at {self.endpoint}: {exc}") \
                     from exc
+            except BaseException:
+                self._reset()
+                raise
         try:
             reply = json.loads(raw)
         except ValueError:

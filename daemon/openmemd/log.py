@@ -3,15 +3,18 @@
 
 Readable console lines on a terminal; JSON lines otherwise, which is what journald and launchd
 capture (one event per line, machine-readable, no colour codes).
+
+structlog is imported when the first event is logged, not when a module asks for its logger or
+a command sets the format up: it takes tens of milliseconds (it pulls in asyncio), and a command
+the daemon answers logs nothing.
 """
 
 from __future__ import annotations
 
 import logging
 import sys
+import threading
 from typing import IO, Any
-
-import structlog
 
 from openmemd.config import LogSettings, Settings
 from openmemd.config.layers import Loaded
@@ -21,6 +24,10 @@ _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARN
 # Libraries that log every routine step at INFO (APScheduler: "Running job ...").
 _QUIET = {"apscheduler": logging.WARNING, "watchdog": logging.WARNING}
 _HANDLER_NAME = "openmemd"
+
+_lock = threading.Lock()
+# (format, colours) of the last configure_logging that structlog has not been set up with yet
+_wanted: tuple[str, bool] | None = None
 
 
 def configure_logging(settings: Settings | LogSettings | None = None,
@@ -32,51 +39,25 @@ def configure_logging(settings: Settings | LogSettings | None = None,
     A skipped settings layer is logged unless `log_layer_warning` is off (a command prints
     it as a line of its own).
     """
+    global _wanted
     log = settings.log if isinstance(settings, Settings) else (settings or LogSettings())
     stream = stream or sys.stderr
     fmt = force_format or log.format
     if fmt == "auto":
         fmt = "console" if _isatty(stream) else "json"
 
-    shared: list[Any] = [
-        structlog.contextvars.merge_contextvars,
-        structlog.stdlib.add_log_level,
-        structlog.stdlib.add_logger_name,
-        structlog.processors.TimeStamper(fmt="iso", utc=False),
-    ]
-    if fmt == "json":
-        renderer: Any = structlog.processors.JSONRenderer(sort_keys=False)
-        # Frames without their local variables (structlog shows them by default): locals hold
-        # what must never reach a log (a store URL with its password, an API key, the text
-        # of a note) and made one failure's line tens of kilobytes long.
-        shared.append(structlog.processors.ExceptionRenderer(
-            structlog.tracebacks.ExceptionDictTransformer(show_locals=False)))
-    else:
-        # plain tracebacks: with `rich` installed structlog would print locals here too
-        renderer = structlog.dev.ConsoleRenderer(colors=_isatty(stream),
-                                                 exception_formatter=structlog.dev.plain_traceback)
-
-    structlog.configure(
-        processors=[structlog.stdlib.filter_by_level, *shared,
-                    structlog.stdlib.PositionalArgumentsFormatter(),
-                    structlog.processors.StackInfoRenderer(),
-                    structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
-        logger_factory=structlog.stdlib.LoggerFactory(),
-        wrapper_class=structlog.stdlib.BoundLogger,
-        # Not cached: level changes on SIGHUP must apply to loggers made before.
-        cache_logger_on_first_use=False,
-    )
-    formatter = structlog.stdlib.ProcessorFormatter(
-        processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer],
-        foreign_pre_chain=shared,
-    )
+    colors = _isatty(stream)
+    with _lock:
+        _wanted = (fmt, colors)
+        if "structlog" in sys.modules:  # already in use (SIGHUP reload): set it up now
+            _configure_structlog()
     root = logging.getLogger()
     for handler in list(root.handlers):
         if handler.get_name() == _HANDLER_NAME:
             root.removeHandler(handler)
     handler = logging.StreamHandler(stream)
     handler.set_name(_HANDLER_NAME)
-    handler.setFormatter(formatter)
+    handler.setFormatter(_Formatter(fmt, colors))
     root.addHandler(handler)
     set_level(log.level)
     if log_layer_warning:
@@ -103,7 +84,94 @@ def set_level(level: str) -> None:
 
 def get_logger(name: str) -> Any:
     """A structlog logger bound to `name` (use the module's ``__name__``)."""
-    return structlog.stdlib.get_logger(name)
+    return _Logger(name)
+
+
+class _Logger:
+    """structlog's logger for `name`, made when it is first used."""
+
+    __slots__ = ("_logger", "_name")
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._logger: Any = None
+
+    def __getattr__(self, attr: str) -> Any:
+        if self._logger is None:
+            self._logger = _structlog().stdlib.get_logger(self._name)
+        return getattr(self._logger, attr)
+
+
+class _Formatter(logging.Formatter):
+    """structlog's ProcessorFormatter for a format, made when the first record comes (a
+    library's record may come before any of ours)."""
+
+    def __init__(self, fmt: str, colors: bool) -> None:
+        super().__init__()
+        self._wants = (fmt, colors)
+        self._formatter: logging.Formatter | None = None
+
+    def format(self, record: logging.LogRecord) -> str:
+        if self._formatter is None:  # a handler formats under its own lock: once
+            structlog = _structlog()
+            shared, renderer = _processors(structlog, *self._wants)
+            self._formatter = structlog.stdlib.ProcessorFormatter(
+                processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+                            renderer],
+                foreign_pre_chain=shared)
+        return self._formatter.format(record)
+
+
+def _structlog() -> Any:
+    """structlog, imported on first use and set up as the last configure_logging asked."""
+    with _lock:  # one thread imports it; the others wait for the whole module
+        import structlog
+
+        if _wanted is not None:
+            _configure_structlog()
+        return structlog
+
+
+def _configure_structlog() -> None:
+    """Apply `_wanted` (under `_lock`)."""
+    global _wanted
+    import structlog
+
+    assert _wanted is not None
+    shared, _renderer = _processors(structlog, *_wanted)
+    structlog.configure(
+        processors=[structlog.stdlib.filter_by_level, *shared,
+                    structlog.stdlib.PositionalArgumentsFormatter(),
+                    structlog.processors.StackInfoRenderer(),
+                    structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
+        logger_factory=structlog.stdlib.LoggerFactory(),
+        wrapper_class=structlog.stdlib.BoundLogger,
+        # Not cached: level changes on SIGHUP must apply to loggers made before.
+        cache_logger_on_first_use=False,
+    )
+    _wanted = None
+
+
+def _processors(structlog: Any, fmt: str, colors: bool) -> tuple[list[Any], Any]:
+    """The processors every event goes through, and the renderer of `fmt`."""
+    shared: list[Any] = [
+        structlog.contextvars.merge_contextvars,
+        structlog.stdlib.add_log_level,
+        structlog.stdlib.add_logger_name,
+        structlog.processors.TimeStamper(fmt="iso", utc=False),
+    ]
+    if fmt == "json":
+        renderer: Any = structlog.processors.JSONRenderer(sort_keys=False)
+        # Frames without their local variables (structlog shows them by default): locals hold
+        # what must never reach a log (a store URL with its password, an API key, the text
+        # of a note) and made one failure's line tens of kilobytes long.
+        shared.append(structlog.processors.ExceptionRenderer(
+            structlog.tracebacks.ExceptionDictTransformer(show_locals=False)))
+    else:
+        # plain tracebacks: with `rich` installed structlog would print locals here too
+        renderer = structlog.dev.ConsoleRenderer(colors=colors,
+                                                 exception_formatter=structlog.dev.plain_traceback)
+    return shared, renderer
 
 
 def _isatty(stream: IO[str]) -> bool:

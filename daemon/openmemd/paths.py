@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import stat
-import tempfile
 from pathlib import Path
 
 import platformdirs
@@ -54,7 +53,12 @@ def runtime_dir() -> Path:
     if base and Path(base).is_dir() and len(base) < 60:
         return Path(base) / APP
     uid = os.getuid() if hasattr(os, "getuid") else 0
-    tmp = "/tmp" if Path("/tmp").is_dir() else tempfile.gettempdir()
+    if Path("/tmp").is_dir():
+        tmp = "/tmp"
+    else:  # tempfile is not imported for nothing: every command asks for this path
+        import tempfile
+
+        tmp = tempfile.gettempdir()
     return Path(tmp) / f"{APP}-{uid}"
 
 

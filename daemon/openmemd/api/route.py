@@ -41,11 +41,11 @@ def handler_for(settings: Settings, agent: str,
                 timeout: float = 600.0, progress: Progress | None = None,
                 notice: Callable[[str], None] | None = None) -> Handler:
     """The daemon serving this agent and workspace, else this process (one command)."""
-    from openmemd.api.handler import LocalHandler
-
     daemon = find_daemon(settings, agent, workspace, timeout)
     if daemon is not None:
         return daemon
+    from openmemd.api.handler import LocalHandler  # the index code: only when it works here
+
     return LocalHandler(settings, workspace=workspace, owner=agent, progress=progress,
                         notice=notice)
 

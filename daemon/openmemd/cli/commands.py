@@ -21,7 +21,6 @@ from openmemd.cli.ask import ask, handler_for
 from openmemd.cli.hits import hit_lines
 from openmemd.config import DEFAULT_AGENT, PHASE_CHOICES, ConfigError, Settings, load_settings
 from openmemd.errors import OpenmemdError
-from openmemd.progress import ProgressBar
 from openmemd.protocol import params
 from openmemd.protocol.requests import (
     ContextRequest,
@@ -177,6 +176,8 @@ def cmd_search(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def cmd_index(settings: Settings, args: argparse.Namespace) -> int:
+    from openmemd.progress import ProgressBar
+
     bar = ProgressBar(sys.stderr.isatty() and not args.json)
     handler = handler_for(settings, args, progress=bar)
     try:

