@@ -300,3 +300,45 @@ def test_tcp_loopback_server() -> None:
         sock.close()
     finally:
         srv.stop(timeout=3)
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "[::1]"])
+def test_our_client_speaks_zmtp_over_tcp(host: str) -> None:
+    # The client speaks ZMTP 3.0 itself (protocol/zmtp.py), not through pyzmq: over TCP too,
+    # with frames past the 255-byte short form both ways, to the daemon's own ROUTER socket.
+    from openmemd.client import Client
+
+    srv = ZmqServer(f"tcp://{host}:*", Stub())
+    srv.start()
+    try:
+        url = srv._frontend.getsockopt(zmq.LAST_ENDPOINT).decode()  # type: ignore[union-attr]
+        with Client(url, timeout=5) as c:
+            assert c.ping()["pong"] is True
+            long_query = "a" * 3000  # a long frame out; the Stub echoes it in a long reply
+            reply = c.search(long_query)
+            assert reply["echo"] == long_query
+            with pytest.raises(NotFoundError):
+                c.get("missing.md")
+            assert c.ping()["pong"] is True  # the connection is still good after an error
+    finally:
+        srv.stop(timeout=3)
+
+
+def test_our_client_waits_for_a_tcp_daemon_that_is_starting() -> None:
+    import socket
+    import threading
+
+    from openmemd.client import Client
+
+    with socket.socket() as probe:  # a free port, closed again: nothing listens there yet
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    srv = ZmqServer(f"tcp://127.0.0.1:{port}", Stub())
+    later = threading.Timer(0.5, srv.start)
+    later.start()
+    try:
+        with Client(f"tcp://127.0.0.1:{port}", timeout=10) as c:
+            assert c.ping()["pong"] is True
+    finally:
+        later.join()
+        srv.stop(timeout=3)
