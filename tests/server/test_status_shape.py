@@ -15,6 +15,7 @@ import pytest
 from daemon_harness import DEBOUNCE_MS, Daemon, make_daemon
 from helpers import wait_for
 from mcp_session import call, mcp_session
+from openmemd.protocol.status import AgentStatus, DaemonStatus
 
 
 def key_paths(value: Any, prefix: str = "") -> list[str]:
@@ -139,8 +140,39 @@ def test_status_keys_are_the_ones_users_read(daemon: Daemon) -> None:
     with daemon.client(timeout=60) as c:
         reply = c.status(deep=True)
     same_keys(key_paths(reply), DAEMON_TOP)
+    # the records read a real reply back exactly, key order included
+    again = DaemonStatus.from_json(reply).to_json()
+    assert json.dumps(again) == json.dumps(reply)
     shown = daemon.cli("status", "--json", "--deep")
     assert shown.returncode == 0, shown.stderr
     same_keys(key_paths(json.loads(shown.stdout)), DAEMON_TOP)
     same_keys(key_paths(memory_status(daemon)), MEMORY_STATUS_DAEMON)
     assert daemon.stop() == 0
+
+
+def test_records_read_what_an_older_daemon_left_out() -> None:
+    """A reply without the keys a newer openmemd added reads with empty values, and the text
+    rendering of it does not fail."""
+    from openmemd.cli.report import print_status_text
+
+    old = DaemonStatus.from_json({"running": True, "health": "healthy",
+                                  "agents": {"main": {"agent": "main", "files": {}}}})
+    main = old.agent("main")
+    assert main is not None and main.index is not None
+    assert (main.index.files.on_disk, main.index.provider.id, main.watch) == (0, "", None)
+    print_status_text(old)
+
+
+@pytest.mark.parametrize("shape", [
+    {"agent": "w", "error": "cannot open the index: gone", "reconcile": {"last": None,
+                                                                         "next": None}},
+    {"agent": "w", "workspace": "/w", "indexError": "status failed: boom",
+     "watch": {"state": "disabled", "pending": 0}, "watcher": "disabled",
+     "dreaming": {"enabled": True, "running": False, "lastSweep": None,
+                  "leftToOpenClaw": True, "note": "dreaming: left to OpenClaw",
+                  "nextRun": None},
+     "sessionsDir": "/s", "sessionsWatch": {"state": "not watched", "pending": 0},
+     "restartNeeded": ["embedding.provider"], "probe": {"ok": False, "error": "x", "ms": 1.0}},
+])
+def test_an_agent_that_could_not_answer_keeps_its_shape(shape: dict[str, Any]) -> None:
+    assert json.dumps(AgentStatus.from_json(shape).to_json()) == json.dumps(shape)

@@ -249,7 +249,7 @@ class ReconcileTimes(JsonRecord):
 
 
 @dataclass(frozen=True)
-class AgentStatus:
+class AgentStatus(JsonRecord):
     """One agent: its index (None when it could not be opened, `error`, or its status failed,
     `status_failed`) with what the daemon adds. In JSON the index's keys are the agent's."""
 
@@ -275,11 +275,11 @@ class AgentStatus:
         out: dict[str, Any]
         if self.index is not None:
             out = self.index.to_json()
-        elif self.error is not None:
-            out = {"agent": self.agent, "error": self.error}
-        else:
+        elif self.status_failed is not None:
             out = {"agent": self.agent, "workspace": self.workspace,
                    "indexError": self.status_failed}
+        else:
+            out = {"agent": self.agent, "error": self.error}
         if self.watch is not None:
             out.update(watch=self.watch.to_json(), watcher=self.watch.summary)
         if self.indexer is not None:
