@@ -108,7 +108,7 @@ def main() -> None:
         print(f"bare os.scandir+stat walk (median of {args.repeat}, alternating): "
               f"{walk * 1000:.1f} ms")
         print(f"ratio no-op resync / bare walk: {noop / walk:.2f}x (goal <= 2x)")
-        print(f"index: {status['files']['indexed']} files, {status['chunks']} chunks")
+        print(f"index: {status.files.indexed} files, {status.chunks} chunks")
 
 
 if __name__ == "__main__":

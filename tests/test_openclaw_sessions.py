@@ -55,7 +55,7 @@ def test_transcripts_from_the_state_dir_are_searchable(tmp_path: Path) -> None:
         assert paths(index, "platypus") == {}  # .bak. archives are not transcripts
         assert paths(index, "narwhal") == {}  # OpenClaw's dream-diary run is kept out
         assert paths(index, "ocelot") == {}  # a symlink out of the folder is never read
-        assert index.status()["files"]["onDisk"] == 3  # a, b.reset, narr
+        assert index.status().files.on_disk == 3  # a, b.reset, narr
         # Nothing was written into OpenClaw's state dir (its index is its own).
         assert not (oc.state / "memory").exists()
 
@@ -105,7 +105,8 @@ def test_transcript_appended_past_the_delta_is_reindexed(tmp_path: Path) -> None
     agent.start()
     try:
         assert wait_for(lambda: "sessions/a.jsonl" in paths(agent.index, "zeppelin"), 30)
-        assert agent.status()["sessionsWatch"]["state"].startswith("running")
+        watch = agent.status().sessions_watch
+        assert watch is not None and watch.state.startswith("running")
         with (oc.sessions / "a.jsonl").open("a", encoding="utf-8") as fh:
             for i in range(3):  # deltaMessages is 3 in the fixture's openclaw.json
                 fh.write(message("user", f"the quokka number {i}") + "\n")
@@ -130,8 +131,8 @@ def test_no_sweep_scheduled_while_openclaw_dreams(tmp_path: Path) -> None:
     agent = AgentRuntime("main", s)
     agent.open()
     try:
-        st = agent.status()
-        assert st["dreaming"]["note"] == "dreaming: left to OpenClaw"
+        dreaming = agent.status().dreaming
+        assert dreaming is not None and dreaming.note == "dreaming: left to OpenClaw"
     finally:
         agent.stop()
     # Without OpenClaw's dreaming the sweep is openmemd's again.

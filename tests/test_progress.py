@@ -121,14 +121,14 @@ def test_daemon_indexer_logs_and_shows_progress(make_settings, workspace, slow,
             seen: list[dict] = []
 
             def filling() -> bool:
-                p = ix.status()["progress"]
+                p = ix.status().progress
                 if p and p["phase"] == "vectors" and 0 < p["done"] < p["total"]:
                     seen.append(p)
                 return bool(seen) and seen[-1]["etaSeconds"] is not None
             assert wait_for(filling, 30)
             assert seen[-1]["total"] == 30 and seen[-1]["rate"] > 0
             assert wait_for(lambda: ix.state == "idle" and ix.last_reconcile is not None, 60)
-            assert ix.status()["progress"] is None  # nothing runs: nothing to show
+            assert ix.status().progress is None  # nothing runs: nothing to show
         finally:
             ix.stop()
     lines = [e for e in logs if e["event"] == "index_progress"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -70,7 +70,7 @@ def format_duration(seconds: float | None) -> str:
     return f"{seconds // 3600}h{seconds // 60 % 60:02d}m"
 
 
-def describe(p: dict[str, Any]) -> str:
+def describe(p: Mapping[str, Any]) -> str:
     """One line for a `status` progress dict."""
     unit = UNITS.get(p.get("phase", ""), "items")
     return (f"{p.get('phase')} {p.get('done')}/{p.get('total')} {unit} · "

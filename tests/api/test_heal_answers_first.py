@@ -37,7 +37,7 @@ def built(make_settings, workspace: Path) -> Settings:
             f"# Day {i}\n\nWe talked about topic number {i} and the word zebra{i}.\n" * 20)
     with MemoryIndex.open(workspace, config=settings) as index:
         index.sync()
-        assert index.status()["pendingVectors"] == 0
+        assert index.status().pending_vectors == 0
         path = index.db_path
     conn, _ = db.connect(path)
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -61,12 +61,12 @@ def test_one_shot_search_answers_before_the_vectors_are_embedded_again(
         at_reply = index.status()
         assert hits[0].path == "memory/2026-01-005.md"
         assert index.search_mode()["mode"] == "fts-only"  # by keyword, not by the few vectors
-        assert at_reply["recovery"]["reason"]
+        assert at_reply.recovery is not None and at_reply.recovery["reason"]
         # The reply came while chunks still waited for their vectors: it did not wait for
         # the re-embedding ...
-        assert at_reply["pendingVectors"] > 0, at_reply
+        assert at_reply.pending_vectors > 0, at_reply
         # ... which goes on meanwhile, to the last chunk.
-        assert wait_for(lambda: index.status()["pendingVectors"] == 0, 600)
+        assert wait_for(lambda: index.status().pending_vectors == 0, 600)
         assert wait_for(lambda: index.search("zebra5")[0].path == "memory/2026-01-005.md"
                         and index.search_mode() == {"mode": "hybrid"}, 60)
 
@@ -82,4 +82,4 @@ def test_daemon_search_on_a_damaged_index_answers_unavailable_at_once(
         with pytest.raises(UnavailableError, match="being rebuilt"):
             index.search("zebra5")
         assert asked
-        assert index.status()["recovery"] is None  # nothing rebuilt on the request thread
+        assert index.status().recovery is None  # nothing rebuilt on the request thread

@@ -128,11 +128,13 @@ def test_readme_quick_start_note_works_as_written(tmp_path, openclaw):
 
 def test_status_text_says_when_dreaming_is_left_to_openclaw(capsys) -> None:
     from openmemd.cli.report import print_status_text
+    from openmemd.protocol.status import DaemonStatus
 
     agent = {"agent": "main", "workspace": "/w", "dreaming": {
         "leftToOpenClaw": True, "nextRun": None, "lastSweep": None}}
-    print_status_text({"running": True, "health": "healthy", "agents": {"main": agent},
-                       "notes": ["main: dreaming: left to OpenClaw"]})
+    print_status_text(DaemonStatus.from_json({
+        "running": True, "health": "healthy", "agents": {"main": agent},
+        "notes": ["main: dreaming: left to OpenClaw"]}))
     out = capsys.readouterr().out
     assert "Dreaming: next left to OpenClaw · last never" in out
     assert "note: main: dreaming: left to OpenClaw" in out
@@ -140,14 +142,18 @@ def test_status_text_says_when_dreaming_is_left_to_openclaw(capsys) -> None:
 
 def test_status_text_says_when_a_postgres_index_is_being_built_or_failed() -> None:
     from openmemd.cli.report import _store_line
+    from openmemd.protocol.status import StoreFacts
 
     store = {"backend": "postgres", "location": "postgresql://db/memory (namespace h/main)",
              "namespace": "h/main", "searchNamespaces": ["h/main", "team"],
              "serverVersion": "18.6", "pgvectorVersion": "0.8.6", "reachable": True}
-    assert _store_line(store, None) == ("postgresql://db/memory (namespace h/main) · PostgreSQL "
-                                        "18.6 · pgvector 0.8.6 (also searching team)")
-    building = _store_line({**store, "indexBuilding": "chunks_hnsw_m16_efc128_384"}, None)
+    line = _store_line(StoreFacts.from_json(store), None)
+    assert line == ("postgresql://db/memory (namespace h/main) · PostgreSQL "
+                    "18.6 · pgvector 0.8.6 (also searching team)")
+    building = _store_line(StoreFacts.from_json(
+        {**store, "indexBuilding": "chunks_hnsw_m16_efc128_384"}), None)
     assert building.endswith("· building index chunks_hnsw_m16_efc128_384 (searches go on "
                              "meanwhile)")
-    failed = _store_line({**store, "indexBuildError": "out of disk space"}, None)
+    failed = _store_line(StoreFacts.from_json({**store, "indexBuildError": "out of disk space"}),
+                         None)
     assert failed.endswith("· index build failed, retried at the next upkeep: out of disk space")

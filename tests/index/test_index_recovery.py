@@ -82,11 +82,11 @@ def test_damaged_index_is_moved_aside_rebuilt_and_its_cache_salvaged(built, dama
         assert index.search("pelican")[0].path == "MEMORY.md"
         assert index.search("zebra7")[0].path == "memory/2026-01-007.md"
         st = index.status()
-        rec = st["recovery"]
-        assert rec["movedTo"] and rec["reason"] and not rec["rebuilding"]
+        rec = st.recovery
+        assert rec is not None and rec["movedTo"] and rec["reason"] and not rec["rebuilding"]
         assert 0 < rec["salvagedEmbeddings"] <= CACHE_ROWS
         assert cache_count(index) == rec["salvagedEmbeddings"]
-        assert "indexError" not in st
+        assert st.index_error is None
     assert len(list(path.parent.glob("main.sqlite.corrupt-*[0-9]"))) == 1
 
 
@@ -115,8 +115,8 @@ def test_index_deleted_under_a_running_writer_is_rebuilt_and_never_recreated_by_
         assert asked and not path.exists()  # the reader asked for a rebuild, created nothing
         index.sync()
         assert index.search("pelican")[0].path == "MEMORY.md"
-        rec = index.status()["recovery"]
-        assert rec["reason"] == "index file deleted"
+        rec = index.status().recovery
+        assert rec is not None and rec["reason"] == "index file deleted"
         # The writer still had the deleted file open: the whole cache was saved.
         assert rec["salvagedEmbeddings"] == CACHE_ROWS
 
@@ -125,7 +125,7 @@ def test_quick_check_keeps_a_sound_index(built):
     settings, workspace, path = built
     with MemoryIndex.open(workspace, config=settings) as index:
         index.sync()
-        assert index.status()["recovery"] is None
+        assert index.status().recovery is None
     assert not list(path.parent.glob("*.corrupt-*"))
 
 
@@ -178,12 +178,12 @@ def test_daemon_indexer_retries_a_full_disk_until_space_returns(make_settings, w
         try:
             (workspace / "memory" / "big.md").write_text("walrus\n" + "filler text\n" * 4000)
             indexer.request_reconcile("edit")
-            assert wait_for(lambda: "disk full" in (indexer.status()["lastError"] or ""), 30)
-            assert wait_for(lambda: indexer.status()["retry"] is not None, 10)
+            assert wait_for(lambda: "disk full" in (indexer.status().last_error or ""), 30)
+            assert wait_for(lambda: indexer.status().retry is not None, 10)
             conn.execute("PRAGMA max_page_count = 1073741823")  # space returns
             assert wait_for(lambda: any(h.path == "memory/big.md"
                                         for h in index.search("walrus")), 30)
-            assert wait_for(lambda: indexer.status()["lastError"] is None, 10)
+            assert wait_for(lambda: indexer.status().last_error is None, 10)
         finally:
             indexer.stop()
 
@@ -237,7 +237,8 @@ def test_only_the_newest_corrupt_copies_are_kept(built):
             index.on_damage = lambda reason: None
             index.store.long_lived = True  # as in the daemon: the full check at open
             index.sync()
-            assert index.status()["recovery"]["movedTo"]
+            rec = index.status().recovery
+            assert rec is not None and rec["movedTo"]
     kept = [p for p in path.parent.glob("main.sqlite.corrupt-*")
             if not p.name.endswith(("-wal", "-shm", "-journal"))]
     assert len(kept) == health.KEEP_CORRUPT

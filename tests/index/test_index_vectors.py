@@ -43,9 +43,9 @@ def test_default_model_indexes_and_finds_by_meaning(make_settings, notes):
         report = index.sync()
         assert report.vectors_embedded == report.chunks == 4
         status = index.status()
-        assert status["pendingVectors"] == 0
-        assert status["vector"]["mode"] == "sqlite-vec" and status["vector"]["vectors"] == 4
-        assert status["provider"]["model"] == "e5-small-multilingual"
+        assert status.pending_vectors == 0
+        assert status.vector.mode == "sqlite-vec" and status.vector.vectors == 4
+        assert status.provider.model == "e5-small-multilingual"
         assert index.search("which pet does the user have")[0].path == "MEMORY.md"
         assert index.search("what migration did we plan for our data store")[0].path == \
             "memory/2026-11-20.md"
@@ -120,7 +120,7 @@ def test_interrupted_embedding_loses_nothing(make_settings, notes):
     with MemoryIndex.open(notes, config=settings) as index:
         rest = index.sync()
         assert rest.vectors_embedded == 4 - partial.vectors_embedded
-        assert index.status()["pendingVectors"] == 0
+        assert index.status().pending_vectors == 0
 
 
 def test_without_sqlite_vec_vectors_are_searched_in_process(make_settings, notes,
@@ -129,9 +129,9 @@ def test_without_sqlite_vec_vectors_are_searched_in_process(make_settings, notes
     with MemoryIndex.open(notes, config=make_settings(local())) as index:
         report = index.sync()
         assert report.vectors_embedded == 4
-        vector = index.status()["vector"]
-        assert vector["mode"] == "in-process"
-        assert vector["reason"].startswith("sqlite-vec unavailable: ")
+        vector = index.status().vector
+        assert vector.mode == "in-process"
+        assert vector.reason.startswith("sqlite-vec unavailable: ")
         assert index.search("which pet does the user have")[0].path == "MEMORY.md"
         assert index.search("去看花的旅行计划")[0].path == "memory/2026-11-22.md"
 

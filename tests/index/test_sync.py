@@ -40,8 +40,7 @@ def test_exact_schema(make_settings, workspace):
         assert indexes == {"idx_chunks_path", "idx_chunks_source",
                            "idx_embedding_cache_updated_at"}
         assert rows(index, "PRAGMA journal_mode")[0][0] == "wal"
-        meta = index.status()
-        assert meta["provider"]["model"] == "fts-only"
+        assert index.status().provider.model == "fts-only"
         stored = rows(index, "SELECT value FROM meta WHERE key='memory_index_meta_v1'")[0][0]
         assert '"model": "fts-only"' in stored and '"chunkTokens": 400' in stored
         assert rows(index, "SELECT model, embedding FROM chunks")[0] == ("fts-only", "[]")

@@ -136,8 +136,8 @@ def test_an_unexpected_error_in_one_file_skips_only_that_file_and_is_logged_once
                 ("memory/explode.md", "RuntimeError: chunker exploded")]
         skipped_logs = [e for e in logs if e.get("path") == "memory/explode.md"]
         assert len(skipped_logs) == 1, skipped_logs
-        status = index.status()
-        assert status["lastSync"]["report"]["skipped"] == [
+        report = index.status().last_sync.report
+        assert report is not None and report["skipped"] == [
             {"path": "memory/explode.md", "reason": "RuntimeError: chunker exploded"}]
         # once the file changes it is tried again
         (workspace / "memory" / "explode.md").write_text("fine now, heron\n")

@@ -17,6 +17,7 @@ import zmq
 from helpers import wait_for
 from openmemd.config import Settings
 from openmemd.protocol.requests import PingRequest, Request, SearchRequest, StatusRequest
+from openmemd.protocol.status import SchedulerStatus
 from openmemd.server.agent import AgentRuntime
 from openmemd.server.daemon import Daemon
 from openmemd.server.handlers import Dispatcher
@@ -212,11 +213,11 @@ def test_a_stuck_request_is_reported_and_stops_the_watchdog(
         slow.send(json.dumps({"op": "search", "query": "slow"}).encode())
         assert wait_for(lambda: any("stuck on search" in p for p in srv.stalled()), 10)
         dispatcher = Dispatcher({}, endpoint="test", watch_enabled=lambda: False,
-                                scheduler_info=lambda: {"running": True, "jobs": {}},
+                                scheduler_info=lambda: SchedulerStatus(True, {}),
                                 server_info=srv.stats)
         status = dispatcher.status(StatusRequest())
-        assert status["health"] == "degraded"
-        assert any("stuck on search" in p for p in status["problems"]), status["problems"]
+        assert status.health == "degraded"
+        assert any("stuck on search" in p for p in status.problems or ()), status.problems
         stub.release.set()
         assert json.loads(slow.recv())["echo"] == "slow"
         assert wait_for(lambda: srv.stalled() == [], 10)
@@ -261,7 +262,7 @@ def real_server(make_settings: Any, workspace: Path, sockdir: Path
     agent.indexer.sync().result(30)
     server: list[ZmqServer] = []
     dispatcher = Dispatcher({"main": agent}, endpoint="test", watch_enabled=lambda: False,
-                            scheduler_info=lambda: {"running": True, "jobs": {}},
+                            scheduler_info=lambda: SchedulerStatus(True, {}),
                             server_info=lambda: server[0].stats())
     srv = ZmqServer(f"ipc://{sockdir}/r.sock", dispatcher, workers=4, stuck_after_s=2.0)
     server.append(srv)

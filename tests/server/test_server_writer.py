@@ -20,6 +20,7 @@ from helpers import logged, wait_for
 from openmemd.config import Settings
 from openmemd.errors import NotFoundError, UnavailableError
 from openmemd.progress import Progress
+from openmemd.protocol.status import IndexStatus
 from openmemd.server.served_index import ServedIndex
 from openmemd.server.watcher import Change
 from openmemd.server.writer import IndexWriter
@@ -102,8 +103,9 @@ class FakeIndex:
             raise NotFoundError(f"{path}: no such file")
         return {"path": path, "text": ""}
 
-    def status(self) -> dict[str, Any]:
-        return {"workspace": str(self.workspace), "files": {"indexed": len(self.notes)}}
+    def status(self) -> IndexStatus:
+        return IndexStatus.from_json({"workspace": str(self.workspace),
+                                      "files": {"indexed": len(self.notes)}})
 
     def is_indexed_path(self, rel_path: str) -> bool:
         return rel_path.endswith(".md")
@@ -212,7 +214,7 @@ def test_overflow_drops_paths_and_reconciles(setup: tuple[FakeIndex, IndexWriter
     assert wait_for(lambda: ("sync", False) in index.calls and ix.state == "idle")
     assert not any(kind == "paths" and "3.md" in arg for kind, arg in index.calls)
     assert ix.last_reconcile is not None
-    assert "indexer queue overflow" in ix.last_reconcile["reasons"]
+    assert "indexer queue overflow" in ix.last_reconcile.reasons
 
 
 def test_sync_future_and_coalescing(setup: tuple[FakeIndex, IndexWriter]) -> None:
@@ -257,7 +259,7 @@ def test_failed_batch_is_retried_by_one_reconcile(setup: tuple[FakeIndex, IndexW
     ix.submit([Change("x.md", False)])
     assert wait_for(lambda: ("sync", False) in index.calls and ix.state == "idle")
     assert ix.last_reconcile is not None
-    assert ix.last_reconcile["reasons"] == ["retry after failed batch"]
+    assert ix.last_reconcile.reasons == ("retry after failed batch",)
 
 
 def test_a_batch_that_succeeds_does_not_cancel_the_retry_of_an_earlier_failure(
@@ -269,14 +271,14 @@ def test_a_batch_that_succeeds_does_not_cancel_the_retry_of_an_earlier_failure(
     index, ix = setup
     index.fail_paths = index.fail_sync = True
     ix.submit([Change("a.md", False)])
-    assert wait_for(lambda: ix.status()["retry"] is not None)
+    assert wait_for(lambda: ix.status().retry is not None)
     assert index.calls == [("paths", ["a.md"]), ("sync", False)]
     index.fail_paths = index.fail_sync = False
     ix.submit([Change("b.md", False)])
     assert wait_for(lambda: index.calls[2:4] == [("paths", ["b.md"]), ("sync", False)]
                     and ix.state == "idle"), index.calls
-    assert ix.last_reconcile is not None and ix.status()["retry"] is None
-    assert ix.last_reconcile["reasons"][0].startswith("retry: reconcile failed: server gone")
+    assert ix.last_reconcile is not None and ix.status().retry is None
+    assert ix.last_reconcile.reasons[0].startswith("retry: reconcile failed: server gone")
 
 
 def test_an_outage_is_logged_in_full_once_per_kind_of_failure(

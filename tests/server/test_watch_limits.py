@@ -62,13 +62,13 @@ def test_kernel_queue_overflow_is_counted_and_deletions_converge(make_settings, 
             assert watcher.state == "running"
             # Another process deletes faster than any reader drains a 4-event queue.
             subprocess.run(["find", str(notes), "-name", "*.md", "-delete"], check=True)
-            assert wait_for(lambda: watcher.status()["overflows"] >= 1, 20), watcher.status()
+            assert wait_for(lambda: watcher.status().overflows >= 1, 20), watcher.status()
             # Only a reconcile can find the deletions whose events the kernel dropped.
-            assert wait_for(lambda: index.status()["files"]["indexed"] == 0, 20), \
-                index.status()["files"]
+            assert wait_for(lambda: index.status().files.indexed == 0, 20), \
+                index.status().files
             assert indexer.reconciles >= 1
             assert "inotify queue overflow" in str(indexer.last_reconcile)
-            assert watcher.status()["lastOverflow"] is not None
+            assert watcher.status().last_overflow is not None
         finally:
             watcher.stop()
             indexer.stop()

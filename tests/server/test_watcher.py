@@ -282,7 +282,7 @@ def test_polling_fallback_sees_changes(ws: Path) -> None:
     w.start()
     try:
         assert w.state == STATE_POLLING_CONFIGURED  # asked for: not "degraded"
-        assert w.status()["backend"] == "polling"
+        assert w.status().backend == "polling"
         (ws / "memory" / "p.md").write_text("p\n")
         assert wait_for(lambda: sink.last().get("memory/p.md") is False)
     finally:
@@ -314,7 +314,7 @@ def test_native_failure_falls_back_to_polling(ws: Path, monkeypatch: pytest.Monk
     w.start()
     try:
         assert w.state == STATE_POLLING
-        assert "inotify watch limit" in w.status()["error"]
+        assert "inotify watch limit" in (w.status().error or "")
     finally:
         w.stop()
 

@@ -35,7 +35,7 @@ def test_symlinked_folders_are_not_missing_watches(linked: Path) -> None:
     w = Watcher(linked, indexed, sink, debounce_ms=100, polling_interval=0.2)
     w.start()
     try:
-        assert w.status()["backend"] == "inotify"
+        assert w.status().backend == "inotify"
         root = str(linked)
 
         def relative(path: str) -> str:
@@ -48,7 +48,7 @@ def test_symlinked_folders_are_not_missing_watches(linked: Path) -> None:
             w.check()
             assert w.state == STATE_RUNNING, w.status()
             time.sleep(0.1)
-        assert w.status()["pollingSubtrees"] == [] and w.status()["watchFailures"] == 0
+        assert w.status().polling_subtrees == () and w.status().watch_failures == 0
     finally:
         w.stop()
 

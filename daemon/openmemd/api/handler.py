@@ -35,6 +35,7 @@ from openmemd.protocol.requests import (
     StatusRequest,
     SyncRequest,
 )
+from openmemd.protocol.status import AgentStatus, DaemonStatus, Probe
 
 
 class _Hit(Protocol):
@@ -73,16 +74,16 @@ def context_reply(workspace: str | os.PathLike[str], settings: Settings,
             **startup_context(workspace, settings, request.today).to_dict()}
 
 
-def probe(index: Searchable) -> dict[str, Any]:
+def probe(index: Searchable) -> Probe:
     """`status --deep`: one search proves the index answers (never recorded as a recall)."""
     started = time.perf_counter()
     try:
         hits = index.search(PROBE_QUERY, record=False)
     except Exception as exc:
-        return {"ok": False, "error": f"{type(exc).__name__}: {exc}",
-                "ms": round((time.perf_counter() - started) * 1000, 1)}
-    return {"ok": True, "results": len(hits),
-            "ms": round((time.perf_counter() - started) * 1000, 1)}
+        return Probe(ok=False, error=f"{type(exc).__name__}: {exc}",
+                     ms=round((time.perf_counter() - started) * 1000, 1))
+    return Probe(ok=True, results=len(hits),
+                 ms=round((time.perf_counter() - started) * 1000, 1))
 
 
 class LocalHandler:
@@ -105,7 +106,7 @@ class LocalHandler:
             if isinstance(request, PingRequest):
                 return {"pong": True, "version": __version__, "pid": os.getpid()}
             if isinstance(request, StatusRequest):
-                return self._status(request)
+                return self._status(request).to_json()
             if isinstance(request, DreamRequest):  # dreaming reads Markdown, not the index
                 settings = self.settings.for_agent(request.agent)
                 return {"result": dream(self._workspace(request.agent), settings.dreaming,
@@ -148,20 +149,26 @@ class LocalHandler:
             raise WorkspaceError(f"workspace {ws} does not exist or is not a directory")
         return ws
 
-    def _status(self, request: StatusRequest) -> dict[str, Any]:
+    def status(self, request: StatusRequest) -> DaemonStatus:
+        """A status request answered in process (the command line reads it as is)."""
+        with self._lock:
+            return self._status(request)
+
+    def _status(self, request: StatusRequest) -> DaemonStatus:
         """Each agent's index as it is on disk; no daemon keeps it fresh (no watcher)."""
-        agents: dict[str, Any] = {}
+        agents: list[AgentStatus] = []
         problems: list[str] = []
         for agent_id in ([request.agent] if request.agent else self.settings.agent_ids()):
             try:
                 with self._open(agent_id) as index:
-                    st = dict(index.status())
-                    if request.deep:
-                        st["probe"] = probe(index)
+                    index_status = index.status()
+                    st = AgentStatus(agent_id, index=index_status,
+                                     workspace=index_status.workspace,
+                                     probe=probe(index) if request.deep else None)
             except OpenmemdError as exc:
-                st = {"agent": agent_id, "error": str(exc)}
-            agents[agent_id] = st
-            problems += health.agent_problems(agent_id, st, watch_enabled=False)
-        return {"running": False, "health": health.overall(problems), "problems": problems,
-                "version": __version__, "configFile": self.settings.config_file or None,
-                "agents": agents}
+                st = AgentStatus(agent_id, error=str(exc))
+            agents.append(st)
+            problems += health.agent_problems(st, watch_enabled=False)
+        return DaemonStatus(running=False, health=health.overall(problems),
+                            problems=tuple(problems), version=__version__,
+                            config_file=self.settings.config_file or None, agents=tuple(agents))

@@ -9,69 +9,71 @@ from __future__ import annotations
 import os
 import resource
 import sys
-from typing import Any
+
+from openmemd.protocol.status import RUNNING, AgentStatus
 
 HEALTHY = "healthy"
 DEGRADED = "degraded"
 
 
-def agent_problems(agent_id: str, st: dict[str, Any], *, watch_enabled: bool) -> list[str]:
+def agent_problems(st: AgentStatus, *, watch_enabled: bool) -> list[str]:
     """Problems of one agent, from its merged status (index + watcher + indexer + probe)."""
     p: list[str] = []
-    prefix = f"{agent_id}: "
-    if st.get("error"):
-        return [prefix + str(st["error"])]
-    watcher = st.get("watch") or {}
-    if watch_enabled and watcher.get("state") not in ("running", "running (polling)"):
-        detail = f" ({watcher['error']})" if watcher.get("error") else ""
-        polled = "polling" in str(watcher.get("state"))  # slower, but nothing is missed
-        p.append(f"{prefix}watcher {watcher.get('state', 'missing')}{detail}; changes are "
+    prefix = f"{st.agent}: "
+    if st.error:
+        return [prefix + st.error]
+    watch, indexer, index = st.watch, st.indexer, st.index
+    state = watch.state if watch is not None else None
+    if watch_enabled and state not in (RUNNING, "running (polling)"):
+        detail = f" ({watch.error})" if watch is not None and watch.error else ""
+        polled = "polling" in str(state)  # slower, but nothing is missed
+        p.append(f"{prefix}watcher {state or 'missing'}{detail}; changes are "
                  + ("seen by polling" if polled else "picked up by the periodic reconcile only"))
-    indexer = st.get("indexer") or {}
-    if indexer and not indexer.get("alive", True):
+    indexer_error = indexer.last_error if indexer is not None else None
+    if indexer is not None and not indexer.alive:
         p.append(f"{prefix}indexer thread is not running")
-    if indexer.get("lastError"):
-        p.append(f"{prefix}{indexer['lastError']}")
-    last_sync = st.get("lastSync") or {}
-    if last_sync.get("error") and last_sync.get("error") != indexer.get("lastError"):
-        p.append(f"{prefix}last sync failed: {last_sync['error']}")
-    if st.get("indexError"):
-        p.append(f"{prefix}{st['indexError']}")
-    provider = st.get("provider") or {}
-    if provider.get("requested") not in (None, "none") and provider.get("unavailableReason"):
-        p.append(f"{prefix}embedding provider unavailable ({provider['unavailableReason']}); "
+    if indexer_error:
+        p.append(f"{prefix}{indexer_error}")
+    sync_error = index.last_sync.error if index is not None else None
+    if sync_error and sync_error != indexer_error:
+        p.append(f"{prefix}last sync failed: {sync_error}")
+    if st.index_error:
+        p.append(f"{prefix}{st.index_error}")
+    provider = index.provider if index is not None else None
+    if provider is not None and provider.requested not in ("", "none") \
+            and provider.unavailable_reason:
+        p.append(f"{prefix}embedding provider unavailable ({provider.unavailable_reason}); "
                  "searching keywords only")
     behind = index_behind(st)
     if behind:
         p.append(f"{prefix}{behind} file(s) on disk differ from the index after a sync")
-    probe = st.get("probe")
-    if probe and not probe.get("ok"):
-        p.append(f"{prefix}probe search failed: {probe.get('error')}")
+    if st.probe is not None and not st.probe.ok:
+        p.append(f"{prefix}probe search failed: {st.probe.error}")
     return p
 
 
-def index_behind(st: dict[str, Any]) -> int:
+def index_behind(st: AgentStatus) -> int:
     """Files that differ between disk and index while nothing is queued, after a reconcile.
 
     Files the last reconcile skipped on purpose (too large, unreadable) do not count.
     """
-    indexer = st.get("indexer") or {}
-    watcher = st.get("watch") or {}
-    last = indexer.get("lastReconcile")
-    if not last or indexer.get("state") != "idle" or indexer.get("queueDepth"):
+    indexer = st.indexer
+    last = indexer.last_reconcile if indexer is not None else None
+    if indexer is None or last is None or indexer.state != "idle" or indexer.queue_depth:
         return 0
-    if watcher.get("pending"):
+    if st.watch is not None and st.watch.pending:
         return 0
-    files = st.get("files") or {}
-    skipped = len(((last.get("report") or {}).get("skipped")) or [])
-    return max(0, int(files.get("stale", 0)) + int(files.get("deletedOnDisk", 0)) - skipped)
+    if st.index is None:
+        return 0
+    files = st.index.files
+    return max(0, (files.stale or 0) + (files.deleted_on_disk or 0) - last.skipped)
 
 
 def overall(problems: list[str]) -> str:
     return DEGRADED if problems else HEALTHY
 
 
-def rss_bytes() -> int | None:
+def rss_bytes() -> int:
     """Current resident set size (Linux: /proc; elsewhere the peak from getrusage)."""
     try:
         with open("/proc/self/status", encoding="ascii") as fh:

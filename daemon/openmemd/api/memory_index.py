@@ -31,6 +31,7 @@ from openmemd.index.scan import ScanScope, classify
 from openmemd.index.stored_lines import read_stored
 from openmemd.index.sync import Progress, SyncReport
 from openmemd.index.transcripts import sessions_location
+from openmemd.protocol.status import IndexStatus
 from openmemd.search.results import SearchHit
 from openmemd.store import open_store, warm_in_background
 from openmemd.store.base import DiskFullError
@@ -256,7 +257,9 @@ class MemoryIndex:
         serves); nothing for a one-shot index."""
         warm_in_background([self.db_path])
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> IndexStatus:
+        """What `status` reports about this index, as a record (`to_json()` gives the JSON
+        the daemon sends)."""
         return index_status(self._maintainer, self._searcher, agent_id=self.agent_id,
                             db_path=self.db_path)
 

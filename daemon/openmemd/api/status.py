@@ -3,99 +3,101 @@ the last sync, read without taking the writer."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from openmemd.api.maintainer import Maintainer
 from openmemd.api.searcher import Searcher
 from openmemd.errors import UnavailableError
 from openmemd.index import identity as ident
 from openmemd.index.scan import scan_workspace
+from openmemd.protocol.status import (
+    CacheStatus,
+    FileCounts,
+    FtsStatus,
+    IndexStatus,
+    LastSync,
+    ProviderStatus,
+    StoreFacts,
+    VectorStatus,
+)
 from openmemd.store.base import IndexStore
 
 
-def _store_facts(store: IndexStore) -> dict[str, Any]:
+def _store_facts(store: IndexStore) -> StoreFacts:
     """The backend and where the index lives (no password), with the backend's own facts:
     engine and extension versions, and on PostgreSQL the namespaces and whether the server
     answers."""
-    facts: dict[str, Any] = {"backend": store.backend, "location": store.location()}
+    head = {"backend": store.backend, "location": store.location()}
     try:
-        facts.update(store.status())
+        return StoreFacts.from_json({**head, **store.status()})
     except UnavailableError as exc:
-        facts["error"] = str(exc)
-    return facts
+        return StoreFacts.from_json({**head, "error": str(exc)})
 
 
 def index_status(maintainer: Maintainer, searcher: Searcher, *, agent_id: str,
-                 db_path: Path) -> dict[str, Any]:
-    """What `status` reports about one index (the daemon adds its own fields)."""
+                 db_path: Path) -> IndexStatus:
+    """What `status` reports about one index (the daemon adds its own parts)."""
     m = maintainer
     store, settings, provider = m.store, m.settings, m.provider
     on_disk = scan_workspace(m.scope)
-    info: dict[str, Any] = {
-        "agent": agent_id, "workspace": str(m.scope.workspace), "dbPath": str(db_path),
-        "sources": list(settings.sources), "extraPaths": list(settings.extra_paths),
-        "provider": {
-            "requested": settings.embedding.provider,
-            "id": provider.id if provider else "none",
-            "model": m.model,
-            "dims": m.dims(probe=False),
-            "unavailableReason": m.choice.unavailable_reason or m.health.error or None,
-        },
-        "searchMode": ("hybrid" if provider is not None and not m.health.problem
-                       else "fts-only"),
-        "recovery": m.recovery.to_dict(rebuilding=m.rebuilding) if m.recovery else None,
-        "files": {"onDisk": len(on_disk), "indexed": 0},
-        "chunks": 0, "pendingVectors": 0,
-        "vector": {"available": False, "mode": "none", "reason": "", "dims": None},
-        "fts": {"available": True, "tokenizer": store.fts_tokenizer},
-        "cache": {"enabled": settings.cache.enabled, "entries": 0,
-                  "maxEntries": settings.cache.max_entries},
-        "lastSync": {"at": m.last_sync_at, "error": m.last_sync_error or None,
-                     "report": m.last_report.to_dict() if m.last_report else None},
-        "bySource": {}, "indexExists": False, "reindexNeeded": [],
-        "store": _store_facts(store),
-    }
+    empty = IndexStatus(
+        agent=agent_id, workspace=str(m.scope.workspace), db_path=str(db_path),
+        sources=tuple(settings.sources), extra_paths=tuple(settings.extra_paths),
+        provider=ProviderStatus(
+            requested=settings.embedding.provider, id=provider.id if provider else "none",
+            model=m.model, dims=m.dims(probe=False),
+            unavailable_reason=m.choice.unavailable_reason or m.health.error or None),
+        search_mode=("hybrid" if provider is not None and not m.health.problem
+                     else "fts-only"),
+        recovery=m.recovery.to_dict(rebuilding=m.rebuilding) if m.recovery else None,
+        files=FileCounts(on_disk=len(on_disk), indexed=0), chunks=0, pending_vectors=0,
+        vector=VectorStatus(available=False, mode="none"),
+        fts=FtsStatus(available=True, tokenizer=store.fts_tokenizer),
+        cache=CacheStatus(enabled=settings.cache.enabled, entries=0,
+                          max_entries=settings.cache.max_entries),
+        last_sync=LastSync(at=m.last_sync_at, error=m.last_sync_error or None,
+                           report=m.last_report.to_dict() if m.last_report else None),
+        by_source={}, index_exists=False, reindex_needed=(), store=_store_facts(store))
+    exists = False
     try:
-        info["indexExists"] = store.exists()
-        if not info["indexExists"]:
+        exists = store.exists()
+        if not exists:
             if m.last_sync_at is not None and m.file_replaced():  # built here, then deleted
-                info["indexError"] = ("the index file is gone (deleted or moved); it is being "
-                                      "rebuilt from the Markdown")
                 if searcher.on_damage is not None:  # the daemon's writer rebuilds it now
                     searcher.on_damage("index file deleted")
-            return info
+                return replace(empty, index_error="the index file is gone (deleted or "
+                               "moved); it is being rebuilt from the Markdown")
+            return empty
         reader = store.reader()
         stats = reader.stats(m.model if provider is not None else None)
         stored = reader.stored_files()
         meta = reader.read_meta()
         mode = store.vector_mode()
     except UnavailableError as exc:
-        info["indexError"] = f"index unreadable: {searcher.failure(exc)}"
-        return info
-    if m.rebuilding and m.recovery:
-        reason = m.recovery.recovery.reason
-        info["indexError"] = f"index damaged ({reason}); rebuilding from the Markdown"
+        return replace(empty, index_exists=exists,
+                       index_error=f"index unreadable: {searcher.failure(exc)}")
     disk = {e.path: e for e in on_disk}
     stale = sum(1 for p, e in disk.items()
                 if p not in stored or stored[p].mtime != e.mtime_ms
                 or stored[p].size != e.size)
-    info["files"] = {"onDisk": len(on_disk), "indexed": stats.files, "stale": stale,
-                     "deletedOnDisk": len(stored.keys() - disk.keys())}
-    info["chunks"] = stats.chunks
-    info["pendingVectors"] = stats.pending_vectors if provider is not None else 0
-    info["cache"]["entries"] = stats.cache_entries
-    info["bySource"] = {source: dict(counts) for source, counts in stats.by_source.items()}
-    dims = (meta or {}).get("vectorDims")
     if provider is None:
-        info["vector"] = {"available": False, "mode": "disabled",
-                          "reason": "no embedding provider (keyword-only)", "dims": None}
+        vector = VectorStatus(available=False, mode="disabled",
+                              reason="no embedding provider (keyword-only)")
     else:
-        info["vector"] = {"available": mode.available, "mode": mode.mode,
-                          **({"version": mode.version} if mode.version else {}),
-                          "reason": mode.reason, "dims": dims,
-                          # counted by the store where its vector index can count them
-                          **({"vectors": stats.vectors} if mode.version else {})}
-    info["reindexNeeded"] = [] if meta is None else ident.differences(
-        meta, m.identity(probe=False).to_meta())
-    return info
+        vector = VectorStatus(available=mode.available, mode=mode.mode,
+                              version=mode.version or None, reason=mode.reason,
+                              dims=(meta or {}).get("vectorDims"),
+                              vectors=stats.vectors if mode.version else None)
+    return replace(
+        empty, index_exists=True,
+        files=FileCounts(on_disk=len(on_disk), indexed=stats.files, stale=stale,
+                         deleted_on_disk=len(stored.keys() - disk.keys())),
+        chunks=stats.chunks,
+        pending_vectors=stats.pending_vectors if provider is not None else 0,
+        vector=vector, cache=replace(empty.cache, entries=stats.cache_entries),
+        by_source={source: dict(counts) for source, counts in stats.by_source.items()},
+        reindex_needed=() if meta is None else tuple(ident.differences(
+            meta, m.identity(probe=False).to_meta())),
+        index_error=(f"index damaged ({m.recovery.recovery.reason}); rebuilding from the "
+                     "Markdown") if m.rebuilding and m.recovery else None)

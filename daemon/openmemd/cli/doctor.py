@@ -28,6 +28,7 @@ from openmemd.config import Settings
 from openmemd.config import openclaw as oc_config
 from openmemd.config.layers import sessions_dir
 from openmemd.errors import ConfigError, OpenmemdError
+from openmemd.protocol.status import DaemonStatus
 
 EXIT_OK, EXIT_DEGRADED, EXIT_FAILING = 0, 1, 2
 STATUS_TIMEOUT_S = 10.0
@@ -61,8 +62,8 @@ class Context:
         """The serving daemon's ping (its pid and version)."""
         return self._ask(lambda client: client.ping())
 
-    def status(self) -> dict[str, Any]:
-        return self._ask(lambda client: client.status(agent=self.agent))
+    def status(self) -> DaemonStatus:
+        return DaemonStatus.from_json(self._ask(lambda client: client.status(agent=self.agent)))
 
     def _ask(self, call: Callable[[Any], dict[str, Any]]) -> dict[str, Any]:
         from openmemd.client import Client
@@ -285,11 +286,10 @@ def daemon_health(ctx: Context) -> Check | None:
     except OpenmemdError as exc:
         return Check("daemon health", WARN, f"the daemon did not answer status: {exc}",
                      "openmemd status; restart the daemon if it hangs")
-    problems = [str(p) for p in reply.get("problems", [])]
-    if problems:
-        return Check("daemon health", WARN, "; ".join(problems),
+    if reply.problems:
+        return Check("daemon health", WARN, "; ".join(reply.problems),
                      "openmemd status shows the details")
-    return Check("daemon health", OK, str(reply.get("health", "healthy")))
+    return Check("daemon health", OK, reply.health or "healthy")
 
 
 CHECKS: tuple[tuple[str, Callable[[Context], Check | None]], ...] = (

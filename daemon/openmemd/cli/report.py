@@ -14,10 +14,18 @@ from pathlib import Path
 from typing import Any
 
 from openmemd import __version__, discovery, paths
+from openmemd.api.health import HEALTHY
 from openmemd.config import DEFAULT_AGENT, Settings
 from openmemd.config.layers import config_files
 from openmemd.errors import WorkspaceError
 from openmemd.progress import describe
+from openmemd.protocol.status import (
+    AgentStatus,
+    DaemonStatus,
+    IndexStatus,
+    OtherDaemon,
+    StoreFacts,
+)
 
 EXIT_OK, EXIT_DEGRADED, EXIT_NOT_RUNNING = 0, 1, 2
 
@@ -42,12 +50,12 @@ def cmd_status(settings: Settings, args: argparse.Namespace) -> int:
             reply = client.status(deep=args.deep, agent=args.agent if named else None)
     except (DaemonNotRunning, RequestTimeout) as exc:
         return _status_offline(settings, args, scope, discovery.Lookup(None), str(exc))
-    healthy = reply.get("health") == "healthy"
-    if args.json:
+    status = DaemonStatus.from_json(reply)
+    if args.json:  # what the daemon said, as it said it
         _print_json({k: v for k, v in reply.items() if k != "ok"})
     else:
-        print_status_text(reply)
-    return EXIT_OK if healthy else EXIT_DEGRADED
+        print_status_text(status)
+    return EXIT_OK if status.health == HEALTHY else EXIT_DEGRADED
 
 
 def _status_offline(settings: Settings, args: argparse.Namespace, scope: list[str],
@@ -57,126 +65,124 @@ def _status_offline(settings: Settings, args: argparse.Namespace, scope: list[st
     from openmemd.protocol.requests import StatusRequest
 
     local = LocalHandler(settings, workspace=args.workspace, owner=args.agent)
-    agents: list[dict[str, Any]] = []
-    for agent_id in scope:
-        st = local(StatusRequest(agent=agent_id, deep=args.deep))["agents"][agent_id]
-        agents.append(st)
-    reply: dict[str, Any] = {
-        "running": False, "health": "not running", "reason": reason or lookup.reason(),
-        "endpoint": settings.server.endpoint or paths.default_endpoint(),
-        "version": __version__, "configFile": settings.config_file or None,
-        "configFiles": config_files(settings), "agents": agents}
-    if lookup.others:
-        reply["otherDaemons"] = [{"endpoint": s.endpoint, "pid": s.pid, "agents": s.agents}
-                                 for s in lookup.others]
+    agents = tuple(a for agent_id in scope
+                   for a in local.status(StatusRequest(agent=agent_id, deep=args.deep)).agents)
+    status = DaemonStatus(
+        running=False, health="not running", reason=reason or lookup.reason(),
+        version=__version__, endpoint=settings.server.endpoint or paths.default_endpoint(),
+        config_file=settings.config_file or None, config_files=tuple(config_files(settings)),
+        agents=agents, other_daemons=tuple(
+            OtherDaemon(s.endpoint, s.pid, s.agents) for s in lookup.others) or None)
     if args.json:
-        _print_json(reply)
+        out = status.to_json()
+        # without a daemon, `status --json` has always listed the agents
+        out["agents"] = list(out["agents"].values())
+        _print_json(out)
     else:
-        print_status_text(reply)
+        print_status_text(status)
     return EXIT_NOT_RUNNING
 
 
-def print_status_text(reply: dict[str, Any]) -> None:
-    running = reply.get("running", True)
-    daemon = (f"running (pid {reply.get('pid')}, up {reply.get('uptimeSeconds', 0):.0f}s)"
-              if running else "not serving this workspace" if reply.get("otherDaemons")
+def print_status_text(status: DaemonStatus) -> None:
+    daemon = (f"running (pid {status.pid}, up {status.uptime_seconds or 0:.0f}s)"
+              if status.running else "not serving this workspace" if status.other_daemons
               else "not running")
-    print(f"openmemd {reply.get('version', __version__)} · daemon: {daemon}"
-          f" · {reply.get('endpoint', '')}")
-    print(f"Health: {reply.get('health')}")
-    if not running and reply.get("reason"):
-        print(f"  {reply['reason']}")
-    for problem in reply.get("problems", []):
+    print(f"openmemd {status.version or __version__} · daemon: {daemon}"
+          f" · {status.endpoint or ''}")
+    print(f"Health: {status.health}")
+    if not status.running and status.reason:
+        print(f"  {status.reason}")
+    for problem in status.problems or ():
         print(f"  problem: {problem}")
-    for note in reply.get("notes", []):
+    for note in status.notes or ():
         print(f"  note: {note}")
-    files = reply.get("configFiles") or [f for f in [reply.get("configFile")] if f]
+    files = status.config_files or [f for f in [status.config_file] if f]
     print(f"Config: {' + '.join(files) or 'none (built-in defaults)'}")
-    agents = reply.get("agents", [])
-    if isinstance(agents, dict):
-        agents = list(agents.values())
-    for a in agents:
-        _print_agent(a)
-    if reply.get("rssBytes"):
-        print(f"\nRSS: {reply['rssBytes'] / 1048576:.0f} MiB")
+    for agent in status.agents:
+        _print_agent(agent)
+    if status.rss_bytes:
+        print(f"\nRSS: {status.rss_bytes / 1048576:.0f} MiB")
 
 
-def _store_line(store: dict[str, Any], db_path: object) -> str:
-    """Where the index lives; for PostgreSQL also the versions and the namespaces."""
-    line = str(store.get("location") or db_path)
-    if store.get("backend") != "postgres":
+def _store_line(store: StoreFacts, db_path: str | None) -> str:
+    """Where the index lives; for PostgreSQL also the versions and the namespaces (the
+    backend's own facts)."""
+    line = str(store.location or db_path)
+    if store.backend != "postgres":
         return line
-    if store.get("error") or store.get("reachable") is False:
-        return f"{line} · unreachable: {store.get('error', 'no answer')}"
-    line += (f" · PostgreSQL {store.get('serverVersion')} · pgvector "
-             f"{store.get('pgvectorVersion')}")
-    searched = [n for n in store.get("searchNamespaces") or [] if n != store.get("namespace")]
+    fact = store.fact
+    if store.error or fact("reachable") is False:
+        return f"{line} · unreachable: {store.error or 'no answer'}"
+    line += f" · PostgreSQL {fact('serverVersion')} · pgvector {fact('pgvectorVersion')}"
+    searched = [n for n in fact("searchNamespaces") or [] if n != fact("namespace")]
     if searched:
         line += f" (also searching {', '.join(searched)})"
-    if store.get("indexBuilding"):
-        line += f" · building index {store['indexBuilding']} (searches go on meanwhile)"
-    if store.get("indexBuildError"):
-        line += f" · index build failed, retried at the next upkeep: {store['indexBuildError']}"
+    if fact("indexBuilding"):
+        line += f" · building index {fact('indexBuilding')} (searches go on meanwhile)"
+    if fact("indexBuildError"):
+        line += (" · index build failed, retried at the next upkeep: "
+                 f"{fact('indexBuildError')}")
     return line
 
 
-def _print_agent(a: dict[str, Any]) -> None:
-    print(f"\nMemory ({a.get('agent')})")
-    if a.get("error"):
-        print(f"  Error: {a['error']}")
+def _print_agent(a: AgentStatus) -> None:
+    print(f"\nMemory ({a.agent})")
+    if a.error:
+        print(f"  Error: {a.error}")
         return
-    p = a.get("provider", {})
-    files = a.get("files", {})
-    vec = a.get("vector", {})
-    cache = a.get("cache", {})
-    print(f"  Workspace: {a.get('workspace')}")
-    print(f"  Store: {_store_line(a.get('store') or {}, a.get('dbPath'))}")
-    print(f"  Provider: {p.get('id')} (requested: {p.get('requested')}) · model "
-          f"{p.get('model')}" + (f" · {p.get('dims')} dims" if p.get("dims") else ""))
-    if p.get("unavailableReason"):
-        print(f"  Provider unavailable: {p['unavailableReason']}")
-    if a.get("indexError"):  # the counts below would read as an empty index
-        print(f"  Index: {a['indexError']}")
-    else:
-        print(f"  Indexed: {files.get('indexed', 0)}/{files.get('onDisk', 0)} files · "
-              f"{a.get('chunks', 0)} chunks · {a.get('pendingVectors', 0)} waiting for a "
-              "vector")
-    if files.get("stale"):
-        print(f"  Stale: {files['stale']} files changed on disk since the last sync")
-    vec_line = vec.get("mode", "none")
-    if vec.get("reason"):
-        vec_line += f" ({vec['reason']})"
-    print(f"  Vector: {vec_line}" + (f" · {vec['dims']} dims" if vec.get("dims") else ""))
-    print(f"  FTS: {'ready' if a.get('fts', {}).get('available') else 'unavailable'}"
-          f" ({a.get('fts', {}).get('tokenizer', '')})")
-    print(f"  Embedding cache: {'enabled' if cache.get('enabled') else 'disabled'} "
-          f"({cache.get('entries', 0)} entries, cap {cache.get('maxEntries')})")
-    for key, label in (("watcher", "Watcher"), ("queueDepth", "Queue")):
-        if key in a:
-            print(f"  {label}: {a[key]}")
-    watch = a.get("watch") or {}
-    if watch.get("overflows") or watch.get("watchFailures"):
-        print(f"  Missed events: {watch.get('overflows', 0)} queue overflow(s), reconciled at "
-              f"once; {watch.get('watchFailures', 0)} unwatchable directories, polled")
-    if a.get("progress"):
-        print(f"  Progress: {describe(a['progress'])}")
-    last = a.get("lastSync", {})
-    if last.get("at"):
-        print(f"  Last sync: {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(last['at']))}"
-              + (f" · error: {last['error']}" if last.get("error") else ""))
-    dreaming = a.get("dreaming")
-    if dreaming:
-        nxt = "left to OpenClaw" if dreaming.get("leftToOpenClaw") else dreaming.get("nextRun")
-        print(f"  Dreaming: next {nxt} · last "
-              f"{(dreaming.get('lastSweep') or {}).get('finishedAt', 'never')}")
-    if a.get("reindexNeeded"):
-        print(f"  Rebuild pending: index built with different {', '.join(a['reindexNeeded'])}"
+    print(f"  Workspace: {a.workspace}")
+    ix = a.index
+    if ix is not None:
+        _print_index(ix)
+    elif a.index_error:
+        print(f"  Index: {a.index_error}")
+    if a.watch is not None:
+        print(f"  Watcher: {a.watch.summary}")
+    if a.indexer is not None:
+        print(f"  Queue: {a.indexer.queue_depth}")
+    watch = a.watch
+    if watch is not None and (watch.overflows or watch.watch_failures):
+        print(f"  Missed events: {watch.overflows} queue overflow(s), reconciled at "
+              f"once; {watch.watch_failures} unwatchable directories, polled")
+    if a.indexer is not None and a.indexer.progress:
+        print(f"  Progress: {describe(a.indexer.progress)}")
+    if ix is not None and ix.last_sync.at:
+        error = ix.last_sync.error
+        print(f"  Last sync: {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(ix.last_sync.at))}"
+              + (f" · error: {error}" if error else ""))
+    dreaming = a.dreaming
+    if dreaming is not None:
+        nxt = "left to OpenClaw" if dreaming.left_to_openclaw else dreaming.next_run
+        last = dreaming.last_sweep.finished_at if dreaming.last_sweep else "never"
+        print(f"  Dreaming: next {nxt} · last {last}")
+    if ix is not None and ix.reindex_needed:
+        print(f"  Rebuild pending: index built with different {', '.join(ix.reindex_needed)}"
               " (next sync rebuilds it)")
-    probe = a.get("probe")
-    if probe:
-        print("  Probe: " + (f"ok · {probe.get('results', 0)} results · {probe.get('ms')} ms"
-                             if probe.get("ok") else
-                             f"FAILED · {probe.get('error')} · {probe.get('ms')} ms"))
+    probe = a.probe
+    if probe is not None:
+        print("  Probe: " + (f"ok · {probe.results or 0} results · {probe.ms} ms" if probe.ok
+                             else f"FAILED · {probe.error} · {probe.ms} ms"))
+
+
+def _print_index(ix: IndexStatus) -> None:
+    p, files, vec, cache = ix.provider, ix.files, ix.vector, ix.cache
+    print(f"  Store: {_store_line(ix.store, ix.db_path)}")
+    print(f"  Provider: {p.id} (requested: {p.requested}) · model {p.model}"
+          + (f" · {p.dims} dims" if p.dims else ""))
+    if p.unavailable_reason:
+        print(f"  Provider unavailable: {p.unavailable_reason}")
+    if ix.index_error:  # the counts below would read as an empty index
+        print(f"  Index: {ix.index_error}")
+    else:
+        print(f"  Indexed: {files.indexed}/{files.on_disk} files · {ix.chunks} chunks · "
+              f"{ix.pending_vectors} waiting for a vector")
+    if files.stale:
+        print(f"  Stale: {files.stale} files changed on disk since the last sync")
+    vec_line = vec.mode + (f" ({vec.reason})" if vec.reason else "")
+    print(f"  Vector: {vec_line}" + (f" · {vec.dims} dims" if vec.dims else ""))
+    print(f"  FTS: {'ready' if ix.fts.available else 'unavailable'} ({ix.fts.tokenizer})")
+    print(f"  Embedding cache: {'enabled' if cache.enabled else 'disabled'} "
+          f"({cache.entries} entries, cap {cache.max_entries})")
 
 
 def cmd_workspace(settings: Settings, args: argparse.Namespace) -> int:

@@ -35,6 +35,7 @@ from openmemd.protocol.params import (
     NOTE_TARGETS,
 )
 from openmemd.protocol.requests import ProtocolError, Request, StatusRequest, parse_fields
+from openmemd.protocol.status import AgentStatus, DaemonStatus, FileCounts
 
 log = get_logger(__name__)
 
@@ -162,27 +163,28 @@ def tool_request(name: str, arguments: dict[str, Any] | None, agent: str) -> Req
 _STORE_KEYS = ("backend", "namespace", "searchNamespaces", "reachable")
 
 
-def status_summary(reply: dict[str, Any], agent: str) -> dict[str, Any]:
+def status_summary(status: DaemonStatus, agent: str) -> dict[str, Any]:
     """memory_status: what a model needs of a status reply (the daemon's or this process's)
     for one agent."""
-    st = (reply.get("agents") or {}).get(agent) or {}
-    provider = st.get("provider") or {}
-    files = st.get("files") or {}
-    running = bool(reply.get("running"))
-    return {"health": reply.get("health", "unknown"), "problems": reply.get("problems", []),
-            "mode": "daemon" if running else "in-process",
-            "daemon": {"pid": reply.get("pid"), "endpoint": reply.get("endpoint")}
-            if running else None,
-            "agent": st.get("agent"), "workspace": st.get("workspace"),
-            "provider": provider.get("id"), "model": provider.get("model"),
-            "providerUnavailable": provider.get("unavailableReason"),
-            "searchMode": st.get("searchMode"),
-            "files": {"indexed": files.get("indexed", 0), "onDisk": files.get("onDisk", 0),
-                      "stale": files.get("stale", 0)},
-            "chunks": st.get("chunks", 0), "pendingVectors": st.get("pendingVectors", 0),
+    st = status.agent(agent) or AgentStatus("")
+    ix = st.index
+    files = ix.files if ix is not None else FileCounts(on_disk=0, indexed=0)
+    return {"health": status.health, "problems": list(status.problems or ()),
+            "mode": "daemon" if status.running else "in-process",
+            "daemon": {"pid": status.pid, "endpoint": status.endpoint}
+            if status.running else None,
+            "agent": st.agent or None, "workspace": st.workspace,
+            "provider": ix.provider.id if ix else None,
+            "model": ix.provider.model if ix else None,
+            "providerUnavailable": ix.provider.unavailable_reason if ix else None,
+            "searchMode": ix.search_mode if ix else None,
+            "files": {"indexed": files.indexed, "onDisk": files.on_disk,
+                      "stale": files.stale or 0},
+            "chunks": ix.chunks if ix else 0, "pendingVectors": ix.pending_vectors if ix else 0,
             # which memory this is: on PostgreSQL, the namespace written and those searched
-            "store": {k: v for k, v in (st.get("store") or {}).items() if k in _STORE_KEYS},
-            "error": st.get("error") or st.get("indexError")}
+            "store": {k: v for k, v in ix.store.to_json().items() if k in _STORE_KEYS}
+            if ix else {},
+            "error": st.error or st.index_error}
 
 
 def _text_result(payload: dict[str, Any], *, error: bool = False) -> types.CallToolResult:
@@ -201,7 +203,9 @@ def build_server(handler: Handler, agent: str) -> Server[Any]:
 
     def run(request: Request) -> dict[str, Any]:
         reply = handler(request)
-        return status_summary(reply, agent) if isinstance(request, StatusRequest) else reply
+        if isinstance(request, StatusRequest):
+            return status_summary(DaemonStatus.from_json(reply), agent)
+        return reply
 
     tools = [types.Tool(name=name, description=desc, input_schema=schema,
                         annotations=types.ToolAnnotations(read_only_hint=read_only,

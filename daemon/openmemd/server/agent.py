@@ -18,10 +18,17 @@ from openmemd.api.handler import probe
 from openmemd.config import Settings
 from openmemd.errors import OpenmemdError, UnavailableError
 from openmemd.log import get_logger
+from openmemd.protocol.status import (
+    AgentStatus,
+    DreamingStatus,
+    DreamSweep,
+    IndexStatus,
+    WatchStatus,
+)
 from openmemd.server import openclaw_side
 from openmemd.server.served_index import ServedIndex
 from openmemd.server.util import iso
-from openmemd.server.watcher import STATE_RUNNING, Change, Watcher
+from openmemd.server.watcher import Change, Watcher
 from openmemd.server.writer import IndexWriter
 
 log = get_logger(__name__)
@@ -58,7 +65,7 @@ class AgentRuntime:
         self.error: str | None = None
         self.workspace: Path | None = None
         self._dream_lock = threading.Lock()
-        self.last_dream: dict[str, Any] | None = None
+        self.last_dream: DreamSweep | None = None
 
     # -- lifecycle ------------------------------------------------------------------------
     def open(self) -> None:
@@ -159,13 +166,12 @@ class AgentRuntime:
             # Through the api (its settings carry this agent's dreaming settings, reloads too).
             result = index.dream(phase, dry_run)
         except Exception as exc:
-            self.last_dream = {"startedAt": iso(started), "finishedAt": iso(time.time()),
-                               "phase": phase, "dryRun": dry_run, "error": str(exc)}
+            self.last_dream = DreamSweep(iso(started), iso(time.time()), phase, dry_run,
+                                         str(exc))
             raise
         finally:
             self._dream_lock.release()
-        self.last_dream = {"startedAt": iso(started), "finishedAt": iso(time.time()),
-                           "phase": phase, "dryRun": dry_run, "error": None}
+        self.last_dream = DreamSweep(iso(started), iso(time.time()), phase, dry_run, None)
         return {"result": result}
 
     def add(self, text: str, target: str, timeout: float = 30.0) -> dict[str, Any]:
@@ -191,33 +197,30 @@ class AgentRuntime:
                 self.indexer.submit([Change(note["path"], False)])
         return {**note, "indexed": False, "indexError": why}
 
-    def status(self, *, deep: bool = False) -> dict[str, Any]:
+    def status(self, *, deep: bool = False) -> AgentStatus:
+        workspace = str(self.workspace) if self.workspace is not None else None
         if self.index is None:
-            return {"agent": self.agent_id, "error": self.error}
+            return AgentStatus(self.agent_id, error=self.error, workspace=workspace)
+        index: IndexStatus | None = None
+        failed = None
         try:
-            st = dict(self.index.status())
+            index = self.index.status()
         except Exception as exc:
             log.exception("index_status_failed", agent=self.agent_id)
-            st = {"agent": self.agent_id, "workspace": str(self.workspace),
-                  "indexError": f"status failed: {exc}"}
-        watch = (self.watcher.status() if self.watcher is not None
-                 else {"state": "disabled", "pending": 0})
-        st["watch"] = watch
-        st["watcher"] = (f"{watch['state']} ({watch.get('backend')})"
-                         if watch["state"] == STATE_RUNNING else watch["state"])
-        if self.indexer is not None:
-            st["indexer"] = self.indexer.status()
-            st["queueDepth"] = st["indexer"]["queueDepth"]
-            st["progress"] = st["indexer"]["progress"]  # None unless long work runs
-        st["dreaming"] = {"enabled": self.settings.dreaming.enabled,
-                          "running": self._dream_lock.locked(), "lastSweep": self.last_dream}
-        openclaw_side.agent_status(self, st, self.index.scope.sessions_dir,
-                                   self.sessions_watcher)
-        if self.restart_needed:
-            st["restartNeeded"] = list(self.restart_needed)
-        if deep:
-            st["probe"] = probe(self.index)
-        return st
+            failed = f"status failed: {exc}"
+        dreaming = DreamingStatus(enabled=self.settings.dreaming.enabled,
+                                  running=self._dream_lock.locked(), last_sweep=self.last_dream)
+        sessions_dir, sessions_watch = openclaw_side.sessions_status(
+            self.index.scope.sessions_dir, self.sessions_watcher)
+        return AgentStatus(
+            self.agent_id, index=index, workspace=workspace, status_failed=failed,
+            watch=self.watcher.status() if self.watcher is not None
+            else WatchStatus.off("disabled"),
+            indexer=self.indexer.status() if self.indexer is not None else None,
+            dreaming=openclaw_side.dreaming_status(self, dreaming), sessions_dir=sessions_dir,
+            sessions_watch=sessions_watch,
+            restart_needed=tuple(self.restart_needed),
+            probe=probe(self.index) if deep else None)
 
 
 def changed(old: Any, new: Any, fields: tuple[str, ...], prefix: str = "") -> list[str]:

@@ -43,6 +43,7 @@ from openmemd.protocol.endpoint import (
     resolve_endpoint,
     write_endpoint_record,
 )
+from openmemd.protocol.status import SchedulerStatus
 from openmemd.server import openclaw_side, sdnotify
 from openmemd.server.agent import AgentRuntime, changed, open_memory_index
 from openmemd.server.handlers import Dispatcher
@@ -318,10 +319,10 @@ class Daemon:
             except Exception:
                 log.exception("dreaming sweep failed", agent=agent.agent_id)
 
-    def _scheduler_info(self) -> dict[str, Any]:
+    def _scheduler_info(self) -> SchedulerStatus:
         if self.scheduler is None:
-            return {"running": False, "jobs": {}}
-        return {"running": self.scheduler.running, "jobs": self.scheduler.next_runs()}
+            return SchedulerStatus(running=False, jobs={})
+        return SchedulerStatus(running=self.scheduler.running, jobs=self.scheduler.next_runs())
 
     def _server_info(self) -> dict[str, Any]:
         return self.server.stats() if self.server is not None else {}

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from openmemd import __version__
@@ -27,6 +28,7 @@ from openmemd.protocol.requests import (
     StatusRequest,
     SyncRequest,
 )
+from openmemd.protocol.status import AgentStatus, DaemonStatus, ReconcileTimes, SchedulerStatus
 from openmemd.server.agent import AgentRuntime
 from openmemd.server.util import iso
 
@@ -34,7 +36,7 @@ from openmemd.server.util import iso
 class Dispatcher:
     def __init__(self, agents: Mapping[str, AgentRuntime], *, endpoint: str,
                  watch_enabled: Callable[[], bool],
-                 scheduler_info: Callable[[], dict[str, Any]],
+                 scheduler_info: Callable[[], SchedulerStatus],
                  server_info: Callable[[], dict[str, Any]] | None = None,
                  config_file: str = "",
                  config_files: Callable[[], list[str]] | None = None,
@@ -66,7 +68,7 @@ class Dispatcher:
                     # where `openmemd mcp` finds the sessions this daemon hosts (mcp_host.py)
                     "mcp": self._mcp_socket()}
         if isinstance(request, StatusRequest):
-            return self.status(request)
+            return self.status(request).to_json()
         agent = self._agent(request.agent)
         if isinstance(request, SearchRequest):
             return search_reply(agent.require_index(), request)
@@ -94,32 +96,33 @@ class Dispatcher:
                                 f"{', '.join(self.agents)}")
         return agent
 
-    def status(self, request: StatusRequest) -> dict[str, Any]:
+    def status(self, request: StatusRequest) -> DaemonStatus:
         chosen = [self._agent(request.agent)] if request.agent else list(self.agents.values())
         sched = self._scheduler_info()
-        jobs = sched.get("jobs", {})
-        agents: dict[str, Any] = {}
+        jobs = sched.jobs
+        agents: list[AgentStatus] = []
         problems: list[str] = []
         for agent in chosen:
             st = agent.status(deep=request.deep)
-            indexer = st.get("indexer") or {}
-            st["reconcile"] = {"last": (indexer.get("lastReconcile") or {}).get("at"),
-                               "next": jobs.get("reconcile")}
-            if "dreaming" in st:
-                st["dreaming"]["nextRun"] = jobs.get("dreaming")
-            agents[agent.agent_id] = st
-            problems += health.agent_problems(agent.agent_id, st,
-                                              watch_enabled=self._watch_enabled())
-        if not sched.get("running", True):
+            last = st.indexer.last_reconcile if st.indexer is not None else None
+            st = replace(st, reconcile=ReconcileTimes(last.at if last else None,
+                                                      jobs.get("reconcile")),
+                         dreaming=replace(st.dreaming, next_run=jobs.get("dreaming"))
+                         if st.dreaming is not None else None)
+            agents.append(st)
+            problems += health.agent_problems(st, watch_enabled=self._watch_enabled())
+        if not sched.running:
             problems.append("scheduler is not running")
         server = self._server_info()
         problems += server.get("problems") or []  # dead, stuck or replaced request workers
         problems += self._install_problems()  # openmemd upgraded under this daemon
-        return {"running": True, "health": health.overall(problems), "problems": problems,
-                "version": __version__, "pid": os.getpid(), "endpoint": self.endpoint,
-                "startedAt": iso(self.started),
-                "uptimeSeconds": round(time.monotonic() - self._started_mono, 1),
-                "rssBytes": health.rss_bytes(), "cpuSeconds": round(health.cpu_seconds(), 2),
-                "configFile": self._config_file or None, "configFiles": self._config_files(),
-                "notes": self._notes(),
-                "scheduler": sched, "server": server, "agents": agents}
+        return DaemonStatus(
+            running=True, health=health.overall(problems), problems=tuple(problems),
+            version=__version__, pid=os.getpid(), endpoint=self.endpoint,
+            started_at=iso(self.started),
+            uptime_seconds=round(time.monotonic() - self._started_mono, 1),
+            rss_bytes=health.rss_bytes(), cpu_seconds=round(health.cpu_seconds(), 2),
+            config_file=self._config_file or None, config_files=tuple(self._config_files()),
+            notes=tuple(self._notes()),
+            scheduler=sched,
+            server=server, agents=tuple(agents))

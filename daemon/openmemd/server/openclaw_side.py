@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from openmemd.config import Settings
 from openmemd.config.layers import dreaming_left_to_openclaw
 from openmemd.log import get_logger
+from openmemd.protocol.status import DreamingStatus, WatchStatus
 from openmemd.server.session_watch import start_session_watcher
-from openmemd.server.watcher import STATE_RUNNING, Watcher
+from openmemd.server.watcher import Watcher
 from openmemd.server.writer import IndexWriter
 
 
@@ -51,19 +53,23 @@ def dreams_here(settings: Settings, agent_id: str, workspace: Path | None) -> bo
     return not dreaming_left_to_openclaw(settings, ws)
 
 
-def agent_status(agent: ServedAgent, st: dict[str, Any], sessions_dir: Path | None,
-                 sessions_watcher: Watcher | None) -> None:
-    if sessions_dir is not None:
-        st["sessionsDir"] = str(sessions_dir)
-        w = sessions_watcher
-        st["sessionsWatch"] = (w.status() if w is not None
-                               else {"state": "not watched", "pending": 0})
-        if st["sessionsWatch"]["state"] == STATE_RUNNING:
-            st["sessionsWatch"]["state"] = f"running ({st['sessionsWatch'].get('backend')})"
-    if "dreaming" in st and agent.workspace is not None \
-            and not dreams_here(agent.settings, agent.agent_id, agent.workspace):
-        st["dreaming"]["leftToOpenClaw"] = True
-        st["dreaming"]["note"] = LEFT_TO_OPENCLAW
+def sessions_status(sessions_dir: Path | None, watcher: Watcher | None
+                    ) -> tuple[str | None, WatchStatus | None]:
+    """The agent's transcripts folder, when it lies outside the workspace, and the state of
+    its watcher (`running (inotify)`: which backend, as the workspace watcher's summary)."""
+    if sessions_dir is None:
+        return None, None
+    if watcher is None:
+        return str(sessions_dir), WatchStatus.off("not watched")
+    st = watcher.status()
+    return str(sessions_dir), replace(st, state=st.summary)
+
+
+def dreaming_status(agent: ServedAgent, dreaming: DreamingStatus) -> DreamingStatus:
+    """The agent's dreaming, saying so where OpenClaw dreams instead."""
+    if agent.workspace is None or dreams_here(agent.settings, agent.agent_id, agent.workspace):
+        return dreaming
+    return replace(dreaming, left_to_openclaw=True, note=LEFT_TO_OPENCLAW)
 
 
 def notes(settings: Settings, agents: Mapping[str, ServedAgent]) -> list[str]:

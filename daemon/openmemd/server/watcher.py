@@ -39,6 +39,7 @@ from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
 
 from openmemd.log import get_logger
+from openmemd.protocol.status import RUNNING, WatchStatus
 from openmemd.server.debounce import Debouncer
 from openmemd.server.util import iso
 from openmemd.server.watch_limits import (
@@ -67,7 +68,7 @@ _RECONCILE_KEY = "\0reconcile"
 _PROBES = ("probe.md", "probe.jsonl")
 
 STATE_STOPPED = "stopped"
-STATE_RUNNING = "running"
+STATE_RUNNING = RUNNING  # status shows it with the backend: `running (inotify)`
 STATE_POLLING = "degraded (polling)"
 STATE_POLLING_CONFIGURED = "running (polling)"
 STATE_FAILED = "failed"
@@ -187,15 +188,14 @@ class Watcher:
         polled = self._subtrees.paths()
         return polled_state(polled) if state == STATE_RUNNING and polled else state
 
-    def status(self) -> dict[str, Any]:
-        state = self.state
-        return {"state": state, "backend": self._backend, "error": self._error or None,
-                "pending": self._debouncer.pending(), "events": self._events,
-                "lastEvent": iso(self._last_event), "restarts": self._restarts,
-                "debounceMs": round(self._debouncer.delay * 1000),
-                "overflows": self._overflows, "lastOverflow": iso(self._last_overflow),
-                "debounceOverflows": self._debounce_overflows,
-                "watchFailures": self._watch_failures, "pollingSubtrees": self._subtrees.paths()}
+    def status(self) -> WatchStatus:
+        return WatchStatus(
+            state=self.state, backend=self._backend, error=self._error or None,
+            pending=self._debouncer.pending(), events=self._events,
+            last_event=iso(self._last_event), restarts=self._restarts,
+            debounce_ms=round(self._debouncer.delay * 1000), overflows=self._overflows,
+            last_overflow=iso(self._last_overflow), debounce_overflows=self._debounce_overflows,
+            watch_failures=self._watch_failures, polling_subtrees=tuple(self._subtrees.paths()))
 
     # -- missed events ----------------------------------------------------------------------
     def _on_queue_overflow(self) -> None:

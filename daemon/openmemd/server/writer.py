@@ -26,6 +26,7 @@ from typing import Any, TypeVar
 from openmemd.errors import UnavailableError
 from openmemd.log import get_logger
 from openmemd.progress import ProgressMeter, ProgressSnapshot
+from openmemd.protocol.status import IndexerStatus, LastBatch, LastReconcile, Retry
 from openmemd.server.served_index import ServedIndex, ServedReport
 from openmemd.server.util import iso
 from openmemd.server.watcher import Change
@@ -76,8 +77,8 @@ class IndexWriter:
         # The failure last logged in full, per event: during an outage batch and reconcile
         # failures alternate, and each repeats its own message.
         self._logged: dict[str, str] = {}
-        self.last_reconcile: dict[str, Any] | None = None
-        self.last_batch: dict[str, Any] | None = None
+        self.last_reconcile: LastReconcile | None = None
+        self.last_batch: LastBatch | None = None
         self.reconciles = 0
         self.progress: ProgressSnapshot | None = None  # while long work runs
         self._meter = ProgressMeter()
@@ -166,15 +167,16 @@ class IndexWriter:
         with self._cond:
             return len(self._paths) + len(self._jobs) + (1 if self._reconcile else 0)
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> IndexerStatus:
         retry_at = self._retry_at
-        return {"state": self.state, "queueDepth": self.depth(), "overflows": self.overflows,
-                "reconciles": self.reconciles, "lastReconcile": self.last_reconcile,
-                "lastBatch": self.last_batch, "lastError": self.last_error,
-                "lastErrorAt": iso(self.last_error_at), "alive": self.is_alive(),
-                "progress": self.progress.to_dict() if self.progress is not None else None,
-                "retry": ({"reason": self.retry_reason, "inSeconds": round(max(
-                    0.0, retry_at - time.monotonic()), 1)} if retry_at else None)}
+        return IndexerStatus(
+            state=self.state, queue_depth=self.depth(), overflows=self.overflows,
+            reconciles=self.reconciles, last_reconcile=self.last_reconcile,
+            last_batch=self.last_batch, last_error=self.last_error,
+            last_error_at=iso(self.last_error_at), alive=self.is_alive(),
+            progress=self.progress.to_dict() if self.progress is not None else None,
+            retry=Retry(self.retry_reason, round(max(0.0, retry_at - time.monotonic()), 1))
+            if retry_at else None)
 
     def _ask_reconcile_locked(self, reason: str, *, force: bool) -> None:
         self._reconcile = True
@@ -314,10 +316,10 @@ class IndexWriter:
         self.reconciles += 1
         self.last_error = None
         self._logged.clear()
-        self.last_reconcile = {"at": iso(started), "seconds": round(time.time() - started, 3),
-                               "reasons": reasons, "force": force, "report": data}
+        self.last_reconcile = LastReconcile(iso(started), round(time.time() - started, 3),
+                                            tuple(reasons), force, data)
         log.info("indexer_reconciled", agent=self._name, reasons=reasons,
-                 seconds=self.last_reconcile["seconds"], report=data)
+                 seconds=self.last_reconcile.seconds, report=data)
         answer(report)
         if report.rows_written >= UPKEEP_AFTER_ROWS or self.reconciles == 1:
             try:
@@ -355,10 +357,10 @@ class IndexWriter:
         self._after_write(whole=False)
         self.last_error = None
         self._logged.clear()
-        self.last_batch = {"at": iso(started), "seconds": round(time.time() - started, 3),
-                           "paths": len(batch), "report": report.to_dict()}
+        self.last_batch = LastBatch(iso(started), round(time.time() - started, 3), len(batch),
+                                    report.to_dict())
         log.info("indexer_batch", agent=self._name, paths=batch[:10], count=len(batch),
-                 seconds=self.last_batch["seconds"])
+                 seconds=self.last_batch.seconds)
 
     def _do_job(self, name: str, fn: Callable[[ServedIndex], Any], fut: Future[Any]) -> None:
         self.state = f"job:{name}"
