@@ -1,9 +1,11 @@
-"""Shared test set-up: the network is off (loopback only) for every test."""
+"""Shared test set-up: the network is off (loopback only) for every test; the slow tests are
+marked, so `pytest -m "not slow"` runs the rest in about a minute."""
 
 from __future__ import annotations
 
 import ipaddress
 import socket
+from pathlib import Path
 
 import pytest
 
@@ -47,7 +49,6 @@ def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
 
 # -- shared fixtures ----------------------------------------------------------------------------
 import textwrap  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 from openmemd.config import Settings, load_settings  # noqa: E402
 
@@ -108,3 +109,38 @@ def pg_url(pg_server):
         pg_server.start()  # a previous test stopped it
     with pg_server.fresh_database() as url:
         yield url
+
+
+# Modules that take more than ~3 s in all on 2 cores (`pytest --durations=0`, summed per
+# module): real daemons, the real model over many texts, PostgreSQL, subprocess-heavy CLI
+# runs. Everything under tests/store/postgres/ is slow too (it starts a PostgreSQL server), as
+# is any test asking for a PostgreSQL server or a daemon by fixture.
+SLOW_MODULES = frozenset({
+    "api/test_heal_answers_first.py", "api/test_store_copy.py", "api/test_store_copy_killed.py",
+    "cli/test_cli.py", "cli/test_cli_report.py", "cli/test_cli_routing.py",
+    "cli/test_cli_imports.py", "cli/test_cli_team.py", "cli/test_doctor.py",
+    "dreaming/test_dreaming_memory_md.py", "dreaming/test_dreaming_reports_search.py",
+    "dreaming/test_dreaming_sweep.py", "embed/test_embed.py", "index/test_index_recovery.py",
+    "index/test_index_vectors.py", "index/test_read_race.py", "mcp/test_mcp.py",
+    "mcp/test_mcp_context.py", "mcp/test_mcp_daemon.py", "search/test_date_search.py",
+    "server/test_daemon_context.py", "server/test_daemon_e2e.py",
+    "server/test_daemon_fresh.py", "server/test_daemon_heal.py",
+    "server/test_daemon_lifecycle.py", "server/test_daemon_postgres.py",
+    "server/test_daemon_postgres_full_disk.py", "server/test_daemon_postgres_index_build.py",
+    "server/test_daemon_postgres_team.py", "server/test_daemon_upgrade.py",
+    "server/test_preload.py", "server/test_server_robust.py", "server/test_status_shape.py",
+    "server/test_watch_limits.py", "server/test_watcher.py", "server/test_watcher_symlinks.py",
+    "store/test_contract_reader.py", "store/test_contract_writer.py",
+    "store/test_state_perms.py", "test_architecture.py", "test_notes.py",
+    "test_openclaw_daemon.py", "test_progress.py", "test_types.py",
+})
+SLOW_FIXTURES = frozenset({"pg_server", "pg_url", "running", "served", "daemon"})
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    tests = Path(__file__).parent
+    for item in items:
+        rel = item.path.relative_to(tests).as_posix()
+        if (rel in SLOW_MODULES or rel.startswith("store/postgres/")
+                or SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ()))):
+            item.add_marker(pytest.mark.slow)
