@@ -26,20 +26,24 @@ class ProgressSnapshot:
     phase: str
     done: int
     total: int
-    rate: float  # per second, over the phase so far
+    # per second, over this run of the phase; before its first batch is done, the rate of the
+    # phase's previous run (a fill resumed after a reconcile), else None: never a made-up 0.0
+    rate: float | None
     eta_s: float | None  # None until there is a rate
     elapsed_s: float
 
     def to_dict(self) -> dict[str, Any]:
         return {"phase": self.phase, "done": self.done, "total": self.total,
-                "rate": round(self.rate, 2),
+                "rate": None if self.rate is None else round(self.rate, 2),
                 "etaSeconds": None if self.eta_s is None else round(self.eta_s),
                 "elapsedSeconds": round(self.elapsed_s, 1)}
 
 
 class ProgressMeter:
-    """Rate and ETA of the current phase; a new phase (or a count that went back) restarts
-    the clock, so the files phase never skews the rate of the vectors phase."""
+    """Rate and ETA of the current phase; a new phase (or a count that went back: a new run)
+    restarts the clock, so the files phase never skews the rate of the vectors phase. Until
+    the new run has done something, its rate is the one its phase last had (None at first):
+    a count of 0 at the start of a run says nothing of its speed."""
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._clock = clock
@@ -47,6 +51,7 @@ class ProgressMeter:
         self._started = 0.0
         self._base = 0
         self._last_done = 0
+        self._rates: dict[str, float] = {}  # each phase's last measured rate
 
     def update(self, phase: str, done: int, total: int) -> ProgressSnapshot:
         now = self._clock()
@@ -54,9 +59,15 @@ class ProgressMeter:
             self._phase, self._started, self._base = phase, now, done
         self._last_done = done
         elapsed = now - self._started
-        rate = (done - self._base) / elapsed if elapsed > 0 else 0.0
-        eta = max(0, total - done) / rate if rate > 0 else None
+        if done > self._base and elapsed > 0:
+            self._rates[phase] = (done - self._base) / elapsed
+        rate = self._rates.get(phase)
+        eta = max(0, total - done) / rate if rate else None
         return ProgressSnapshot(phase, done, total, rate, eta, elapsed)
+
+
+def format_rate(rate: float | None, unit: str) -> str:
+    return "measuring the rate" if rate is None else f"{rate:.1f} {unit}/s"
 
 
 def format_duration(seconds: float | None) -> str:
@@ -74,7 +85,7 @@ def describe(p: dict[str, Any]) -> str:
     """One line for a `status` progress dict."""
     unit = UNITS.get(p.get("phase", ""), "items")
     return (f"{p.get('phase')} {p.get('done')}/{p.get('total')} {unit} · "
-            f"{p.get('rate', 0):.1f} {unit}/s · eta {format_duration(p.get('etaSeconds'))}")
+            f"{format_rate(p.get('rate'), unit)} · eta {format_duration(p.get('etaSeconds'))}")
 
 
 class ProgressBar:
@@ -101,7 +112,7 @@ class ProgressBar:
         filled = int(self._width * done / total) if total else self._width
         self._stream.write(
             f"\r{LABELS.get(phase, phase)} [{'#' * filled}{'.' * (self._width - filled)}] "
-            f"{done}/{total} {unit} · {snap.rate:.1f} {unit}/s · "
+            f"{done}/{total} {unit} · {format_rate(snap.rate, unit)} · "
             f"{format_duration(snap.elapsed_s)} · eta {format_duration(snap.eta_s)} ")
         if done >= total:
             self._stream.write("\n")

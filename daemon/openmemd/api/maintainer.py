@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
@@ -22,6 +22,7 @@ from openmemd.errors import OpenmemdError
 from openmemd.index import identity as ident
 from openmemd.index.scan import ScanIssue, ScanScope
 from openmemd.index.sync import FTS_ONLY_MODEL, IndexSync, Progress, SyncReport, VectorTarget
+from openmemd.index.vector_fill import Between
 from openmemd.log import get_logger
 from openmemd.store.base import IndexDamagedError, IndexStore, Recovery, StoreWriter
 
@@ -67,6 +68,10 @@ class Maintainer:
         self.rebuilding = False  # a replaced (damaged) index is being refilled
         self._damage_found = ""  # see file_replaced
         self.vectors_failed = False  # the last vector fill stopped on a provider error
+        # Derived files (dreaming's reports) are embedded only while search includes them
+        # (`query.dreaming_reports`; swapped on a reload, see MemoryIndex.settings): a vector
+        # nothing searches is CPU spent for nothing. Keyword rows are written either way.
+        self.embed_derived = settings.query.dreaming_reports
         self._background: threading.Thread | None = None  # see sync_keywords_first
         self._stop_background = threading.Event()
 
@@ -159,9 +164,12 @@ class Maintainer:
             return report
 
     def fill_vectors(self, should_stop: Callable[[], bool] | None = None,
-                     progress: Progress | None = None) -> SyncReport:
+                     progress: Progress | None = None, *, between: Between | None = None,
+                     first: Sequence[str] = ()) -> SyncReport:
+        """Embed what waits for a vector, `first` files' chunks first; `between` commits
+        edits while a batch embeds (index/vector_fill.py)."""
         return self._guarded(lambda: self._fill(self._indexer(self.store.writer()),
-                                                progress, should_stop))
+                                                progress, should_stop, between, first))
 
     def sync_keywords_first(self) -> None:
         """Bring the keyword rows up to date now (healing a damaged index on the way) and
@@ -216,14 +224,17 @@ class Maintainer:
                                    self.settings.cache.enabled,
                                    batch_size(self.settings, self.provider))
         return IndexSync(writer, self.scope, chunk_tokens=self.settings.chunking.tokens,
-                         chunk_overlap=self.settings.chunking.overlap, vectors=vectors)
+                         chunk_overlap=self.settings.chunking.overlap, vectors=vectors,
+                         embed_derived=self.embed_derived)
 
     def _fill(self, indexer: IndexSync, progress: Progress | None = None,
-              should_stop: Callable[[], bool] | None = None) -> SyncReport:
+              should_stop: Callable[[], bool] | None = None, between: Between | None = None,
+              first: Sequence[str] = ()) -> SyncReport:
         """Embed pending chunks; a provider that does not answer leaves them pending (keyword
         search meanwhile) with a warning, never fails the sync."""
         try:
-            report = indexer.vector_fill.fill(progress=progress, should_stop=should_stop)
+            report = indexer.vector_fill.fill(progress=progress, should_stop=should_stop,
+                                              between=between, first=first)
         except EmbeddingError as exc:
             message = self.health.failed(exc)
             self.vectors_failed = True

@@ -31,6 +31,7 @@ from openmemd.index.scan import ScanScope, classify
 from openmemd.index.stored_lines import read_stored
 from openmemd.index.sync import Progress, SyncReport
 from openmemd.index.transcripts import sessions_location
+from openmemd.index.vector_fill import Between
 from openmemd.search.results import SearchHit
 from openmemd.store import open_store, warm_in_background
 from openmemd.store.base import DiskFullError
@@ -104,8 +105,10 @@ class MemoryIndex:
     @settings.setter
     def settings(self, settings: Settings) -> None:
         # A reload swaps the query settings (read per search); what shapes the index itself
-        # (sources, chunking, embedding) needs a restart and stays the maintainer's.
+        # (sources, chunking, embedding) needs a restart and stays the maintainer's; whether
+        # dreaming's reports are embedded follows whether they are searched.
         self._searcher.settings = settings
+        self._maintainer.embed_derived = settings.query.dreaming_reports
 
     @property
     def on_damage(self) -> Callable[[str], None] | None:
@@ -151,8 +154,10 @@ class MemoryIndex:
         return self._maintainer.sync_paths(rel_paths, fill_vectors=fill_vectors)
 
     def fill_vectors(self, should_stop: Callable[[], bool] | None = None,
-                     progress: Progress | None = None) -> SyncReport:
-        return self._maintainer.fill_vectors(should_stop, progress)
+                     progress: Progress | None = None, *, between: Between | None = None,
+                     first: Sequence[str] = ()) -> SyncReport:
+        return self._maintainer.fill_vectors(should_stop, progress, between=between,
+                                             first=first)
 
     def catch_up(self) -> str:
         """For a process with no watcher (a CLI or MCP search without a daemon): bring an

@@ -135,6 +135,14 @@ class PendingChunk(NamedTuple):
     text: str
 
 
+class PendingFile(NamedTuple):
+    """A file with chunks still waiting for a vector (the fill orders its work by these)."""
+
+    path: str
+    source: str
+    chunks: int
+
+
 @dataclass(frozen=True)
 class CacheKey:
     """Which embedding function produced a cached vector (OpenClaw's cache key, minus hash)."""
@@ -259,7 +267,9 @@ class StoreReader(Protocol):
         """The index identity written by `StoreWriter.write_meta`, or None."""
         ...
 
-    def stats(self, model: str | None) -> IndexStats: ...
+    def stats(self, model: str | None, *, derived: bool = True) -> IndexStats:
+        """Counts; `pending_vectors` leaves out derived files' chunks unless `derived`."""
+        ...
 
     # whole-index export, for `openmemd store copy` (streamed: an index may not fit in memory)
     def export_files(self) -> Iterator[StoredFileRecord]: ...
@@ -294,8 +304,18 @@ class StoreWriter(Protocol):
         """Replace every chunk of `path` with `rows` (vectors included where given)."""
         ...
 
-    def pending_vectors(self, model: str, limit: int) -> list[PendingChunk]: ...
-    def count_pending_vectors(self, model: str) -> int: ...
+    def pending_vectors(self, model: str, limit: int, paths: Sequence[str] | None = None
+                        ) -> list[PendingChunk]:
+        """Up to `limit` chunks still waiting for a vector; of `paths` only, in that order,
+        when given."""
+        ...
+
+    def count_pending_vectors(self, model: str, *, derived: bool = True) -> int:
+        """Chunks waiting for a vector; `derived=False` leaves out derived files'
+        (store/derived.py), which are not embedded unless searched."""
+        ...
+
+    def pending_files(self, model: str, *, derived: bool = True) -> list[PendingFile]: ...
     def set_vectors(self, vectors: Sequence[tuple[str, Vector]]) -> None:
         """Store each chunk id's vector (ids that no longer exist are ignored)."""
         ...
