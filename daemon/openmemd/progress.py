@@ -10,12 +10,17 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import IO, Any
 
 # Reports progress: (phase, done, total), phase "files" or "vectors"; raising from it abandons
 # the work.
 Progress = Callable[[str, int, int], None]
+
+# Who hears the progress of the request this thread serves, besides the caller's own sink:
+# an MCP tool call whose client asked for progress notifications (mcp/tools.py) sets it.
+reporter: ContextVar[Progress | None] = ContextVar("openmemd_progress", default=None)
 
 UNITS = {"files": "files", "vectors": "chunks"}
 LABELS = {"files": "Indexing files", "vectors": "Embedding chunks"}
@@ -116,4 +121,27 @@ class ProgressBar:
             f"{format_duration(snap.elapsed_s)} · eta {format_duration(snap.eta_s)} ")
         if done >= total:
             self._stream.write("\n")
+        self._stream.flush()
+
+
+class ProgressLine:
+    """Progress as a line on a stream (stderr) at most every `every` seconds and at the end:
+    for long work no terminal shows (an MCP server's stderr, a command piped)."""
+
+    def __init__(self, stream: IO[str] | None = None, every: float = 10.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self._stream = stream or sys.stderr
+        self._every = every
+        self._clock = clock
+        self._meter = ProgressMeter(clock)
+        self._last = float("-inf")
+
+    def __call__(self, phase: str, done: int, total: int) -> None:
+        snap = self._meter.update(phase, done, total)
+        now = self._clock()
+        if done < total and now - self._last < self._every:
+            return
+        self._last = now
+        self._stream.write(f"openmemd: {LABELS.get(phase, phase).lower()} "
+                           f"{describe(snap.to_dict()).split(' ', 1)[1]}\n")
         self._stream.flush()
