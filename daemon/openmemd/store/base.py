@@ -135,9 +135,7 @@ class PendingChunk(NamedTuple):
     text: str
 
 
-class PendingFile(NamedTuple):
-    """A file with chunks still waiting for a vector (the fill orders its work by these)."""
-
+class PendingFile(NamedTuple):  # a file with chunks waiting (the fill's order is by file)
     path: str
     source: str
     chunks: int
@@ -267,9 +265,7 @@ class StoreReader(Protocol):
         """The index identity written by `StoreWriter.write_meta`, or None."""
         ...
 
-    def stats(self, model: str | None, *, derived: bool = True) -> IndexStats:
-        """Counts; `pending_vectors` leaves out derived files' chunks unless `derived`."""
-        ...
+    def stats(self, model: str | None, *, derived: bool = True) -> IndexStats: ...
 
     # whole-index export, for `openmemd store copy` (streamed: an index may not fit in memory)
     def export_files(self) -> Iterator[StoredFileRecord]: ...
@@ -304,17 +300,11 @@ class StoreWriter(Protocol):
         """Replace every chunk of `path` with `rows` (vectors included where given)."""
         ...
 
+    # Chunks waiting for a vector (of `paths` only, in that order, when given); `derived=False`
+    # leaves out derived files' (store/derived.py), not embedded unless searched.
     def pending_vectors(self, model: str, limit: int, paths: Sequence[str] | None = None
-                        ) -> list[PendingChunk]:
-        """Up to `limit` chunks still waiting for a vector; of `paths` only, in that order,
-        when given."""
-        ...
-
-    def count_pending_vectors(self, model: str, *, derived: bool = True) -> int:
-        """Chunks waiting for a vector; `derived=False` leaves out derived files'
-        (store/derived.py), which are not embedded unless searched."""
-        ...
-
+                        ) -> list[PendingChunk]: ...
+    def count_pending_vectors(self, model: str, *, derived: bool = True) -> int: ...
     def pending_files(self, model: str, *, derived: bool = True) -> list[PendingFile]: ...
     def set_vectors(self, vectors: Sequence[tuple[str, Vector]]) -> None:
         """Store each chunk id's vector (ids that no longer exist are ignored)."""
