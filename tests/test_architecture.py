@@ -153,13 +153,27 @@ def test_no_import_circle():
     assert circles == set()
 
 
+# A module may pass MAX_LINES (up to LONGEST) where splitting it would cut one idea in two;
+# each such module with its reason. An entry that fits again fails the test: the list shrinks.
+LONGER = {
+    "daemon/openmemd/store/base.py": "the storage contract: its errors, rows and three roles "
+                                     "(store, writer, reader) are read together",
+    "daemon/openmemd/server/writer.py": "the one writer thread: its queue, jobs, reconciles "
+                                        "and the edits it serves between fill batches",
+}
+LONGEST = 500
+
+
 def test_no_module_over_400_lines():
     too_long = []
     for folder in ("daemon", "bench", "tests"):
         for path in sorted((ROOT / folder).rglob("*.py")):
             lines = len(path.read_text(encoding="utf-8").splitlines())
-            if lines > MAX_LINES:
-                too_long.append(f"{path.relative_to(ROOT)}: {lines} lines")
+            rel = path.relative_to(ROOT).as_posix()
+            if lines > (LONGEST if rel in LONGER else MAX_LINES):
+                too_long.append(f"{rel}: {lines} lines")
+            elif rel in LONGER and lines <= MAX_LINES:
+                too_long.append(f"{rel} fits in {MAX_LINES} lines again: remove it from LONGER")
     assert too_long == []
 
 

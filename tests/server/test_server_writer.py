@@ -148,7 +148,9 @@ class FakeIndex:
             self._leave()
 
     def fill_vectors(self, should_stop: Callable[[], bool] | None = None,
-                     progress: Progress | None = None) -> FakeReport:
+                     progress: Progress | None = None, *,
+                     between: Callable[[], Sequence[str]] | None = None,
+                     first: Sequence[str] = ()) -> FakeReport:
         self.fills += 1
         return FakeReport(vectors=0)
 

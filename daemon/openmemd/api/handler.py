@@ -3,8 +3,11 @@ a `MemoryIndex` (a command or an MCP session when no daemon serves the workspace
 
 Replies have the daemon's shapes (server/handlers.py), so whoever holds a handler renders one
 reply whichever way it came. Each call opens the index and closes it again: a daemon started
-meanwhile can take the writer lock, and nothing stays loaded between two commands. Calls run
-one at a time (an MCP host may send several at once).
+meanwhile can take the writer lock, and nothing stays loaded between two commands -- except
+while a search's catch-up embeds in the background (a first index: minutes to hours): that
+index stays open for the next calls of a long session (MCP), until it is done or the handler
+closes (a one-shot command: the fill stops, what it embedded is kept). Calls run one at a
+time (an MCP host may send several at once).
 """
 
 from __future__ import annotations
@@ -12,7 +15,8 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import date
 from pathlib import Path
 from typing import Any, Protocol
@@ -23,7 +27,7 @@ from openmemd.api.dreams import dream
 from openmemd.api.memory_index import MemoryIndex
 from openmemd.config import DEFAULT_AGENT, Settings
 from openmemd.errors import BadRequestError, OpenmemdError, WorkspaceError
-from openmemd.progress import Progress
+from openmemd.progress import Progress, reporter
 from openmemd.protocol.requests import (
     AddRequest,
     ContextRequest,
@@ -89,17 +93,21 @@ def probe(index: Searchable) -> Probe:
 class LocalHandler:
     """Answers requests in this process. `workspace` (the --workspace flag) replaces the
     configured workspace of agent `owner`; `progress` shows a sync's progress; `notice`
-    hears why a search reads an index as it is (another writer, a full disk)."""
+    hears why a search reads an index as it is (another writer, a full disk); `fill_progress`
+    hears a fill a search's catch-up left running in the background."""
 
     def __init__(self, settings: Settings, *, workspace: str | os.PathLike[str] | None = None,
                  owner: str = DEFAULT_AGENT, progress: Progress | None = None,
-                 notice: Callable[[str], None] | None = None) -> None:
+                 notice: Callable[[str], None] | None = None,
+                 fill_progress: Progress | None = None) -> None:
         self.settings = settings
         self.workspace = workspace
         self.owner = owner
         self.progress = progress
         self.notice = notice
+        self.fill_progress = fill_progress
         self._lock = threading.Lock()
+        self._filling: MemoryIndex | None = None  # kept open while it embeds (see above)
 
     def __call__(self, request: Request) -> dict[str, Any]:
         with self._lock:
@@ -116,12 +124,14 @@ class LocalHandler:
                                      self.settings.for_agent(request.agent), request)
             with self._open(request.agent) as index:
                 if isinstance(request, SearchRequest):
-                    stale = index.catch_up()  # no watcher here: bring the index up to date
+                    # no watcher here: bring the index up to date (keyword rows first)
+                    stale = index.catch_up(self.progress or reporter.get(), self.fill_progress)
                     if stale and self.notice is not None:
                         self.notice(f"searching the index as it is: {stale}")
                     reply = search_reply(index, request)
                     index.flush_recalls()
-                    return reply
+                    # vectors still embed here: a one-shot caller says who finishes them
+                    return {**reply, "indexing": True} if index.filling_in_background else reply
                 if isinstance(request, GetRequest):
                     return dict(index.get(request.path, request.from_line, request.lines,
                                           namespace=request.namespace))
@@ -133,13 +143,31 @@ class LocalHandler:
         raise BadRequestError(f"no handler for {type(request).__name__}")  # pragma: no cover
 
     def close(self) -> None:
-        """Nothing stays open between calls."""
+        """Stops a fill left running (what it embedded is kept); nothing else stays open."""
+        with self._lock:
+            filling, self._filling = self._filling, None
+        if filling is not None:
+            filling.close()
 
     def _workspace_arg(self, agent: str) -> str | os.PathLike[str] | None:
         return self.workspace if self.workspace and agent == self.owner else None
 
-    def _open(self, agent: str) -> MemoryIndex:
-        return MemoryIndex.open(self._workspace_arg(agent), agent_id=agent, config=self.settings)
+    @contextmanager
+    def _open(self, agent: str) -> Iterator[MemoryIndex]:
+        """The agent's index for one call: the one still filling if it is this agent's."""
+        held, self._filling = self._filling, None
+        if held is not None and (held.agent_id != agent or not held.filling_in_background):
+            held.close()
+            held = None
+        index = held or MemoryIndex.open(self._workspace_arg(agent), agent_id=agent,
+                                         config=self.settings)
+        try:
+            yield index
+        finally:
+            if index.filling_in_background:
+                self._filling = index
+            else:
+                index.close()
 
     def _workspace(self, agent: str) -> Path:
         chosen = self._workspace_arg(agent)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
@@ -22,6 +22,7 @@ from openmemd.errors import OpenmemdError
 from openmemd.index import identity as ident
 from openmemd.index.scan import ScanIssue, ScanScope
 from openmemd.index.sync import FTS_ONLY_MODEL, IndexSync, Progress, SyncReport, VectorTarget
+from openmemd.index.vector_fill import Between
 from openmemd.log import get_logger
 from openmemd.store.base import IndexDamagedError, IndexStore, Recovery, StoreWriter
 
@@ -47,6 +48,21 @@ class Healed:
                 "salvagedEmbeddings": r.salvaged_vectors, "rebuilding": rebuilding}
 
 
+@dataclass(frozen=True)
+class Build:
+    """How far an index built in the background is: what a keyword-only search says."""
+
+    files: int = 0  # files with keyword rows
+    vectors: tuple[int, int] = (0, 0)  # embedded, to embed
+    healing: bool = False  # a damaged index refilled (not a first build)
+
+    def note(self) -> str:
+        done, total = self.vectors
+        what = ("the index was damaged; its vectors are being embedded again" if self.healing
+                else "the index is being built")
+        return f"{what}: {self.files} files indexed, vectors {done}/{total}"
+
+
 class Maintainer:
     """Syncs, fills, heals and keeps up one agent's index. `settings` are the ones the index
     was opened with: what shapes an index (sources, chunking, embedding) needs a restart."""
@@ -67,7 +83,12 @@ class Maintainer:
         self.rebuilding = False  # a replaced (damaged) index is being refilled
         self._damage_found = ""  # see file_replaced
         self.vectors_failed = False  # the last vector fill stopped on a provider error
+        # Derived files (dreaming's reports) are embedded only while search includes them
+        # (`query.dreaming_reports`; swapped on a reload, see MemoryIndex.settings): a vector
+        # nothing searches is CPU spent for nothing. Keyword rows are written either way.
+        self.embed_derived = settings.query.dreaming_reports
         self._background: threading.Thread | None = None  # see sync_keywords_first
+        self.build = Build()  # what the background fill has done
         self._stop_background = threading.Event()
 
     # -- identity --------------------------------------------------------------------------------
@@ -159,30 +180,46 @@ class Maintainer:
             return report
 
     def fill_vectors(self, should_stop: Callable[[], bool] | None = None,
-                     progress: Progress | None = None) -> SyncReport:
+                     progress: Progress | None = None, *, between: Between | None = None,
+                     first: Sequence[str] = ()) -> SyncReport:
+        """Embed what waits for a vector, `first` files' chunks first; `between` commits
+        edits while a batch embeds (index/vector_fill.py)."""
         return self._guarded(lambda: self._fill(self._indexer(self.store.writer()),
-                                                progress, should_stop))
+                                                progress, should_stop, between, first))
 
-    def sync_keywords_first(self) -> None:
+    def sync_keywords_first(self, progress: Progress | None = None, *, wait: float = 0.0,
+                            fill_progress: Progress | None = None) -> None:
         """Bring the keyword rows up to date now (healing a damaged index on the way) and
-        embed what waits for a vector in a background thread: for a one-shot search that met
-        damage, which then answers by keyword where vectors are pending instead of waiting
-        for every one of them. `close()` stops that fill; the next sync embeds the rest."""
-        self.sync(fill_vectors=False)
-        if self.provider is None or self.filling_in_background:
+        embed what waits for a vector in a background thread, waited for at most `wait`
+        seconds: for a one-shot search or an MCP session without a daemon (a first index, a
+        damaged one, edits since), which then answers by keyword while vectors are pending
+        instead of waiting for every one of them. `progress` hears the keyword pass,
+        `fill_progress` the fill (from its thread). `close()` stops the fill; the next sync
+        embeds the rest."""
+        report = self.sync(fill_vectors=False, progress=progress)
+        if self.provider is None or self.filling_in_background or not report.vectors_pending:
             return
         self._stop_background.clear()
-        self._background = threading.Thread(target=self._fill_in_background, daemon=True,
-                                            name="openmemd-vector-fill")
+        self.build = Build(files=report.scanned - len(report.skipped),
+                           vectors=(0, report.vectors_pending),
+                           healing=report.reindexed and self.recovery is not None)
+        self._background = threading.Thread(target=self._fill_in_background, args=(fill_progress,),
+                                            daemon=True, name="openmemd-vector-fill")
         self._background.start()
+        self._background.join(wait)
 
     @property
     def filling_in_background(self) -> bool:
         return self._background is not None and self._background.is_alive()
 
-    def _fill_in_background(self) -> None:
+    def _fill_in_background(self, progress: Progress | None) -> None:
+        def seen(phase: str, done: int, total: int) -> None:
+            self.build = dataclasses.replace(self.build, vectors=(done, total))
+            if progress is not None:
+                progress(phase, done, total)
+
         try:
-            self.fill_vectors(should_stop=self._stop_background.is_set)
+            self.fill_vectors(should_stop=self._stop_background.is_set, progress=seen)
         except Exception as exc:  # no caller to raise to: the next sync fills what is left
             log.warning("background_vector_fill_failed", error=f"{type(exc).__name__}: {exc}")
 
@@ -216,14 +253,17 @@ class Maintainer:
                                    self.settings.cache.enabled,
                                    batch_size(self.settings, self.provider))
         return IndexSync(writer, self.scope, chunk_tokens=self.settings.chunking.tokens,
-                         chunk_overlap=self.settings.chunking.overlap, vectors=vectors)
+                         chunk_overlap=self.settings.chunking.overlap, vectors=vectors,
+                         embed_derived=self.embed_derived)
 
     def _fill(self, indexer: IndexSync, progress: Progress | None = None,
-              should_stop: Callable[[], bool] | None = None) -> SyncReport:
+              should_stop: Callable[[], bool] | None = None, between: Between | None = None,
+              first: Sequence[str] = ()) -> SyncReport:
         """Embed pending chunks; a provider that does not answer leaves them pending (keyword
         search meanwhile) with a warning, never fails the sync."""
         try:
-            report = indexer.vector_fill.fill(progress=progress, should_stop=should_stop)
+            report = indexer.vector_fill.fill(progress=progress, should_stop=should_stop,
+                                              between=between, first=first)
         except EmbeddingError as exc:
             message = self.health.failed(exc)
             self.vectors_failed = True

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from openmemd import paths
 from openmemd.api import dreams
 from openmemd.api.maintainer import Maintainer
-from openmemd.api.searcher import Searcher
+from openmemd.api.searcher import FOREGROUND_FILL_S, Searcher
 from openmemd.api.status import index_status
 from openmemd.config import DEFAULT_AGENT, Settings, load_settings
 from openmemd.embed.shared import ProviderHealth, provider_for
@@ -31,6 +31,7 @@ from openmemd.index.scan import ScanScope, classify
 from openmemd.index.stored_lines import read_stored
 from openmemd.index.sync import Progress, SyncReport
 from openmemd.index.transcripts import sessions_location
+from openmemd.index.vector_fill import Between
 from openmemd.protocol.status import IndexStatus
 from openmemd.search.results import SearchHit
 from openmemd.store import open_store, warm_in_background
@@ -105,8 +106,10 @@ class MemoryIndex:
     @settings.setter
     def settings(self, settings: Settings) -> None:
         # A reload swaps the query settings (read per search); what shapes the index itself
-        # (sources, chunking, embedding) needs a restart and stays the maintainer's.
+        # (sources, chunking, embedding) needs a restart and stays the maintainer's; whether
+        # dreaming's reports are embedded follows whether they are searched.
         self._searcher.settings = settings
+        self._maintainer.embed_derived = settings.query.dreaming_reports
 
     @property
     def on_damage(self) -> Callable[[str], None] | None:
@@ -152,29 +155,37 @@ class MemoryIndex:
         return self._maintainer.sync_paths(rel_paths, fill_vectors=fill_vectors)
 
     def fill_vectors(self, should_stop: Callable[[], bool] | None = None,
-                     progress: Progress | None = None) -> SyncReport:
-        return self._maintainer.fill_vectors(should_stop, progress)
+                     progress: Progress | None = None, *, between: Between | None = None,
+                     first: Sequence[str] = ()) -> SyncReport:
+        return self._maintainer.fill_vectors(should_stop, progress, between=between,
+                                             first=first)
 
-    def catch_up(self) -> str:
-        """For a process with no watcher (a CLI or MCP search without a daemon): bring an
-        existing index up to date with the Markdown before searching it. A missing one is left
-        to the search, which builds it. Asks the store, not the SQLite path: on PostgreSQL that
-        file never exists. A damaged one is healed keyword rows first, its vectors filled in
-        the background, so the search after it answers at once. Returns why the index is
-        searched as it is ("" if it is current): another process writes it, or there is no
-        space to write (what is stored can still be read, as the daemon serves it)."""
+    def catch_up(self, progress: Progress | None = None,
+                 fill_progress: Progress | None = None) -> str:
+        """For a process with no watcher (a CLI or MCP search without a daemon): bring the
+        index up to date with the Markdown before searching it -- a missing one built, a
+        damaged one healed -- keyword rows first: what waits for a vector is embedded in the
+        background (waited for FOREGROUND_FILL_S, enough for a few edited chunks), so the
+        search after it answers at once, by keyword while vectors are pending (its reply
+        says so). `progress` hears the keyword pass, `fill_progress` the fill. Returns why
+        the index is searched as it is ("" if it is current): another process writes it, or
+        there is no space to write (what is stored can still be read, as the daemon serves
+        it)."""
+        if self._maintainer.filling_in_background:
+            return ""  # this process builds it: the next sync takes up what it left
         try:
-            if not self.store.exists():
-                return ""
-            if self._maintainer.damaged():
-                self._maintainer.sync_keywords_first()
-            else:
-                self._maintainer.sync()
+            self._maintainer.sync_keywords_first(progress, fill_progress=fill_progress,
+                                                 wait=FOREGROUND_FILL_S)
         except IndexLockedError:
             return ""  # its writer keeps it current
         except DiskFullError as exc:
             return str(exc)
         return ""
+
+    @property
+    def filling_in_background(self) -> bool:
+        """Vectors are being embedded in this process's background (see `catch_up`)."""
+        return self._maintainer.filling_in_background
 
     def add(self, text: str, target: str = "daily", *, sync: bool = True) -> dict[str, Any]:
         """Append a note (see `openmemd.notes`) and, with `sync`, index that file at once so a

@@ -110,9 +110,12 @@ class SessionRoute:
         with self._state_lock:
             if self._local is None:
                 from openmemd.api.handler import LocalHandler
+                from openmemd.progress import ProgressLine
 
+                # a first index embeds between calls: its progress goes to stderr
                 self._local = LocalHandler(self.settings, workspace=self.workspace,
-                                           owner=self.agent, notice=self._notice)
+                                           owner=self.agent, notice=self._notice,
+                                           fill_progress=ProgressLine())
             return self._local
 
     def close(self) -> None:

@@ -40,7 +40,9 @@ log = get_logger(__name__)
 T = TypeVar("T")
 
 MAX_QUERY_CHARS = 4096
-REEMBEDDING = "the index was damaged; its vectors are being embedded again"
+# A search with no daemon waits at most this long for the vectors a catch-up left to embed
+# (a few edited chunks make it in time); then it answers by keyword while they fill.
+FOREGROUND_FILL_S = 1.0
 # What a read can raise about the index itself (the store's errors, see store.base).
 _STORE_ERRORS = (IndexDamagedError, DiskFullError, StoreUnavailableError)
 
@@ -111,9 +113,10 @@ class Searcher:
         return citations.apply(hits, self.settings.citations)  # after recording: raw snippets
 
     def ensure_built(self) -> None:
-        """First search on a never-indexed workspace: build it now (OpenClaw's bootstrap). One
-        synced in this process is built; a damaged one a one-shot caller heals keyword rows
-        first (`Maintainer.sync_keywords_first`), so this search does not wait for vectors."""
+        """First search on a never-indexed workspace: build it now (OpenClaw's bootstrap), its
+        keyword rows first (`Maintainer.sync_keywords_first`), so this search answers by
+        keyword at once while the vectors fill in the background; so does a damaged one a
+        one-shot caller heals. One synced in this process is built."""
         # an index, once built, stays built: no check on every search
         if self._built or self.maintainer.last_sync_at is not None:
             return
@@ -128,10 +131,10 @@ class Searcher:
             except UnavailableError:
                 pass
         try:
-            if damaged:
-                self.maintainer.sync_keywords_first()
-            else:
+            if self.on_damage is not None:  # the daemon, before its first reconcile
                 self.maintainer.sync()
+            else:
+                self.maintainer.sync_keywords_first(wait=0.0 if damaged else FOREGROUND_FILL_S)
         except IndexLockedError:
             pass  # another process is building it; search what exists
 
@@ -173,7 +176,8 @@ class Searcher:
         if self.provider is None:
             return None, ""
         if self.maintainer.filling_in_background:  # a ranking by the few vectors back
-            return None, REEMBEDDING  # would put those chunks first, whatever their words
+            # would put those chunks first, whatever their words
+            return None, self.maintainer.build.note()
         if self.health.skip_queries():
             return None, self.health.problem
         try:

@@ -70,7 +70,8 @@ def index_status(maintainer: Maintainer, searcher: Searcher, *, agent_id: str,
                                "moved); it is being rebuilt from the Markdown")
             return empty
         reader = store.reader()
-        stats = reader.stats(m.model if provider is not None else None)
+        stats = reader.stats(m.model if provider is not None else None,
+                             derived=m.embed_derived)
         stored = reader.stored_files()
         meta = reader.read_meta()
         mode = store.vector_mode()

@@ -21,6 +21,7 @@ from openmemd.cli.ask import ask, handler_for
 from openmemd.cli.hits import hit_lines
 from openmemd.config import DEFAULT_AGENT, PHASE_CHOICES, ConfigError, Settings, load_settings
 from openmemd.errors import OpenmemdError
+from openmemd.progress import ProgressBar, ProgressLine
 from openmemd.protocol import params
 from openmemd.protocol.requests import (
     ContextRequest,
@@ -146,14 +147,30 @@ def _print_json(value: Any) -> None:
 # -- commands -----------------------------------------------------------------------------------
 def cmd_search(settings: Settings, args: argparse.Namespace) -> int:
     explain = args.explain or not args.json  # text output marks the relaxed fallback
-    reply = ask(settings, args, SearchRequest(
-        query=" ".join(args.query), agent=args.agent, max_results=args.max_results,
-        min_score=args.min_score, sources=tuple(args.sources) if args.sources else None,
-        explain=explain, today=params.today(args.today) if args.today else None))
+    # Without a daemon, a search catches the index up first (keyword rows): shown as it goes.
+    tty = sys.stderr.isatty() and not args.json
+    handler = handler_for(settings, args, progress=ProgressBar(True) if tty else ProgressLine())
+    try:  # the results are shown before closing: a fill left running stops at its batch
+        code = _show_search(settings, args, handler(SearchRequest(
+            query=" ".join(args.query), agent=args.agent, max_results=args.max_results,
+            min_score=args.min_score, sources=tuple(args.sources) if args.sources else None,
+            explain=explain, today=params.today(args.today) if args.today else None)))
+        sys.stdout.flush()
+        return code
+    finally:
+        handler.close()
+
+
+def _show_search(settings: Settings, args: argparse.Namespace, reply: dict[str, Any]) -> int:
     results = reply["results"]
     meta = {k: v for k, v in reply.items() if k != "results"}
     if meta.get("degraded") and not args.json:
         print(f"openmemd: keyword search only: {meta['degraded']}", file=sys.stderr)
+    if meta.get("indexing") and not args.json:
+        # A one-shot command does not stay to embed (a caller waits for it to exit):
+        # what it embedded is kept, the rest is left to whoever runs next.
+        print("openmemd: the rest is embedded by `openmemd index`, the daemon (`openmemd "
+              "run`) or the next search", file=sys.stderr)
     if args.json:
         _print_json({"results": results, **meta})
         return EXIT_OK

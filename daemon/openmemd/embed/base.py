@@ -134,31 +134,33 @@ def check_texts(texts: Sequence[str]) -> list[str]:
 
 
 class EngineLock:
-    """Serialises calls into a model engine, letting a waiting query go before documents.
+    """Lets a query into a model engine at once; document calls go one at a time.
 
-    A local engine already uses every core for one call, so calls run one at a time. A plain
-    lock is unfair: while the indexer keeps document batches coming, a search could wait for
-    all of them. Here a query waits at most for the document slice already running.
+    A local engine already uses every core for one call, so document slices run one at a time.
+    A query needs a few ms of the engine, but the slice running when it arrives can take
+    seconds on a loaded machine (long chunks), and a search waiting for it waits that long:
+    during a fill, every search would. So a query runs beside a running slice (the engines are
+    re-entrant: read-only weights, per-call buffers), queries one at a time, and the next
+    slice waits until no query runs or waits.
     """
 
     def __init__(self) -> None:
         self._cond = threading.Condition()
-        self._busy = False
-        self._queries_waiting = 0
+        self._busy = False  # a document slice runs
+        self._queries_waiting = 0  # running or waiting
+        self._queries = threading.Lock()
 
     @contextmanager
     def query(self) -> Iterator[None]:
         with self._cond:
             self._queries_waiting += 1
-            try:
-                self._cond.wait_for(lambda: not self._busy)
-            finally:
-                self._queries_waiting -= 1
-            self._busy = True
         try:
-            yield
+            with self._queries:
+                yield
         finally:
-            self._release()
+            with self._cond:
+                self._queries_waiting -= 1
+                self._cond.notify_all()
 
     @contextmanager
     def documents(self) -> Iterator[None]:
@@ -168,9 +170,6 @@ class EngineLock:
         try:
             yield
         finally:
-            self._release()
-
-    def _release(self) -> None:
-        with self._cond:
-            self._busy = False
-            self._cond.notify_all()
+            with self._cond:
+                self._busy = False
+                self._cond.notify_all()

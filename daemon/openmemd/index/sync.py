@@ -45,12 +45,14 @@ __all__ = ["FTS_ONLY_MODEL", "IndexSync", "Progress", "SyncReport", "VectorTarge
 
 class IndexSync:
     def __init__(self, writer: StoreWriter, scope: ScanScope, *, chunk_tokens: int,
-                 chunk_overlap: int, vectors: VectorTarget | None) -> None:
+                 chunk_overlap: int, vectors: VectorTarget | None,
+                 embed_derived: bool = True) -> None:
         self.writer = writer
         self.scope = scope
         self.chunk_tokens = chunk_tokens
         self.chunk_overlap = chunk_overlap
-        self.vector_fill = VectorFill(writer, vectors)  # phase 2, on the same writer
+        # phase 2, on the same writer
+        self.vector_fill = VectorFill(writer, vectors, derived=embed_derived)
         self.model = self.vector_fill.model
         self._encoding = tiktoken_offline.get_encoding()
         self._skips = SkipMemo(writer)

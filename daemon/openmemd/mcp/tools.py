@@ -25,6 +25,7 @@ from openmemd.config import SOURCES
 from openmemd.errors import OpenmemdError
 from openmemd.log import get_logger
 from openmemd.mcp import startup
+from openmemd.progress import LABELS, reporter
 from openmemd.protocol.handler import Handler
 from openmemd.protocol.params import (
     MAX_NAMESPACE_BYTES,
@@ -221,9 +222,22 @@ def build_server(handler: Handler, agent: str) -> Server[Any]:
             raise MCPError(code=types.INVALID_PARAMS,
                            message=f"Unknown tool {params.name[:64]!r}: this server has "
                                    f"{', '.join(TOOLS)}")
+        def report(phase: str, done: int, total: int) -> None:
+            # A no-op unless the client sent a progressToken (the SDK checks).
+            anyio.from_thread.run(ctx.session.report_progress, done, total,
+                                  f"{LABELS.get(phase, phase)} {done}/{total}")
+
+        def run_reporting(request: Request) -> dict[str, Any]:
+            token = reporter.set(report)  # what this call's catch-up tells (a search)
+            try:
+                return run(request)
+            finally:
+                reporter.reset(token)
+
         try:
             request = tool_request(params.name, params.arguments, agent)
-            payload = await anyio.to_thread.run_sync(run, request, abandon_on_cancel=True)
+            payload = await anyio.to_thread.run_sync(run_reporting, request,
+                                                     abandon_on_cancel=True)
         except ProtocolError as exc:
             return _error_result(exc.message)
         except OpenmemdError as exc:

@@ -136,6 +136,9 @@ class AgentRuntime:
             # index itself (sources, chunking, embedding) needs a restart.
             old = self.index.settings
             self.index.settings = _replace_query(old, settings)
+            if (settings.query.dreaming_reports and not old.query.dreaming_reports
+                    and self.indexer is not None):  # searched now: their vectors are filled
+                self.indexer.request_reconcile("dreaming reports searched")
 
     # -- requests -------------------------------------------------------------------------
     def require_index(self) -> ServedIndex:

@@ -28,6 +28,7 @@ MODULES = (
     "openmemd.api.handler",
     "openmemd.search.pipeline",
     "openmemd.notes",
+    "openmemd.progress",
     "openmemd.context",
     "openmemd.search.dates",
     "openmemd.dreaming.sweep",

@@ -11,6 +11,10 @@ Long work says how it goes: every file and embedding batch updates `progress` (p
 total, rate, ETA; shown by `status`) and an `index_progress` log line is written every
 PROGRESS_LOG_S. A `sync` waiter is answered once the keyword rows are written: embedding can
 take hours, and the report says how many chunks still wait for a vector.
+
+Edits first: a fill (hours on a real workspace) calls `_serve_edits` while each batch embeds:
+edited files' keyword rows and deletions are committed at once, on this thread, and their
+chunks embedded before the rest. An edit never waits for someone else's batch.
 """
 
 from __future__ import annotations
@@ -207,20 +211,24 @@ class IndexWriter:
                     self._paths.clear()
                     action = functools.partial(self._do_reconcile, force, reasons, waiters)
                 else:
-                    batch: list[str] = []
-                    for path in self._paths:
-                        batch.append(path)
-                        if len(batch) >= self._batch_size:
-                            break
-                    for path in batch:
-                        del self._paths[path]
-                    action = functools.partial(self._do_batch, batch)
+                    action = functools.partial(self._do_batch, self._take_paths_locked())
             try:
                 action()
             except BaseException:  # never let the writer die
                 log.exception("indexer_action_failed", agent=self._name)
             finally:
-                self.progress, self._meter = None, ProgressMeter()
+                # The meter stays: a fill resumed after a reconcile starts with its last rate.
+                self.progress = None
+
+    def _take_paths_locked(self) -> list[str]:
+        batch: list[str] = []
+        for path in self._paths:
+            batch.append(path)
+            if len(batch) >= self._batch_size:
+                break
+        for path in batch:
+            del self._paths[path]
+        return batch
 
     def _retry_due(self) -> bool:
         if self._retry_at is None or time.monotonic() < self._retry_at:
@@ -278,7 +286,7 @@ class IndexWriter:
         if time.monotonic() - self._progress_logged >= PROGRESS_LOG_S:
             self._progress_logged = time.monotonic()
             log.info("index_progress", agent=self._name, phase=phase, done=done, total=total,
-                     rate=round(snap.rate, 2),
+                     rate=None if snap.rate is None else round(snap.rate, 2),
                      eta_s=None if snap.eta_s is None else round(snap.eta_s))
 
     def _do_reconcile(self, force: bool, reasons: list[str],
@@ -287,17 +295,17 @@ class IndexWriter:
         started = time.time()
 
         def answer(keyword_report: ServedReport) -> None:
-            # Keyword rows are written: searchable now. Waiters get this report (with the
-            # count of chunks still waiting for a vector) instead of waiting for the fill.
+            # Waiters get the keyword report (with the count of chunks still waiting for a
+            # vector) instead of waiting for the fill.
             data = keyword_report.to_dict()
             for fut in waiters:
                 if not fut.done():
                     fut.set_result(data)
 
-        try:
-            report = self._write(lambda: self._index.sync(force=force, progress=self._progress,
-                                                          fill_vectors=False),
-                                 answer)
+        try:  # keyword rows first (searchable at once), then the vectors
+            report = self._index.sync(force=force, progress=self._progress, fill_vectors=False)
+            answer(report)
+            report.merge(self._fill())
         except IndexerStopping:
             log.info("indexer_reconcile_abandoned", agent=self._name)
             for fut in waiters:
@@ -327,40 +335,55 @@ class IndexWriter:
             except Exception as exc:  # upkeep only: the next hourly run tries again
                 log.warning("indexer_upkeep_failed", agent=self._name, error=str(exc))
 
-    def _write(self, split: Callable[[], ServedReport],
-               keyword_done: Callable[[ServedReport], None] | None = None) -> ServedReport:
-        """Write chunks first (searchable by keyword at once), then embed them in pages that
-        stop early when the daemon stops."""
-        report = split()
-        if keyword_done is not None:
-            keyword_done(report)
-        # Edits and reconcile requests (a `sync` waiting, an overflow) that arrive while a long
-        # fill embeds are served first (keyword rows at once); the fill resumes after them,
-        # since it always picks up every pending chunk.
-        vectors = self._index.fill_vectors(
-            should_stop=lambda: self._stopping or bool(self._paths) or self._reconcile,
-            progress=self._progress)
-        report.merge(vectors)
-        return report
+    def _fill(self, first: Sequence[str] = ()) -> ServedReport:
+        """Embed what waits, `first` files' first; a reconcile asked for stops it (and fills)."""
+        return self._index.fill_vectors(should_stop=lambda: self._stopping or self._reconcile,
+                                        progress=self._progress, between=self._serve_edits,
+                                        first=first)
 
-    def _do_batch(self, batch: list[str]) -> None:
-        self.state = "indexing"
+    def _serve_edits(self) -> list[str]:
+        """Commit queued paths' keyword rows and deletions now; returns the paths written."""
+        served: list[str] = []
+        while not self._stopping:
+            with self._cond:
+                batch = self._take_paths_locked()
+            if not batch:
+                break
+            if self._index_paths(batch):
+                served += batch
+        return served
+
+    def _index_paths(self, batch: list[str]) -> bool:
+        """Keyword rows and deletions of `batch` (one transaction a file); False: failed."""
         started = time.time()
         try:
-            report = self._write(lambda: self._index.sync_paths(batch, fill_vectors=False))
-        except IndexerStopping:
-            return  # the chunks are written; the vectors are filled by the next start-up
+            report = self._index.sync_paths(batch, fill_vectors=False)
         except Exception as exc:
             self._failed(f"indexing {len(batch)} changed file(s) failed: {exc}",
                          "indexer_batch_failed", later=False, paths=batch[:10])
-            return
-        self._after_write(whole=False)
+            return False
         self.last_error = None
         self._logged.clear()
         self.last_batch = LastBatch(iso(started), round(time.time() - started, 3), len(batch),
                                     report.to_dict())
         log.info("indexer_batch", agent=self._name, paths=batch[:10], count=len(batch),
                  seconds=self.last_batch.seconds)
+        return True
+
+    def _do_batch(self, batch: list[str]) -> None:
+        self.state = "indexing"
+        if not self._index_paths(batch):
+            return
+        self.state = "embedding"
+        try:  # its own chunks first, then whatever else waits
+            self._fill(first=batch)
+        except IndexerStopping:
+            return  # the chunks are written; the vectors are filled by the next start-up
+        except Exception as exc:
+            self._failed(f"embedding {len(batch)} changed file(s) failed: {exc}",
+                         "indexer_batch_failed", later=False, paths=batch[:10])
+            return
+        self._after_write(whole=False)
 
     def _do_job(self, name: str, fn: Callable[[ServedIndex], Any], fut: Future[Any]) -> None:
         self.state = f"job:{name}"

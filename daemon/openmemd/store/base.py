@@ -135,6 +135,12 @@ class PendingChunk(NamedTuple):
     text: str
 
 
+class PendingFile(NamedTuple):  # a file with chunks waiting (the fill's order is by file)
+    path: str
+    source: str
+    chunks: int
+
+
 @dataclass(frozen=True)
 class CacheKey:
     """Which embedding function produced a cached vector (OpenClaw's cache key, minus hash)."""
@@ -268,7 +274,7 @@ class StoreReader(Protocol):
         """The index identity written by `StoreWriter.write_meta`, or None."""
         ...
 
-    def stats(self, model: str | None) -> IndexStats: ...
+    def stats(self, model: str | None, *, derived: bool = True) -> IndexStats: ...
 
     # whole-index export, for `openmemd store copy` (streamed: an index may not fit in memory)
     def export_files(self) -> Iterator[StoredFileRecord]: ...
@@ -303,8 +309,12 @@ class StoreWriter(Protocol):
         """Replace every chunk of `path` with `rows` (vectors included where given)."""
         ...
 
-    def pending_vectors(self, model: str, limit: int) -> list[PendingChunk]: ...
-    def count_pending_vectors(self, model: str) -> int: ...
+    # Chunks waiting for a vector (of `paths` only, in that order, when given); `derived=False`
+    # leaves out derived files' (store/derived.py), not embedded unless searched.
+    def pending_vectors(self, model: str, limit: int, paths: Sequence[str] | None = None
+                        ) -> list[PendingChunk]: ...
+    def count_pending_vectors(self, model: str, *, derived: bool = True) -> int: ...
+    def pending_files(self, model: str, *, derived: bool = True) -> list[PendingFile]: ...
     def set_vectors(self, vectors: Sequence[tuple[str, Vector]]) -> None:
         """Store each chunk id's vector (ids that no longer exist are ignored)."""
         ...

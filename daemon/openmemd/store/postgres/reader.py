@@ -185,8 +185,8 @@ class PgReader:
     def read_meta(self) -> dict[str, Any] | None:
         return self._run(lambda c: read_meta(c, self.ns))
 
-    def stats(self, model: str | None) -> IndexStats:
-        return self._run(lambda c: stats(c, self.ns, model))
+    def stats(self, model: str | None, *, derived: bool = True) -> IndexStats:
+        return self._run(lambda c: stats(c, self.ns, model, derived))
 
     # -- export ---------------------------------------------------------------------------------
     def export_files(self) -> Iterator[StoredFileRecord]:
@@ -277,14 +277,20 @@ def read_meta(conn: psycopg.Connection[TupleRow], ns: str) -> dict[str, Any] | N
     return None if row is None else meta_from_text(row[0])
 
 
-def stats(conn: psycopg.Connection[TupleRow], ns: str, model: str | None) -> IndexStats:
+# Chunks of derived files (store/derived.py), left out of the pending ones unless asked for.
+NOT_DERIVED = f" AND left(path, {len(DERIVED_PREFIX)}) <> '{DERIVED_PREFIX}'"
+
+
+def stats(conn: psycopg.Connection[TupleRow], ns: str, model: str | None,
+          derived: bool = True) -> IndexStats:
     by_source: dict[str, dict[str, int]] = {}
     for source, n in conn.execute(f"SELECT source, count(*) FROM {SCHEMA}.files WHERE ns = %s"
                                   " GROUP BY source", (ns,)):
         by_source.setdefault(source, {"files": 0, "chunks": 0})["files"] = int(n)
     row = conn.execute(
         f"SELECT source, count(*), count(embedding), count(*) FILTER (WHERE embedding IS NULL"
-        f" AND model = %s) FROM {SCHEMA}.chunks WHERE ns = %s GROUP BY source",
+        f" AND model = %s{'' if derived else NOT_DERIVED}) FROM {SCHEMA}.chunks WHERE ns = %s"
+        " GROUP BY source",
         (model or "", ns)).fetchall()
     vectors = pending = 0
     for source, n, with_vec, waiting in row:

@@ -27,6 +27,7 @@ from openmemd.store.base import (
     ChunkRow,
     FileSignature,
     PendingChunk,
+    PendingFile,
     Skipped,
     Vector,
 )
@@ -153,16 +154,31 @@ class PgWriter:
     def _dims(self, vec: np.ndarray | None) -> int | None:
         return None if vec is None or not self._graph else int(vec.shape[0])
 
-    def pending_vectors(self, model: str, limit: int) -> list[PendingChunk]:
-        rows = self._exec(f"SELECT id, hash, text FROM {SCHEMA}.chunks WHERE ns = %s AND"
-                          " model = %s AND embedding IS NULL ORDER BY id LIMIT %s",
-                          (self.ns, model, limit)).fetchall()
+    def pending_vectors(self, model: str, limit: int, paths: Sequence[str] | None = None
+                        ) -> list[PendingChunk]:
+        if paths is None:
+            rows = self._exec(f"SELECT id, hash, text FROM {SCHEMA}.chunks WHERE ns = %s AND"
+                              " model = %s AND embedding IS NULL ORDER BY id LIMIT %s",
+                              (self.ns, model, limit)).fetchall()
+        else:  # in the order of `paths`
+            rows = self._exec(f"SELECT id, hash, text FROM {SCHEMA}.chunks WHERE ns = %s AND"
+                              " model = %s AND embedding IS NULL AND path = ANY(%s) ORDER BY"
+                              " array_position(%s, path), start_line LIMIT %s",
+                              (self.ns, model, list(paths), list(paths), limit)).fetchall()
         return [PendingChunk(r[0], r[1], r[2]) for r in rows]
 
-    def count_pending_vectors(self, model: str) -> int:
+    def count_pending_vectors(self, model: str, *, derived: bool = True) -> int:
         row = self._exec(f"SELECT count(*) FROM {SCHEMA}.chunks WHERE ns = %s AND model = %s"
-                         " AND embedding IS NULL", (self.ns, model)).fetchone()
+                         " AND embedding IS NULL" + ("" if derived else reader.NOT_DERIVED),
+                         (self.ns, model)).fetchone()
         return int(row[0]) if row else 0
+
+    def pending_files(self, model: str, *, derived: bool = True) -> list[PendingFile]:
+        rows = self._exec(f"SELECT path, source, count(*) FROM {SCHEMA}.chunks WHERE ns = %s"
+                          " AND model = %s AND embedding IS NULL"
+                          + ("" if derived else reader.NOT_DERIVED) + " GROUP BY path, source",
+                          (self.ns, model)).fetchall()
+        return [PendingFile(r[0], r[1], int(r[2])) for r in rows]
 
     def set_vectors(self, vectors: Sequence[tuple[str, Vector]]) -> None:
         if not vectors:

@@ -84,8 +84,8 @@ class GuardedReader:
     def read_meta(self) -> dict[str, Any] | None:
         return self._call(self.inner.read_meta)
 
-    def stats(self, model: str | None) -> IndexStats:
-        return self._call(self.inner.stats, model)
+    def stats(self, model: str | None, *, derived: bool = True) -> IndexStats:
+        return self._call(self.inner.stats, model, derived=derived)
 
     def export_files(self) -> Iterator[StoredFileRecord]:
         return self._stream(self.inner.export_files)

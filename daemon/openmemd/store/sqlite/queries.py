@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from openmemd.store.base import Candidate, CandidateFilter, StoredFile
+from openmemd.store.derived import DERIVED_PREFIX
 from openmemd.store.sqlite import vec_log
 from openmemd.store.sqlite.db import Connection
 from openmemd.store.sqlite.schema import SQL_NOT_DERIVED, has_vec_table
@@ -125,24 +126,52 @@ def touch_file(conn: Connection, path: str, mtime: int, size: int) -> None:
 
 def set_embedding(conn: Connection, chunk_id: str, embedding_json: str, blob: bytes | None
                   ) -> None:
-    conn.execute("UPDATE chunks SET embedding = ? WHERE id = ?", (embedding_json, chunk_id))
+    cur = conn.execute("UPDATE chunks SET embedding = ? WHERE id = ?", (embedding_json, chunk_id))
+    if not cur.rowcount:
+        return  # the chunk went while its batch embedded (an edit): no orphan vector row
     vec_log.note_where(conn, "id = ?", chunk_id)
     if blob is not None:
         conn.execute("DELETE FROM chunks_vec WHERE id = ?", (chunk_id,))
         conn.execute("INSERT INTO chunks_vec(id, embedding) VALUES (?, ?)", (chunk_id, blob))
 
 
-def pending_vectors(conn: Connection, model: str, limit: int) -> list[tuple[str, str, str]]:
-    """(id, hash, text) of chunks of `model` still waiting for a vector."""
-    rows = conn.execute(
-        "SELECT id, hash, text FROM chunks WHERE model = ? AND embedding = ? LIMIT ?",
-        (model, EMPTY_EMBEDDING, limit)).fetchall()
-    return [(str(cid), str(h), str(text)) for cid, h, text in rows]
+# Chunks of derived files (store/derived.py), left out of the pending ones unless asked for.
+_NOT_DERIVED = f" AND substr(path, 1, {len(DERIVED_PREFIX)}) <> '{DERIVED_PREFIX}'"
 
 
-def count_pending_vectors(conn: Connection, model: str) -> int:
-    return int(conn.execute("SELECT COUNT(*) FROM chunks WHERE model = ? AND embedding = ?",
+def pending_vectors(conn: Connection, model: str, limit: int,
+                    paths: Sequence[str] | None = None) -> list[tuple[str, str, str]]:
+    """(id, hash, text) of chunks of `model` still waiting for a vector (of `paths` only,
+    in that order, when given)."""
+    if paths is None:
+        rows = conn.execute(
+            "SELECT id, hash, text FROM chunks WHERE model = ? AND embedding = ? LIMIT ?",
+            (model, EMPTY_EMBEDDING, limit)).fetchall()
+        return [(str(cid), str(h), str(text)) for cid, h, text in rows]
+    out: list[tuple[str, str, str]] = []
+    for path in paths:
+        rows = conn.execute(
+            "SELECT id, hash, text FROM chunks WHERE path = ? AND model = ? AND embedding = ?"
+            " ORDER BY start_line LIMIT ?",
+            (path, model, EMPTY_EMBEDDING, limit - len(out))).fetchall()
+        out += [(str(cid), str(h), str(text)) for cid, h, text in rows]
+        if len(out) >= limit:
+            break
+    return out
+
+
+def count_pending_vectors(conn: Connection, model: str, derived: bool = True) -> int:
+    return int(conn.execute("SELECT COUNT(*) FROM chunks WHERE model = ? AND embedding = ?"
+                            + ("" if derived else _NOT_DERIVED),
                             (model, EMPTY_EMBEDDING)).fetchone()[0])
+
+
+def pending_files(conn: Connection, model: str, derived: bool) -> list[tuple[str, str, int]]:
+    """(path, source, chunks) of the files with chunks of `model` waiting for a vector."""
+    rows = conn.execute("SELECT path, source, COUNT(*) FROM chunks WHERE model = ? AND"
+                        " embedding = ?" + ("" if derived else _NOT_DERIVED)
+                        + " GROUP BY path, source", (model, EMPTY_EMBEDDING)).fetchall()
+    return [(str(p), str(s), int(n)) for p, s, n in rows]
 
 
 def counts(conn: Connection) -> dict[str, int]:

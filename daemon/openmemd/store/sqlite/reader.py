@@ -90,9 +90,10 @@ class SqliteReader:
     def read_meta(self) -> dict[str, Any] | None:
         return schema.read_meta(self.conn)
 
-    def stats(self, model: str | None) -> IndexStats:
+    def stats(self, model: str | None, *, derived: bool = True) -> IndexStats:
         counts = queries.counts(self.conn)
-        pending = queries.count_pending_vectors(self.conn, model) if model is not None else 0
+        pending = (queries.count_pending_vectors(self.conn, model, derived)
+                   if model is not None else 0)
         return IndexStats(files=counts["files"], chunks=counts["chunks"],
                           cache_entries=counts["cache_entries"], vectors=counts["vectors"],
                           pending_vectors=pending, by_source=queries.counts_by_source(self.conn))

@@ -25,6 +25,7 @@ from openmemd.store.base import (
     ChunkRow,
     FileSignature,
     PendingChunk,
+    PendingFile,
     Skipped,
     Vector,
 )
@@ -167,12 +168,18 @@ class SqliteWriter:
                                       (r.id, embed_cache.vector_to_blob(r.vector)))
 
     @_at_boundary
-    def pending_vectors(self, model: str, limit: int) -> list[PendingChunk]:
-        return [PendingChunk(*r) for r in queries.pending_vectors(self.conn, model, limit)]
+    def pending_vectors(self, model: str, limit: int, paths: Sequence[str] | None = None
+                        ) -> list[PendingChunk]:
+        return [PendingChunk(*r) for r in queries.pending_vectors(self.conn, model, limit,
+                                                                  paths)]
 
     @_at_boundary
-    def count_pending_vectors(self, model: str) -> int:
-        return int(queries.count_pending_vectors(self.conn, model))
+    def count_pending_vectors(self, model: str, *, derived: bool = True) -> int:
+        return int(queries.count_pending_vectors(self.conn, model, derived))
+
+    @_at_boundary
+    def pending_files(self, model: str, *, derived: bool = True) -> list[PendingFile]:
+        return [PendingFile(*r) for r in queries.pending_files(self.conn, model, derived)]
 
     @_at_boundary
     def set_vectors(self, vectors: Sequence[tuple[str, Vector]]) -> None:
