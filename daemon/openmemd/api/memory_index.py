@@ -276,19 +276,22 @@ class MemoryIndex(SelfHealing, DreamingAccess):
             bad = [s for s in sources if s not in SOURCES]
             if bad:
                 raise BadRequestError(f"unknown source(s) {bad}; use {', '.join(SOURCES)}")
+        self._local.nearest = None
         if not query:
             return []
         q = self.settings.query
         max_results = q.max_results if max_results is None else max_results
         min_score = q.min_score if min_score is None else min_score
         self._ensure_built()
-        from openmemd.search.pipeline import run_search
+        from openmemd.search.pipeline import search_outcome
 
         vector, self._local.degraded = self._query_vector(query)
-        hits = self._read(lambda reader: run_search(
+        found = self._read(lambda reader: search_outcome(
             reader, query, query_vector=vector, model=self.model, settings=q,
             max_results=max_results, min_score=min_score, sources=sources, now=time.time(),
             explain=explain))
+        hits = found.hits
+        self._local.nearest = found.nearest  # for search_meta: what a lower min_score shows
         own = [h for h in hits if h.namespace in ("", self.store.namespace)]
         if record and own:  # dreaming promotes only this workspace's own notes
             self._record(query, own)

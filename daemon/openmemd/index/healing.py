@@ -161,12 +161,15 @@ class SelfHealing:
             return {"mode": "fts-only"}
         return {"mode": "fts-only", "degraded": degraded} if degraded else {"mode": "hybrid"}
 
-    def search_meta(self) -> dict[str, str]:
+    def search_meta(self) -> dict[str, Any]:
         """What a search reply says besides its results, the same on every way in (CLI,
-        socket, MCP): provider, model, mode (and why it degraded) and the citations mode."""
+        socket, MCP): provider, model, mode (and why it degraded), the citations mode and,
+        when this thread's last search found nothing, the nearest miss (`nearest`)."""
+        nearest = getattr(self._local, "nearest", None)
         return {"provider": self.provider.id if self.provider is not None else "none",
                 "model": self.model, **self.search_mode(),
-                "citations": self.settings.citations}
+                "citations": self.settings.citations,
+                **({"nearest": nearest.to_dict()} if nearest is not None else {})}
 
     def _read(self, fn: Callable[[StoreReader], T]) -> T:
         """Run `fn(reader)` on this thread's reader. On a damaged index a one-shot caller
