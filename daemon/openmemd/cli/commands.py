@@ -138,7 +138,10 @@ def cmd_search(settings: Settings, args: argparse.Namespace) -> int:
         _print_json({"results": results, **meta})
         return EXIT_OK
     if not results:
-        print("No matches.")
+        from openmemd.cli.report import nothing_note
+
+        print(nothing_note(settings.query.min_score if args.min_score is None
+                           else args.min_score, meta.get("nearest")))
         return EXIT_OK
     if (results[0].get("explain") or {}).get("relaxed"):
         from openmemd.cli.report import relaxed_note

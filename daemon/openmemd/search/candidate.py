@@ -5,10 +5,11 @@ nearest miss. Evidence (evidence.py) is weighed here, over all candidates of one
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from openmemd.search.evidence import evidence, keyword_evidence, term_weights
-from openmemd.search.focus import focus_of, line_terms
+from openmemd.search.evidence import evidence, keyword_evidence, median, term_weights
+from openmemd.search.focus import Focus, focus_of, line_terms
 from openmemd.search.results import LegHit, NearestMiss, SearchHit, SearchOutcome
 from openmemd.search.snippets import citation, make_snippet
 from openmemd.text.tokens import QueryTerms, covered_terms
@@ -48,15 +49,19 @@ class Candidate:
 
 
 
-def weigh_evidence(candidates: list[Candidate], terms: QueryTerms) -> dict[str, float]:
-    """Each candidate's evidence (evidence.py), with IDF over all candidates; returns the
+def weigh_evidence(candidates: list[Candidate], terms: QueryTerms,
+                   calibrate: Callable[[float], float] | None = None) -> dict[str, float]:
+    """Each candidate's evidence (evidence.py), with IDF over all candidates and the
+    `calibrate`d cosine of the median candidate as the query's own baseline; returns the
     query terms' weights (the focus uses them too)."""
     for c in candidates:
         c.found = frozenset(covered_terms(terms, c.text))
     weights = term_weights(terms.all, (c.found for c in candidates))
+    mid = median([c.vector_cosine for c in candidates if c.vector_cosine is not None])
+    baseline = 1.0 if mid is None or calibrate is None else calibrate(mid)
     for c in candidates:
         c.keyword_evidence = keyword_evidence(c.found, weights)
-        c.evidence = evidence(c.vector_score, c.keyword_evidence)
+        c.evidence = evidence(c.vector_score, c.keyword_evidence, baseline)
     return weights
 
 
@@ -75,18 +80,23 @@ def outcome(ordered: list[Candidate], passed: list[Candidate], terms: QueryTerms
     nearest = None
     if not hits and ordered:
         best = max(ordered, key=lambda c: min(c.gate, best_evidence))
+        focus = _focus(best, terms, weights)
         nearest = NearestMiss(round(max(0.0, min(best.gate, best_evidence, 1.0)), 6),
-                              best.path, best.start_line, best.end_line,
-                              citation(best.path, best.start_line, best.end_line))
+                              best.path, focus.start_line, focus.end_line,
+                              citation(best.path, focus.start_line, focus.end_line))
     return SearchOutcome(hits, nearest, mode)
 
+
+
+def _focus(c: Candidate, terms: QueryTerms, weights: dict[str, float]) -> Focus:
+    return focus_of(c.start_line, c.end_line,
+                    line_terms(c.text, lambda line: covered_terms(terms, line)), weights)
 
 
 def to_hit(c: Candidate, mode: str, explain: bool, terms: QueryTerms,
             weights: dict[str, float], *, relaxed: bool, query_evidence: float) -> SearchHit:
     score = round(min(1.0, max(0.0, c.score)), 6)
-    focus = focus_of(c.start_line, c.end_line,
-                     line_terms(c.text, lambda line: covered_terms(terms, line)), weights)
+    focus = _focus(c, terms, weights)
     details = None
     if explain:
         details = {

@@ -7,19 +7,24 @@ or a short question about something never written down scores as high as the not
 a real question in a chat log), so the calibrated vector score alone passes min_score too.
 On LoCoMo-dev, 76 % of queries about nothing returned something at the defaults.
 
-Evidence of one chunk, 0..1:
+Evidence of one chunk, 0..1, the larger of two readings:
 
-    keyword evidence K = the IDF-weighted share of the query's terms the chunk contains
-    evidence           = (calibrated vector score + K) / 2
+    words and meaning together: (calibrated vector score + K) / 2, where
+        K = the IDF-weighted share of the query's terms the chunk contains
+    meaning alone:              calibrated vector score - calibrated score of the query's
+                                median candidate
 
 IDF is taken over the chunks the search already holds (both legs' candidates): a term found
 in none of them (a pseudo-word, "kubernetes" in notes that never mention it) weighs most, a
 term in every candidate (a name in a chat log) almost nothing. So a chunk sharing only "decide"
 with "what did we decide about the kubernetes migration" has K ~0.2, not the keyword leg's
-~0.65. Neither leg alone claims an answer at the default threshold: a vector-only match needs
-a calibrated score of 0.7 (e5 cosine ~0.855), a pure keyword match most of the query's
-information. A search returns results only when its best candidate's evidence reaches
-`min_score`; the results themselves are still chosen and ordered by the fused score.
+~0.65. The second reading lets a paraphrase with no word in common through ("how did we ship
+the payments system to prod" for "Deployed the billing service to production"), but only when
+its chunk stands out from the rest: a query about nothing is about as close to every chunk
+(its cosines are flat), so its best chunk gains nothing over its median one. With min_score
+0.35, a chunk sharing no word must stand ~0.05 of e5 cosine above the median candidate.
+A search returns results only when its best candidate's evidence reaches `min_score`; the
+results themselves are still chosen and ordered by the fused score.
 """
 
 from __future__ import annotations
@@ -50,7 +55,18 @@ def keyword_evidence(found: Iterable[str], weights: Mapping[str, float]) -> floa
     return min(1.0, sum(weights.get(t, 0.0) for t in set(found)) / total)
 
 
-def evidence(vector_score: float | None, keyword: float) -> float:
-    """A chunk's evidence: the mean of its calibrated vector score (0 without one) and its
-    keyword evidence."""
-    return 0.5 * (vector_score or 0.0) + 0.5 * keyword
+def evidence(vector_score: float | None, keyword: float, baseline: float) -> float:
+    """A chunk's evidence from its calibrated vector score (None: no vector), its keyword
+    evidence and `baseline`, the calibrated score of the query's median candidate."""
+    if vector_score is None:  # keyword-only: the one reading there is
+        return keyword
+    return max(0.5 * vector_score + 0.5 * keyword, vector_score - baseline)
+
+
+def median(values: Sequence[float]) -> float | None:
+    """The median of `values`, None for none."""
+    ordered = sorted(values)
+    if not ordered:
+        return None
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else 0.5 * (ordered[mid - 1] + ordered[mid])

@@ -134,7 +134,7 @@ def search_outcome(reader: StoreReader, query: str, *,
         _score_fused(candidates, vector_hits, keyword_hits, settings)
 
     _apply_decay(reader, candidates, settings, now)
-    weights = weigh_evidence(candidates, terms)
+    weights = weigh_evidence(candidates, terms, calibrate)
     ordered, passed = _order(candidates, settings, min_score=min_score, max_results=max_results)
     if query_evidence(candidates) < min_score:
         passed = []
