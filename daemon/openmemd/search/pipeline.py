@@ -24,8 +24,9 @@ Modes:
   its meaning),
   then decay and MMR (both opt-in), then `score ≥ min_score`, then top K. If nothing passes,
   the relaxed fallback keeps keyword-leg hits whose keyword score is
-  ≥ min(min_score, text_weight) and that hold at least half of the query's terms, so exact
-  lexical hits are not lost but one shared word does not defeat the threshold.
+  ≥ min(min_score, text_weight) and that hold at least half of the query's information
+  (IDF-weighted), so exact lexical hits are not lost but one shared word does not defeat the
+  threshold.
 - **vector-only** (hybrid disabled, or the keyword leg found nothing): score = calibrated
   cosine.
 - **keyword-only** (no provider, or no vectors found): keyword score plus OpenClaw's lexical
