@@ -40,12 +40,16 @@ ABSENT_TOO = "what did we decide about the kubernetes migration"
 PRESENT = "which message queue did we choose for billing events"
 
 
-@pytest.fixture
-def index(make_settings, workspace):
+@pytest.fixture(params=["sqlite", "postgres"])
+def index(request, make_settings, workspace):
     for rel, text in NOTES.items():
         (workspace / rel).parent.mkdir(parents=True, exist_ok=True)
         (workspace / rel).write_text(text, encoding="utf-8")
-    settings = make_settings(provider="local")
+    store = ""
+    if request.param == "postgres":
+        url = request.getfixturevalue("pg_url")
+        store = f'[store]\nbackend = "postgres"\nurl = "{url}"\n'
+    settings = make_settings(store, provider="local")
     with MemoryIndex.open(workspace, config=settings) as idx:
         idx.sync()
         yield idx

@@ -48,7 +48,6 @@ class Candidate:
                    namespace=hit.namespace)
 
 
-
 def weigh_evidence(candidates: list[Candidate], terms: QueryTerms,
                    calibrate: Callable[[float], float] | None = None) -> dict[str, float]:
     """Each candidate's evidence (evidence.py), with IDF over all candidates and the
@@ -70,8 +69,8 @@ def query_evidence(candidates: list[Candidate]) -> float:
 
 
 def outcome(ordered: list[Candidate], passed: list[Candidate], terms: QueryTerms,
-             weights: dict[str, float], mode: str, explain: bool, *,
-             relaxed: bool) -> SearchOutcome:
+            weights: dict[str, float], mode: str, explain: bool, *,
+            relaxed: bool) -> SearchOutcome:
     """The hits, or when there are none, the candidate a lower min_score would show first:
     a candidate passes when its own score and the query's evidence both reach min_score."""
     best_evidence = query_evidence(ordered)
@@ -87,14 +86,13 @@ def outcome(ordered: list[Candidate], passed: list[Candidate], terms: QueryTerms
     return SearchOutcome(hits, nearest, mode)
 
 
-
 def _focus(c: Candidate, terms: QueryTerms, weights: dict[str, float]) -> Focus:
     return focus_of(c.start_line, c.end_line,
                     line_terms(c.text, lambda line: covered_terms(terms, line)), weights)
 
 
 def to_hit(c: Candidate, mode: str, explain: bool, terms: QueryTerms,
-            weights: dict[str, float], *, relaxed: bool, query_evidence: float) -> SearchHit:
+           weights: dict[str, float], *, relaxed: bool, query_evidence: float) -> SearchHit:
     score = round(min(1.0, max(0.0, c.score)), 6)
     focus = _focus(c, terms, weights)
     details = None
