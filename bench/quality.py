@@ -22,6 +22,13 @@ temporal decay), hit@1/5/10, MRR@10, nDCG@10, the mean lines per returned chunk 
 time per query (the first mode on an index includes embedding each query). Decay uses the real
 clock, so dated notes from years ago are down-weighted by their relative age.
 
+Two more figures for every mode: `focus@5`, the share of questions whose evidence lies inside
+the focus (`SearchHit.focus_*`, the lines a hit says answer best) of one of the first five
+results, and `flines`, the mean lines of those focuses; and `returned`, the share of questions
+that got any result at all (with `--defaults`, the configured max_results and min_score: the
+figure for a no-answer set such as `locomo-dev/absent`, whose questions name no evidence and
+whose workspaces are its parent's).
+
 `--dream` measures a workspace after dreaming: each workspace is copied into the state dir, its
 questions are asked once as recorded searches (what an agent's use leaves in the recall store),
 a full dreaming sweep (light, REM, deep) runs on the copy, and the copy -- now with its
@@ -128,6 +135,18 @@ def score(scorer: Any, results: list[dict], query: dict) -> dict[str, float]:
 
 # -- workspaces -----------------------------------------------------------------------------------
 
+def focus_figures(hits: list[Any], spans: list[dict]) -> dict[str, float]:
+    """focus@5 (evidence inside the focus of a top-5 hit) and the mean lines of those focuses."""
+    top = hits[:5]
+    inside = any(_matches({"path": h.path, "start_line": h.focus_start or h.start_line,
+                           "end_line": h.focus_end or h.end_line}, span)
+                 for h in top for span in spans)
+    lines = [(h.focus_end or h.end_line) - (h.focus_start or h.start_line) + 1 for h in top]
+    return {"focus@5": 1.0 if inside else 0.0,
+            "flines": sum(lines) / len(lines) if lines else 0.0,
+            "returned": 1.0 if hits else 0.0}
+
+
 def corpus_of(dataset: Path) -> Path:
     """The folder holding the question set's workspaces: its own, or its parent's."""
     if (dataset / "workspaces").is_dir() or (dataset / "workspace.tar.gz").is_file():
@@ -226,6 +245,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--limit", type=int, default=0, help="first N questions only")
     ap.add_argument("--min-score", type=float, default=0.0,
                     help="min_score for every search (0 measures pure ranking)")
+    ap.add_argument("--defaults", action="store_true",
+                    help="search with the configured max_results and min_score (not 10 and "
+                         "--min-score)")
     ap.add_argument("--dream", action="store_true",
                     help="measure after recorded searches and a dreaming sweep (see above)")
     ap.add_argument("--runs", type=Path, default=None,
@@ -289,19 +311,23 @@ def main(argv: list[str] | None = None) -> int:
                     index.settings = dataclasses.replace(settings, query=variants[mode])
                     started = time.monotonic()
                     for q in qs:
-                        hits = index.search(q["query"], max_results=10,
-                                            min_score=args.min_score, record=False)
+                        hits = index.search(q["query"], record=False,
+                                            **({} if args.defaults else
+                                               {"max_results": 10, "min_score": args.min_score}))
                         understood[mode] += "dates" in index.search_meta()
                         results = [{"path": h.path, "start_line": h.start_line,
                                     "end_line": h.end_line} for h in hits]
-                        for key, value in score(scorer, results, q).items():
+                        figures = {**score(scorer, results, q),
+                                   **focus_figures(hits, q["relevant"])}
+                        for key, value in figures.items():
                             totals[mode][key] += value
                         if args.runs:
                             runs[mode].append(json.dumps({"id": q["id"], "results": results}))
                     timing[mode] += time.monotonic() - started
 
     n = len(queries)
-    keys = [f"hit@{k}" for k in KS] + ["mrr@10", "ndcg@10", "lines@10"]
+    keys = ([f"hit@{k}" for k in KS] + ["mrr@10", "ndcg@10", "lines@10"]
+            + ["focus@5", "flines", "returned"])
     print(f"\n{'mode':18s}" + "".join(f"{k:>10s}" for k in keys) + f"{'ms/query':>10s}")
     for mode in variants:
         row = "".join(f"{totals[mode][k] / n:10.4f}" for k in keys)

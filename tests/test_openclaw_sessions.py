@@ -169,10 +169,10 @@ def test_citations_off_on_auto(tmp_path: Path, workspace: Path, monkeypatch, cap
         if mode == "off":
             assert "citation" not in hit and "Source:" not in hit["snippet"]
         elif mode == "on":
-            assert hit["citation"] == "MEMORY.md#L1-L3"
-            assert hit["snippet"].endswith("\n\nSource: MEMORY.md#L1-L3")
+            assert hit["citation"] == "MEMORY.md#L3"
+            assert hit["snippet"].endswith("\n\nSource: MEMORY.md#L3")
         else:
-            assert hit["citation"] == "MEMORY.md#L1-L3" and "Source:" not in hit["snippet"]
+            assert hit["citation"] == "MEMORY.md#L3" and "Source:" not in hit["snippet"]
 
 
 def test_second_agent_served_with_its_own_settings(tmp_path: Path) -> None:

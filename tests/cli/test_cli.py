@@ -33,7 +33,8 @@ def test_index_json_then_search_json_shape(cli):
     assert code == 0 and data["mode"] == "fts-only"
     (hit,) = data["results"]
     assert set(hit) == {"path", "startLine", "endLine", "score", "snippet", "source",
-                        "citation"}
+                        "citation", "focus"}
+    assert hit["focus"] == {"startLine": 1, "endLine": 1}
     assert hit["path"] == "memory/2026-11-01.md" and hit["citation"] == "memory/2026-11-01.md#L1"
     assert hit["startLine"] == hit["endLine"] == 1 and hit["source"] == "memory"
 

@@ -81,12 +81,12 @@ def test_each_tool_in_process_and_an_added_note_is_found_right_away(setup) -> No
             assert found["mode"] == "fts-only" and found["provider"] == "none"
             assert found["citations"] == "auto"  # the same reply as the socket's and the CLI's
             (hit,) = found["results"]
-            assert set(hit) >= RESULT_KEYS and hit["citation"] == "MEMORY.md#L1-L3"
+            assert set(hit) >= RESULT_KEYS and hit["citation"] == "MEMORY.md#L3"  # its focus
             got = await call(s, "memory_get", {"path": "MEMORY.md", "from": 3, "lines": 1})
             assert got == {"path": "MEMORY.md", "text": "The launch codeword is pelican.",
                            "from": 3, "lines": 1, "totalLines": 3}
             cited = await call(s, "memory_get", {"path": hit["citation"]})  # as search cites
-            assert cited["text"] == "# Memory\n\nThe launch codeword is pelican."
+            assert cited["text"] == "The launch codeword is pelican."  # the focus line
             assert "has 3 lines" in await call_error(s, "memory_get", {"path": "MEMORY.md",
                                                                       "from": 999})
             status = await call(s, "memory_status")

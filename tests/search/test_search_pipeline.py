@@ -215,7 +215,10 @@ def test_keyword_only_mode_has_soft_min_score(index):
 
 
 def test_vector_only_when_fts_finds_nothing(index, e5):
-    hits = search(index, "caffeinated beverages I drink before work", e5)
+    # No word in common and the coffee note (cosine 0.83) stands only ~0.04 above the
+    # query's median note (the grocery list with green tea is 0.81): too little evidence
+    # for the default min_score (evidence.py), so the mode is checked below it.
+    hits = search(index, "caffeinated beverages I drink before work", e5, min_score=0.2)
     assert hits[0].path == "MEMORY.md"
     assert hits[0].explain["mode"] == "vector-only"
     assert hits[0].score == pytest.approx(hits[0].explain["vectorScore"], abs=1e-5)

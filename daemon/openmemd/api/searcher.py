@@ -26,7 +26,7 @@ from openmemd.embed.shared import ProviderHealth, QueryVectors
 from openmemd.errors import BadRequestError, IndexLockedError, UnavailableError
 from openmemd.log import get_logger
 from openmemd.search import citations
-from openmemd.search.results import SearchHit
+from openmemd.search.results import SearchHit, SearchOutcome
 from openmemd.store.base import (
     DiskFullError,
     IndexDamagedError,
@@ -82,6 +82,8 @@ class Searcher:
             bad = [s for s in sources if s not in SOURCES]
             if bad:
                 raise BadRequestError(f"unknown source(s) {bad}; use {', '.join(SOURCES)}")
+        self._local.nearest = None
+        self._local.dates = None
         if not query:
             return []
         q = self.settings.query
@@ -89,7 +91,7 @@ class Searcher:
         min_score = q.min_score if min_score is None else min_score
         self.ensure_built()
         from openmemd.search.dates import understand_dates
-        from openmemd.search.pipeline import run_search
+        from openmemd.search.pipeline import search_outcome
 
         if today is None:
             today = date.fromisoformat(day_bucket(datetime.now(timezone.utc), resolve_timezone(
@@ -97,16 +99,19 @@ class Searcher:
         dates = self._local.dates = understand_dates(query, today)
         wanted = query if dates is None else dates.query  # the date words are not searched
 
-        def run(reader: StoreReader) -> list[SearchHit]:
+        def run(reader: StoreReader) -> SearchOutcome:
             # asked again on a retry: a healed index is searched by keyword until its
             # vectors are back (the embedding itself is cached)
             vector, self._local.degraded = (self._query_vector(wanted) if wanted
                                             else (None, ""))
-            return run_search(reader, query, query_vector=vector, model=self.model, settings=q,
-                              max_results=max_results, min_score=min_score, sources=sources,
-                              now=time.time(), explain=explain, dates=dates)
+            return search_outcome(reader, query, query_vector=vector, model=self.model,
+                                  settings=q, max_results=max_results, min_score=min_score,
+                                  sources=sources, now=time.time(), explain=explain,
+                                  dates=dates)
 
-        hits = self.read(run)
+        found = self.read(run)
+        hits = found.hits
+        self._local.nearest = found.nearest  # for search_meta: what a lower min_score shows
         own = [h for h in hits if h.namespace in ("", self.store.namespace)]
         if record and own:  # dreaming promotes only this workspace's own notes
             self.recalls.record(query, own, self.settings.dreaming.timezone)
@@ -205,10 +210,13 @@ class Searcher:
 
     def search_meta(self) -> dict[str, Any]:
         """What a search reply says besides its results, the same on every way in (CLI,
-        socket, MCP): provider, model, mode (and why it degraded), the citations mode and the
-        dates the query was understood to name (`search.dates.DateQuery.to_meta`)."""
+        socket, MCP): provider, model, mode (and why it degraded), the citations mode, the
+        dates the query was understood to name (`search.dates.DateQuery.to_meta`) and, when
+        this thread's last search found nothing, the nearest miss (`nearest`)."""
         dates = getattr(self._local, "dates", None)
+        nearest = getattr(self._local, "nearest", None)
         return {"provider": self.provider.id if self.provider is not None else "none",
                 "model": self.model, **self.search_mode(),
                 "citations": self.settings.citations,
-                **({"dates": dates.to_meta()} if dates is not None else {})}
+                **({"dates": dates.to_meta()} if dates is not None else {}),
+                **({"nearest": nearest.to_dict()} if nearest is not None else {})}

@@ -179,7 +179,10 @@ def _show_search(settings: Settings, args: argparse.Namespace, reply: dict[str, 
         span = d["from"] if d["from"] == d["to"] else f"{d['from']} to {d['to']}"
         print(f"Dates: {span} (\"{d['text']}\")\n")
     if not results:
-        print("No matches.")
+        from openmemd.cli.report import nothing_note
+
+        print(nothing_note(settings.query.min_score if args.min_score is None
+                           else args.min_score, meta.get("nearest")))
         return EXIT_OK
     if (results[0].get("explain") or {}).get("relaxed"):
         from openmemd.cli.report import relaxed_note

@@ -200,6 +200,14 @@ def cmd_workspace(settings: Settings, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def nothing_note(min_score: float, nearest: dict[str, Any] | None) -> str:
+    """What a search that found nothing says: the threshold, and the nearest miss if any."""
+    if not nearest:
+        return "No matches."
+    return (f"nothing at min score {min_score:g}; nearest {nearest['score']:.2f} "
+            f"{nearest['citation']} — lower --min-score to see it")
+
+
 def relaxed_note(min_score: float) -> str:
     return (f"(relaxed: no result passed min score {min_score:g}; "
             "showing keyword matches)")

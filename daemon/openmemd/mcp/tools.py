@@ -116,8 +116,11 @@ TOOLS: dict[str, tuple[str, str, dict[str, Any], bool]] = {
         "Search the user's memory (MEMORY.md, dated notes memory/*.md and indexed session "
         "transcripts) by meaning and keywords. Use it before answering anything about prior "
         "work, decisions, dates, people, preferences or todos. Returns results[] (path, "
-        "startLine, endLine, score, snippet, source, citation 'path#Lx-Ly') plus provider, "
-        "model and mode ('hybrid' or 'fts-only'); read more with memory_get."), _SEARCH_SCHEMA,
+        "startLine, endLine, score, snippet, source, focus {startLine, endLine}: the lines "
+        "that answer, citation 'path#Lx-Ly' of them) plus provider, model and mode ('hybrid' "
+        "or 'fts-only'). No results means the memory holds nothing for the query; nearest "
+        "{score, citation} then names the closest miss. Read more with memory_get."),
+        _SEARCH_SCHEMA,
         True),
     "memory_get": ("get", (
         "Read lines of a memory file (MEMORY.md, DREAMS.md, memory/**/*.md) or an indexed "

@@ -2,8 +2,10 @@
 
 Entry point::
 
-    run_search(reader, query, *, query_vector, model, settings, max_results, min_score,
-               sources, now, explain=False) -> list[SearchHit]
+    search_outcome(reader, query, *, query_vector, model, settings, max_results, min_score,
+                   sources, now, explain=False) -> SearchOutcome  (hits, nearest miss, mode)
+
+(`run_search`, same arguments, returns the hits alone.)
 
 - `reader`: the index's `store.base.StoreReader` (candidates, scores by id, file mtimes).
 - `query_vector`: the query's embedding (float32; normalised here, once) or None.
@@ -24,12 +26,20 @@ Modes:
   its meaning),
   then decay and MMR (both opt-in), then `score ≥ min_score`, then top K. If nothing passes,
   the relaxed fallback keeps keyword-leg hits whose keyword score is
-  ≥ min(min_score, text_weight) and that hold at least half of the query's terms, so exact
-  lexical hits are not lost but one shared word does not defeat the threshold.
+  ≥ min(min_score, text_weight) and that hold at least half of the query's information
+  (IDF-weighted), so exact lexical hits are not lost but one shared word does not defeat the
+  threshold.
 - **vector-only** (hybrid disabled, or the keyword leg found nothing): score = calibrated
   cosine.
 - **keyword-only** (no provider, or no vectors found): keyword score plus OpenClaw's lexical
   boosts; `min_score` is soft (if nothing passes, the best hits are returned anyway).
+
+In every mode a search returns nothing unless its best candidate's evidence (`evidence.py`:
+words and meaning together -- the mean of the calibrated vector score and the IDF-weighted
+share of the query's terms the chunk holds -- or meaning that stands out from the query's
+median candidate) reaches `min_score`: the scores above rank, the evidence says whether the
+memory holds anything for the query at all. When nothing passes, the outcome names the nearest miss.
+Each hit carries its focus (`focus.py`), the lines of its chunk that answer best.
 """
 
 from __future__ import annotations
@@ -39,19 +49,20 @@ import functools
 import math
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
 
 from openmemd.config import QuerySettings
-from openmemd.search.dated import apply_dates, fetch_dated, keyword_scored
+from openmemd.search.candidate import Candidate as _Candidate
+from openmemd.search.candidate import outcome, query_evidence, weigh_evidence
+from openmemd.search.dated import TOPIC_BOOST, apply_dates, fetch_dated, keyword_scored
 from openmemd.search.dates import DateQuery
 from openmemd.search.decay import DecayCalculator, uses_mtime
 from openmemd.search.keyword import candidate_count, keyword_scores_for, keyword_search
 from openmemd.search.mmr import iter_mmr
-from openmemd.search.results import LegHit, SearchHit
+from openmemd.search.results import LegHit, SearchHit, SearchOutcome
 from openmemd.search.scoring import (
     calibration_for,
     lexical_boost_score,
@@ -59,54 +70,33 @@ from openmemd.search.scoring import (
     rrf_fusion,
     weighted_fusion,
 )
-from openmemd.search.snippets import citation, make_snippet
 from openmemd.search.vector import normalise_query, vector_search
 from openmemd.store.base import FTS_ONLY_MODEL, CandidateFilter, StoreReader
 from openmemd.text.tokens import QueryTerms, query_terms, text_units
 
 T = TypeVar("T")
-RELAXED_MIN_COVERAGE = 0.5  # share of query terms a keyword hit needs for the relaxed fallback
-
-
-@dataclass
-class _Candidate:
-    """A chunk on its way through the pipeline (mutable on purpose: stages fill it in)."""
-
-    id: str
-    path: str
-    source: str
-    start_line: int
-    end_line: int
-    text: str
-    score: float = 0.0  # ranking score (fused, then decayed)
-    gate: float = 0.0  # what min_score is compared with (weighted evidence, decayed)
-    vector_score: float | None = None
-    vector_cosine: float | None = None
-    keyword_score: float | None = None
-    bm25_rank: float | None = None
-    coverage: float | None = None
-    decay: float = 1.0
-    age_days: float | None = None
-    mmr_position: int | None = None
-    order: int = 0  # tie-break: position in the leg(s) that found it
-    legs: tuple[str, ...] = ()  # the legs whose candidates included it
-    namespace: str = ""  # where the chunk lives (a backend with namespaces)
-    date: dict[str, Any] | None = None  # what the query's dates did to it (`explain`)
-
-    @classmethod
-    def from_leg(cls, hit: LegHit) -> _Candidate:
-        return cls(hit.id, hit.path, hit.source, hit.start_line, hit.end_line, hit.text,
-                   namespace=hit.namespace)
+RELAXED_MIN_EVIDENCE = 0.5  # keyword evidence a keyword hit needs for the relaxed fallback
 
 
 def run_search(reader: StoreReader, query: str, *, query_vector: NDArray[np.float32] | None,
                model: str, settings: QuerySettings, max_results: int, min_score: float,
                sources: Sequence[str] | None, now: float,
                explain: bool = False, dates: DateQuery | None = None) -> list[SearchHit]:
+    """The hits of `search_outcome`."""
+    return search_outcome(reader, query, query_vector=query_vector, model=model,
+                          settings=settings, max_results=max_results, min_score=min_score,
+                          sources=sources, now=now, explain=explain, dates=dates).hits
+
+
+def search_outcome(reader: StoreReader, query: str, *,
+                   query_vector: NDArray[np.float32] | None, model: str,
+                   settings: QuerySettings, max_results: int, min_score: float,
+                   sources: Sequence[str] | None, now: float,
+                   explain: bool = False, dates: DateQuery | None = None) -> SearchOutcome:
     """Search the index; see the module docstring."""
     text = (query or "").strip()
     if not text or max_results <= 0:
-        return []
+        return SearchOutcome([])
     if dates is not None:
         text = dates.query  # may be empty: "2023-03-27" asks for the day alone
     min_score = min(1.0, max(0.0, min_score)) if math.isfinite(min_score) else 0.0
@@ -161,21 +151,26 @@ def run_search(reader: StoreReader, query: str, *, query_vector: NDArray[np.floa
 
     _apply_decay(reader, candidates, settings, now)
     apply_dates(candidates, dates)
+    weights = weigh_evidence(candidates, terms, calibrate)
+    _dated_evidence(candidates)
     ordered, passed = _order(candidates, settings, min_score=min_score, max_results=max_results)
+    if query_evidence(candidates) < min_score:
+        passed = []
     relaxed = False
     if not passed and keyword_hits:
         # OpenClaw #29112: an exact keyword match must not vanish because its vector score
         # is low. Judge those hits by their own keyword score against a gentler threshold,
         # and only if they hold at least half the query's terms: the best keyword hit always
         # scores high relative to the rest, so without that check any shared word ("group")
-        # would defeat min_score and nothing could ever be "not found" (#147349).
+        # would defeat min_score and nothing could ever be "not found" (#147349). That half
+        # is weighed by IDF (evidence.py): "decide" is not half of "decide kubernetes".
         _vw, tw = normalise_weights(hybrid.vector_weight, hybrid.text_weight)
         floor = min(min_score, tw)
         passed = [c for c in ordered if "keyword" in c.legs
                   and c.keyword_score is not None and c.keyword_score >= floor
-                  and (c.coverage or 0.0) >= RELAXED_MIN_COVERAGE][:max_results]
+                  and c.keyword_evidence >= RELAXED_MIN_EVIDENCE][:max_results]
         relaxed = bool(passed)
-    return [_to_hit(c, mode, explain, relaxed=relaxed) for c in passed]
+    return outcome(ordered, passed, terms, weights, mode, explain, relaxed=relaxed)
 
 
 class _KeywordLeg:
@@ -234,6 +229,20 @@ def _join_dated(candidates: list[_Candidate], dated: list[LegHit]) -> list[_Cand
             joined.append(c)
     candidates.extend(joined)
     return joined
+
+
+def _dated_evidence(candidates: list[_Candidate]) -> None:
+    """The date is part of the question, so a note of its range is evidence by that much too:
+    a query about a day is answered by that day's notes whatever their words (the date words
+    were taken out of what the legs search), and a note of the range that the topic's meaning
+    points to gets the same boost as its score (dated.TOPIC_BOOST)."""
+    for c in candidates:
+        if c.date is None or not c.date.get("inRange"):
+            continue
+        if c.date.get("rule") == "first":
+            c.evidence = max(c.evidence, 1.0)
+        elif c.date.get("rule") == "boosted":
+            c.evidence = min(1.0, c.evidence * TOPIC_BOOST)
 
 
 def _fill_missing_legs(reader: StoreReader, candidates: list[_Candidate], terms: QueryTerms,
@@ -339,7 +348,7 @@ def _order(candidates: list[_Candidate], settings: QuerySettings, *, min_score: 
 def _keyword_only(reader: StoreReader, hits: list[LegHit], terms: QueryTerms,
                   settings: QuerySettings, *, max_results: int, min_score: float, now: float,
                   explain: bool, dated: list[LegHit], dates: DateQuery | None
-                  ) -> list[SearchHit]:
+                  ) -> SearchOutcome:
     distinct = set(terms.all)
     n_keyword = len(hits)
     hits = hits + keyword_scored(reader, terms, hits, dated)  # the range's notes, if any
@@ -360,34 +369,12 @@ def _keyword_only(reader: StoreReader, hits: list[LegHit], terms: QueryTerms,
         candidates.append(c)
     _apply_decay(reader, candidates, settings, now)
     apply_dates(candidates, dates)
+    weights = weigh_evidence(candidates, terms)
+    _dated_evidence(candidates)
     ordered, passed = _order(candidates, settings, min_score=min_score, max_results=max_results)
     relaxed = False
-    if not passed:  # soft threshold: keyword-only scores are heuristics, not evidence
+    if query_evidence(candidates) < min_score:
+        passed = []
+    elif not passed:  # soft threshold: keyword-only scores are heuristics, not evidence
         passed, relaxed = ordered[:max_results], bool(ordered)
-    return [_to_hit(c, "keyword-only", explain, relaxed=relaxed) for c in passed]
-
-
-def _to_hit(c: _Candidate, mode: str, explain: bool, *, relaxed: bool) -> SearchHit:
-    score = round(min(1.0, max(0.0, c.score)), 6)
-    details: dict[str, Any] | None = None
-    if explain:
-        details = {
-            "mode": mode,
-            "legs": list(c.legs),
-            "vectorScore": c.vector_score,
-            "vectorCosine": c.vector_cosine,
-            "keywordScore": c.keyword_score,
-            "bm25Rank": c.bm25_rank,
-            "coverage": c.coverage,
-            "gateScore": c.gate,
-            "decay": c.decay,
-            "ageDays": c.age_days,
-            "mmrPosition": c.mmr_position,
-            "relaxed": relaxed,
-            "score": score,
-            **({"date": c.date} if c.date is not None else {}),
-        }
-    return SearchHit(id=c.id, path=c.path, start_line=c.start_line, end_line=c.end_line,
-                     score=score, snippet=make_snippet(c.text), source=c.source,
-                     citation=citation(c.path, c.start_line, c.end_line), explain=details,
-                     namespace=c.namespace)
+    return outcome(ordered, passed, terms, weights, "keyword-only", explain, relaxed=relaxed)

@@ -10,8 +10,11 @@ from typing import Any
 class SearchHit:
     """One result: a chunk of a memory file, its score (0..1) and where to cite it.
 
-    `explain` (only when asked) breaks the score down: the legs that found the chunk, each
-    leg's score, fusion, decay, MMR position and the final score.
+    `start_line`/`end_line` are the chunk's range (OpenClaw's shape); `focus_start`/`focus_end`
+    the lines inside it that answer best (`search/focus.py`), which the citation names and
+    the snippet is centred on. `explain` (only when asked) breaks the score down: the legs
+    that found the chunk, each leg's score, fusion, decay, MMR position, evidence and the final
+    score.
     """
 
     id: str
@@ -24,12 +27,16 @@ class SearchHit:
     citation: str
     explain: dict[str, Any] | None = None
     namespace: str = ""  # which namespace it came from (PostgreSQL); "" on SQLite
+    focus_start: int = 0
+    focus_end: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape of OpenClaw's memory_search results (camelCase, no chunk id)."""
         out: dict[str, Any] = {
             "path": self.path, "startLine": self.start_line, "endLine": self.end_line,
             "score": round(self.score, 6), "snippet": self.snippet, "source": self.source}
+        if self.focus_start:
+            out["focus"] = {"startLine": self.focus_start, "endLine": self.focus_end}
         if self.citation:  # empty when citations are off
             out["citation"] = self.citation
         if self.namespace:  # only a backend with namespaces has one: SQLite replies unchanged
@@ -37,6 +44,31 @@ class SearchHit:
         if self.explain is not None:
             out["explain"] = self.explain
         return out
+
+
+@dataclass(frozen=True)
+class NearestMiss:
+    """The candidate that came closest when nothing passed `min_score`: what a lower
+    min_score would show first."""
+
+    score: float
+    path: str
+    start_line: int
+    end_line: int
+    citation: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"score": round(self.score, 6), "path": self.path, "startLine": self.start_line,
+                "endLine": self.end_line, "citation": self.citation}
+
+
+@dataclass(frozen=True)
+class SearchOutcome:
+    """What one search found: the hits, and when there are none, the nearest miss."""
+
+    hits: list[SearchHit]
+    nearest: NearestMiss | None = None
+    mode: str = ""
 
 
 @dataclass(frozen=True)

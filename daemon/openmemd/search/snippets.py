@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import unicodedata
 
+from openmemd.text.tokens import CJK_RUN
+
 SNIPPET_MAX_CHARS = 700
 
 _ZWJ = "\u200d"
@@ -53,8 +55,58 @@ def truncate(text: str, limit: int = SNIPPET_MAX_CHARS) -> str:
     return text[:cut]
 
 
-def make_snippet(text: str, limit: int = SNIPPET_MAX_CHARS) -> str:
-    return truncate(text, limit)
+def make_snippet(text: str, limit: int = SNIPPET_MAX_CHARS,
+                 focus: tuple[int, int] | None = None) -> str:
+    """At most `limit` characters of `text`: all of it when it fits; else a window centred on
+    the `focus` lines (0-based indexes into `text`'s lines; None: the start), cut at word
+    boundaries so no word is split (a single word longer than the window is cut on a
+    grapheme boundary)."""
+    if limit <= 0:
+        return ""
+    if len(text) <= limit:
+        return text
+    first, last = focus if focus is not None else (0, 0)
+    lines = text.split("\n")
+    begin = sum(len(line) + 1 for line in lines[:first])
+    end = min(len(text), begin + len("\n".join(lines[first:last + 1])))
+    if end - begin >= limit:  # the focus alone fills the snippet: keep its start
+        return _cut_end(text[begin:], limit)
+    spare = limit - (end - begin)
+    start = max(0, min(begin - spare // 2, len(text) - limit))
+    if start > 0:
+        start = _word_start(text, start, begin)
+    return _cut_end(text[start:], limit)
+
+
+def _boundary(text: str, at: int) -> bool:
+    """Whether `at` lies between two words: next to a space, or to a CJK character (written
+    without spaces, each one may end a snippet) that no combining mark follows."""
+    before, after = text[at - 1], text[at]
+    if before.isspace() or after.isspace():
+        return True
+    return bool((CJK_RUN.match(before) or CJK_RUN.match(after)) and not _joins_previous(after))
+
+
+def _word_start(text: str, at: int, latest: int) -> int:
+    """The first word start at or after `at` (never past `latest`, the focus)."""
+    while at < latest and not _boundary(text, at):
+        at += 1
+    while at < latest and text[at].isspace():
+        at += 1
+    return at
+
+
+def _cut_end(text: str, limit: int) -> str:
+    """`text` cut to at most `limit` characters after a whole word (trailing space dropped).
+    A "word" longer than half the limit (a pasted hash or URL) is cut on a grapheme."""
+    if len(text) <= limit:
+        return text
+    cut = limit
+    while cut > limit // 2 and not _boundary(text, cut):
+        cut -= 1
+    if cut <= limit // 2:
+        return truncate(text, limit)
+    return text[:cut].rstrip()
 
 
 def citation(path: str, start_line: int, end_line: int) -> str:

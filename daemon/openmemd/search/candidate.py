@@ -1,0 +1,126 @@
+"""A chunk on its way through the search pipeline, and what a search returns of it: the hit
+(score, focus-centred snippet, citation of the focus, explain) or, when nothing passed, the
+nearest miss. Evidence (evidence.py) is weighed here, over all candidates of one search.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from openmemd.search.evidence import evidence, keyword_evidence, median, term_weights
+from openmemd.search.focus import Focus, focus_of, line_terms
+from openmemd.search.results import LegHit, NearestMiss, SearchHit, SearchOutcome
+from openmemd.search.snippets import citation, make_snippet
+from openmemd.text.tokens import QueryTerms, covered_terms
+
+
+@dataclass
+class Candidate:
+    """A chunk on its way through the pipeline (mutable on purpose: stages fill it in)."""
+
+    id: str
+    path: str
+    source: str
+    start_line: int
+    end_line: int
+    text: str
+    score: float = 0.0  # ranking score (fused, then decayed)
+    gate: float = 0.0  # what min_score is compared with (weighted evidence, decayed)
+    vector_score: float | None = None
+    vector_cosine: float | None = None
+    keyword_score: float | None = None
+    bm25_rank: float | None = None
+    coverage: float | None = None
+    decay: float = 1.0
+    age_days: float | None = None
+    mmr_position: int | None = None
+    order: int = 0  # tie-break: position in the leg(s) that found it
+    legs: tuple[str, ...] = ()  # the legs whose candidates included it
+    namespace: str = ""  # where the chunk lives (a backend with namespaces)
+    found: frozenset[str] = frozenset()  # the query terms the chunk holds
+    keyword_evidence: float = 0.0
+    evidence: float = 0.0  # evidence.py: whether this chunk shows the memory holds an answer
+    date: dict[str, Any] | None = None  # what the query's dates did to it (`explain`)
+
+    @classmethod
+    def from_leg(cls, hit: LegHit) -> Candidate:
+        return cls(hit.id, hit.path, hit.source, hit.start_line, hit.end_line, hit.text,
+                   namespace=hit.namespace)
+
+
+def weigh_evidence(candidates: list[Candidate], terms: QueryTerms,
+                   calibrate: Callable[[float], float] | None = None) -> dict[str, float]:
+    """Each candidate's evidence (evidence.py), with IDF over all candidates and the
+    `calibrate`d cosine of the median candidate as the query's own baseline; returns the
+    query terms' weights (the focus uses them too)."""
+    for c in candidates:
+        c.found = frozenset(covered_terms(terms, c.text))
+    weights = term_weights(terms.all, (c.found for c in candidates))
+    mid = median([c.vector_cosine for c in candidates if c.vector_cosine is not None])
+    baseline = 1.0 if mid is None or calibrate is None else calibrate(mid)
+    for c in candidates:
+        c.keyword_evidence = keyword_evidence(c.found, weights)
+        c.evidence = evidence(c.vector_score, c.keyword_evidence, baseline)
+    return weights
+
+
+def query_evidence(candidates: list[Candidate]) -> float:
+    return max((c.evidence for c in candidates), default=0.0)
+
+
+def outcome(ordered: list[Candidate], passed: list[Candidate], terms: QueryTerms,
+            weights: dict[str, float], mode: str, explain: bool, *,
+            relaxed: bool) -> SearchOutcome:
+    """The hits, or when there are none, the candidate a lower min_score would show first:
+    a candidate passes when its own score and the query's evidence both reach min_score."""
+    best_evidence = query_evidence(ordered)
+    hits = [to_hit(c, mode, explain, terms, weights, relaxed=relaxed,
+                   query_evidence=best_evidence) for c in passed]
+    nearest = None
+    if not hits and ordered:
+        best = max(ordered, key=lambda c: min(c.gate, best_evidence))
+        focus = _focus(best, terms, weights)
+        nearest = NearestMiss(round(max(0.0, min(best.gate, best_evidence, 1.0)), 6),
+                              best.path, focus.start_line, focus.end_line,
+                              citation(best.path, focus.start_line, focus.end_line))
+    return SearchOutcome(hits, nearest, mode)
+
+
+def _focus(c: Candidate, terms: QueryTerms, weights: dict[str, float]) -> Focus:
+    return focus_of(c.start_line, c.end_line,
+                    line_terms(c.text, lambda line: covered_terms(terms, line)), weights)
+
+
+def to_hit(c: Candidate, mode: str, explain: bool, terms: QueryTerms,
+           weights: dict[str, float], *, relaxed: bool, query_evidence: float) -> SearchHit:
+    score = round(min(1.0, max(0.0, c.score)), 6)
+    focus = _focus(c, terms, weights)
+    details: dict[str, Any] | None = None
+    if explain:
+        details = {
+            "mode": mode,
+            "legs": list(c.legs),
+            "vectorScore": c.vector_score,
+            "vectorCosine": c.vector_cosine,
+            "keywordScore": c.keyword_score,
+            "bm25Rank": c.bm25_rank,
+            "coverage": c.coverage,
+            "gateScore": c.gate,
+            "decay": c.decay,
+            "ageDays": c.age_days,
+            "mmrPosition": c.mmr_position,
+            "relaxed": relaxed,
+            "keywordEvidence": c.keyword_evidence,
+            "evidence": c.evidence,
+            "queryEvidence": query_evidence,
+            "score": score,
+            **({"date": c.date} if c.date is not None else {}),
+        }
+    first, last = focus.start_line - c.start_line, focus.end_line - c.start_line
+    return SearchHit(id=c.id, path=c.path, start_line=c.start_line, end_line=c.end_line,
+                     score=score, snippet=make_snippet(c.text, focus=(first, last)),
+                     source=c.source, citation=citation(c.path, focus.start_line, focus.end_line),
+                     explain=details, namespace=c.namespace, focus_start=focus.start_line,
+                     focus_end=focus.end_line)

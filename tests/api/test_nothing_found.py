@@ -1,0 +1,92 @@
+"""Knowing when there is nothing, and the line that answers, end to end: a workspace of ten
+notes indexed with the real default model, searched at the default settings through the
+library, the local request handler (the reply every way in shares) and the command line."""
+
+from __future__ import annotations
+
+import pytest
+
+from openmemd.api import MemoryIndex
+from openmemd.api.handler import search_reply
+from openmemd.cli import main
+from openmemd.protocol.requests import SearchRequest
+
+NOTES = {
+    "MEMORY.md": "# Memory\n\n- The user prefers TypeScript to JavaScript for new projects.\n"
+                 "- Dark roast coffee with oat milk every morning.\n",
+    "memory/2026-07-01.md": "# 2026-07-01\n\n- Met Priya about the quarterly offsite.\n"
+                            "- Booked the venue in Lisbon for September.\n",
+    "memory/2026-07-02.md": "# 2026-07-02\n\n- Dentist moved to Tuesday at 3pm.\n"
+                            "- Bought running shoes.\n",
+    "memory/2026-07-03.md": "# 2026-07-03\n\n## Standup\n\n- Ana asked which queue to use for "
+                            "the billing events.\n- We chose RabbitMQ over Kafka: the team "
+                            "knows it and the volume is small.\n- Follow-up: load test on "
+                            "Friday.\n- Lunch was tacos.\n- The printer on floor two is "
+                            "broken again.\n",
+    "memory/2026-07-04.md": "# 2026-07-04\n\n- Hiking in the Alps with my sister, planned for "
+                            "August.\n",
+    "memory/2026-07-05.md": "# 2026-07-05\n\n- Grocery list: eggs, spinach, rice noodles, "
+                            "green tea.\n",
+    "memory/2026-07-06.md": "# 2026-07-06\n\n- Finished reading The Left Hand of Darkness.\n",
+    "memory/2026-07-07.md": "# 2026-07-07\n\n- The cat needs her vaccination in October.\n",
+    "memory/2026-07-08.md": "# 2026-07-08\n\n- Fixed the flaky login test: it raced the "
+                            "session cleanup.\n",
+    "memory/2026-07-09.md": "# 2026-07-09\n\n- Paid the electricity bill; it went up 12%.\n",
+}
+# Real words, never discussed; before the evidence rule both returned hits (0.42-0.56): a
+# note sharing "decide", or one about a vaccination renewal ("cat" ~ "car").
+ABSENT = "when does my car insurance renew"
+ABSENT_TOO = "what did we decide about the kubernetes migration"
+PRESENT = "which message queue did we choose for billing events"
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def index(request, make_settings, workspace):
+    for rel, text in NOTES.items():
+        (workspace / rel).parent.mkdir(parents=True, exist_ok=True)
+        (workspace / rel).write_text(text, encoding="utf-8")
+    store = ""
+    if request.param == "postgres":
+        url = request.getfixturevalue("pg_url")
+        store = f'[store]\nbackend = "postgres"\nurl = "{url}"\n'
+    settings = make_settings(store, provider="local")
+    with MemoryIndex.open(workspace, config=settings) as idx:
+        idx.sync()
+        yield idx
+
+
+def test_an_absent_question_returns_nothing_and_names_the_nearest_miss(index):
+    assert index.search(ABSENT, record=False) == []
+    assert index.search(ABSENT_TOO, record=False) == []
+    reply = search_reply(index, SearchRequest(query=ABSENT))
+    assert reply["results"] == []
+    nearest = reply["nearest"]
+    assert 0 <= nearest["score"] < 0.35
+    assert nearest["citation"].startswith(nearest["path"] + "#L")
+    # a lower min_score shows it
+    shown = index.search(ABSENT, min_score=nearest["score"], record=False)
+    assert shown and shown[0].path == nearest["path"]
+
+
+def test_a_present_question_keeps_its_hit_and_its_focus_holds_the_answer(index):
+    reply = search_reply(index, SearchRequest(query=PRESENT))
+    assert "nearest" not in reply
+    top = reply["results"][0]
+    assert top["path"] == "memory/2026-07-03.md"
+    lines = NOTES["memory/2026-07-03.md"].split("\n")
+    answer = next(i for i, line in enumerate(lines, 1) if "RabbitMQ" in line)
+    focus = top["focus"]
+    assert focus["startLine"] <= answer <= focus["endLine"]
+    assert focus["endLine"] - focus["startLine"] < 3
+    assert top["startLine"] <= focus["startLine"] and focus["endLine"] <= top["endLine"]
+    assert top["citation"] == f"memory/2026-07-03.md#L{focus['startLine']}-L{focus['endLine']}"
+    assert "RabbitMQ" in top["snippet"]
+
+
+def test_the_cli_says_nothing_passed_and_names_the_nearest(index, tmp_path, capsys):
+    args = ["--config", str(tmp_path / "config.toml"), "--endpoint", f"ipc://{tmp_path}/n.sock"]
+    index.close()  # the command opens it itself
+    assert main(["search", *ABSENT.split(), *args]) == 0
+    out = capsys.readouterr().out.strip()
+    assert out.startswith("nothing at min score 0.35; nearest 0.")
+    assert out.endswith("— lower --min-score to see it") and ".md#L" in out

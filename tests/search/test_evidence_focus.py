@@ -1,0 +1,110 @@
+"""Pure rules: evidence (does the memory hold anything for a query), focus (which lines of a
+hit answer), snippets centred on the focus and cut between words."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from openmemd.search.evidence import evidence, keyword_evidence, median, term_weights
+from openmemd.search.focus import FOCUS_FOLLOWING, best_line, focus_of, line_terms
+from openmemd.search.snippets import make_snippet
+from openmemd.text.tokens import covered_terms, query_terms
+
+
+def test_a_term_found_nowhere_weighs_most_one_found_everywhere_least():
+    found = [{"caroline", "group"}, {"caroline"}, {"caroline", "painting"}]
+    w = term_weights(["caroline", "group", "kubernetes"], found)
+    assert w["kubernetes"] > w["group"] > w["caroline"] > 0
+
+
+def test_one_common_word_is_not_half_of_the_query():
+    # "what did we decide about the kubernetes migration" in notes where only "decide" occurs:
+    # flat coverage says 1/3 and the keyword leg ~0.65; weighed by IDF it is far less.
+    terms = ["decide", "kubernetes", "migration"]
+    found = [{"decide"}, {"decide"}, set(), set(), set(), set()]
+    w = term_weights(terms, found)
+    assert keyword_evidence({"decide"}, w) < 0.25
+    assert keyword_evidence(set(terms), w) == pytest.approx(1.0)
+    assert keyword_evidence(set(), w) == 0.0
+    assert keyword_evidence({"x"}, {}) == 0.0
+
+
+def test_evidence_needs_words_and_meaning_or_meaning_that_stands_out():
+    # meaning alone, as close as the query's median candidate (a flat distribution): nothing
+    assert evidence(0.58, 0.0, baseline=0.45) < 0.35
+    # the same vector score standing out from a low median: a paraphrase passes
+    assert evidence(0.52, 0.0, baseline=0.1) >= 0.35
+    # words and meaning together
+    assert evidence(0.4, 0.6, baseline=0.45) == pytest.approx(0.5)
+    # no vector (keyword-only search): the keyword evidence is the only reading
+    assert evidence(None, 0.8, baseline=1.0) == pytest.approx(0.8)
+    assert median([]) is None and median([3.0, 1.0, 2.0]) == 2.0
+    assert median([1.0, 4.0]) == 2.5
+
+
+CHAT = "\n".join([
+    "- **Mel**: How was the weekend?",
+    "- **Caro**: Busy! What about you?",
+    "- **Mel**: Why did you pick that adoption agency in the end?",
+    "- **Caro**: They help LGBTQ+ folks and were so kind to us.",
+    "- **Mel**: That is lovely.",
+    "- **Caro**: Thanks! Going hiking tomorrow.",
+])
+
+
+def _lines(query: str, text: str = CHAT) -> list[set[str]]:
+    terms = query_terms(query)
+    return line_terms(text, lambda line: covered_terms(terms, line))
+
+
+def test_focus_starts_at_the_best_line_and_takes_the_lines_after_it():
+    lines = _lines("why did Caro choose the adoption agency")
+    weights = term_weights(query_terms("why did Caro choose the adoption agency").all, lines)
+    assert best_line(lines, weights) == 2
+    focus = focus_of(10, 15, lines, weights)  # the chunk is lines 10-15 of its file
+    assert (focus.start_line, focus.end_line) == (12, 12 + FOCUS_FOLLOWING)  # the reply: 13
+
+
+def test_focus_stays_inside_the_chunk_and_falls_back_to_it():
+    lines = _lines("hiking tomorrow")
+    weights = term_weights(["hiking", "tomorrow"], lines)
+    focus = focus_of(10, 15, lines, weights)
+    assert (focus.start_line, focus.end_line) == (15, 15)  # the last line: nothing after it
+    # no line holds a query term: the whole chunk
+    nothing = _lines("quantum chromodynamics")
+    assert best_line(nothing, term_weights(["quantum"], nothing)) is None
+    assert focus_of(10, 15, nothing, {"quantum": 1.0}) == focus_of(10, 15, [set()] * 6, {})
+    assert (focus_of(10, 15, nothing, {}).start_line, focus_of(10, 15, nothing, {}).end_line) \
+        == (10, 15)
+    # lines that do not map onto the range (a transcript chunk): the whole chunk
+    assert (focus_of(3, 40, lines, weights).start_line,
+            focus_of(3, 40, lines, weights).end_line) == (3, 40)
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"\S+", text)
+
+
+@pytest.mark.parametrize("focus_line", [0, 40, 79])
+def test_snippet_is_centred_on_the_focus_and_never_cuts_a_word(focus_line):
+    text = "\n".join(f"line {i} alpha bravo charlie delta echo foxtrot golf hotel"
+                     for i in range(80))
+    snippet = make_snippet(text, 300, focus=(focus_line, focus_line))
+    assert len(snippet) <= 300
+    assert f"line {focus_line} alpha" in snippet
+    words = _words(text)
+    got = _words(snippet)
+    # every word of the snippet is a whole word of the text, in order
+    start = next(i for i in range(len(words)) if words[i:i + len(got)] == got)
+    assert words[start:start + len(got)] == got
+
+
+def test_snippet_of_a_short_text_or_without_spaces():
+    assert make_snippet("short note", 700, focus=(0, 0)) == "short note"
+    cjk = "我们在北京的故宫博物院参观了一整天" * 60
+    snippet = make_snippet(cjk, 100, focus=(0, 0))
+    assert 0 < len(snippet) <= 100 and cjk.startswith(snippet)
+    blob = "x" * 1000  # one "word" longer than the limit: cut on a grapheme
+    assert make_snippet(blob, 50) == "x" * 50
