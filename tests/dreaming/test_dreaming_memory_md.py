@@ -259,7 +259,8 @@ def test_promotion_made_meanwhile_by_another_writer_is_not_duplicated() -> None:
         after = plan.apply(current)
         assert after is not None and after.startswith(current)
         assert "promotion:k1" not in after[len(current):]
-        assert "<!-- openclaw-memory-promotion:k2 -->\n- fact two [score=" in after
+        assert ("<!-- openclaw-memory-promotion:k2 -->\n- fact two Source: memory/a.md#L2 "
+                "[score=") in after
     # The user typed both facts by hand meanwhile: nothing left to add.
     assert plan.apply("# M\n- fact one\n- fact two\n") is None
 

@@ -48,15 +48,14 @@ class Recalls:
         self._lock = threading.Lock()  # searches record from many threads
 
     def record(self, query: str, results: list[SearchHit], timezone: str) -> None:
-        from openmemd.dreaming.recall import RecallHit, RecallRecorder
+        from openmemd.dreaming.recall import RecallRecorder, as_hit
 
         with self._lock:
             if self._recorder is None:
                 self._recorder = RecallRecorder(timezone)
             recorder = self._recorder
-        recorder.submit(self.workspace, query, [
-            RecallHit(r.path, r.start_line, r.end_line, r.score, r.snippet, r.source)
-            for r in results])
+        # as_hit keeps a hit's `focus` (the lines that answer) when the search gives one.
+        recorder.submit(self.workspace, query, [as_hit(r) for r in results])
 
     def flush(self, timeout: float = 5.0) -> None:
         if self._recorder is not None:

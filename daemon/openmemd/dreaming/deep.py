@@ -32,7 +32,7 @@ from .memory_md import (
     in_haystack,
     memory_haystack,
     size_bytes,
-    truncate_text,
+    truncate_tokens,
 )
 from .promotion_score import Evaluation, evaluate, rank
 from .recall_store import RecallEntry, RecallStore
@@ -120,7 +120,7 @@ def plan(workspace: Path, store: RecallStore, signals: PhaseSignals,
         if is_unpromotable(live.snippet):
             skipped.append(_skip(ev, "the live text looks like dreaming output"))
             continue
-        text = truncate_text(clean_text(live.snippet), settings.max_promoted_chars)
+        text = truncate_tokens(clean_text(live.snippet), settings.max_promoted_snippet_tokens)
         promoted_entry = replace(entry, start_line=live.start_line, end_line=live.end_line,
                                  snippet=live.snippet, promoted_at=now_iso)
         if (in_haystack(haystack, live.snippet) or in_haystack(haystack, text)
