@@ -114,3 +114,45 @@ def test_explain_shows_the_lines_and_the_queries_that_recalled_them(tmp_path: Pa
     text = found.format_text()
     assert f"lines {NOTE}#L{BOOTS_LINE}" in text
     assert "recalled by: which hiking boots did I buy; boots size" in text
+
+
+def test_over_the_budget_the_least_recalled_promotions_move_to_the_archive(
+        tmp_path: Path) -> None:
+    ws = make_ws(tmp_path)
+    user = "# Long-Term Memory\n\nMy own note: never store secrets in notes.\n"
+    old = [(f"memory:memory/2026-03-0{i}.md:1:1", f"- Old fact {i} about the garden shed. "
+            f"[score=0.850 recalls={r} avg=0.700 source=memory/2026-03-0{i}.md:1-1]")
+           for i, r in ((1, 3), (2, 9), (3, 4))]
+    memory = user + "\n## Promoted From Short-Term Memory (2026-03-10)\n\n" + "".join(
+        f"<!-- openclaw-memory-promotion:{key} -->\n{bullet}\n" for key, bullet in old)
+    (ws / "MEMORY.md").write_text(memory, encoding="utf-8")
+    search_day_often(ws)  # the boots: 5 recalls, more than old facts 1 (3) and 3 (4)
+    budget = len(memory) + 150  # room for less than the new entry (~300 characters)
+    result = run_sweep(ws, settings(), now=T0 + timedelta(days=4, hours=5),
+                       memory_max_chars=budget)
+    assert len(result.promoted) == 1
+    after = (ws / "MEMORY.md").read_text("utf-8")
+    assert len(after) <= budget
+    assert "Salomon Quest 4" in after and user in after  # the user's lines all stay
+    assert "Old fact 2" in after  # recalled 9 times: better proven than the newcomer
+    archive = (ws / "memory/archive/MEMORY-2026-04-10.md").read_text("utf-8")
+    moved = [key for key, _ in old if key not in after]
+    assert moved == [old[0][0]]  # the least recalled only, as much as needed
+    for key, bullet in old:  # nothing lost: each old entry is in one file or the other
+        assert (f"<!-- openclaw-memory-promotion:{key} -->\n{bullet}" in after) != (
+            f"<!-- openclaw-memory-promotion:{key} -->\n{bullet}" in archive)
+    backups = list((ws / "memory/.dreams/backups").iterdir())
+    assert [b.read_text("utf-8") for b in backups] == [memory]
+    assert any("memory/archive/MEMORY-2026-04-10.md" in m for m in result.messages)
+
+
+def test_the_users_own_lines_are_never_moved_even_over_the_budget(tmp_path: Path) -> None:
+    ws = make_ws(tmp_path)
+    user = "# Long-Term Memory\n\n" + "My own line about the garden.\n" * 20
+    (ws / "MEMORY.md").write_text(user, encoding="utf-8")
+    search_day_often(ws)
+    result = run_sweep(ws, settings(), now=T0 + timedelta(days=4, hours=5),
+                       memory_max_chars=len(user) + 10)
+    assert result.promoted == () and result.deep.size_capped
+    assert (ws / "MEMORY.md").read_text("utf-8") == user
+    assert not (ws / "memory/archive").exists()
