@@ -59,6 +59,8 @@ EXCEPTIONS = {
     ("server.session_watch", "index.safeopen"): "the session watcher reads transcripts with "
                                                 "the index's symlink-safe open",
     ("server.session_watch", "index.transcripts"): "... and finds them where the index does",
+    ("dreaming.memory_md", "index.tiktoken_offline"): "promoted lines are cut in the chunker's "
+                                                      "tokens (maxPromotedSnippetTokens)",
 }
 
 

@@ -143,3 +143,13 @@ def test_config_show_of_an_agent_shows_its_own_workspace(
     _, out, _ = _cli(oc, tmp_path, monkeypatch, capsys, "config", "show", "--agent", "work")
     line = next(line for line in out.splitlines() if line.strip().startswith("workspace "))
     assert str(oc.state / "workspace-work") in line and str(oc.workspace) + '"' not in line
+
+
+def test_openclaws_max_promoted_snippet_tokens_is_read(tmp_path: Path) -> None:
+    oc = make_openclaw(tmp_path)
+    text = (oc.state / "openclaw.json").read_text(encoding="utf-8")
+    oc.write_json(text.replace('frequency: "0 4 * * *"', 'frequency: "0 4 * * *", '
+                               "phases: { deep: { maxPromotedSnippetTokens: 90 } }"))
+    s = load_settings(oc.config, env=oc.env)
+    assert s.dreaming.deep.max_promoted_snippet_tokens == 90
+    assert s.loaded.warning in ("", None)

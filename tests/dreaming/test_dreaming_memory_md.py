@@ -33,6 +33,11 @@ def easy_settings() -> DreamingSettings:
     return dataclasses.replace(DreamingSettings(timezone="UTC"), deep=deep)
 
 
+# An appender grows MEMORY.md past the startup budget while the sweep runs; these tests are
+# about not losing its lines, so the budget is out of the way.
+BIG = 4 * 1024 * 1024
+
+
 def make_ws(tmp_path: Path, memory_kb: int = 200) -> Path:
     ws = tmp_path / "ws"
     (ws / "memory").mkdir(parents=True)
@@ -78,7 +83,8 @@ def sweep_while_appending(ws: Path, appender: Appender) -> str:
     appender.start()
     try:
         assert _wait_lines(appender, 5)
-        result = run_sweep(ws, easy_settings(), phases="deep", now=T0 + timedelta(hours=2))
+        result = run_sweep(ws, easy_settings(), phases="deep", now=T0 + timedelta(hours=2),
+                           memory_max_chars=BIG)
         assert len(result.promoted) == N_FACTS
         assert _wait_lines(appender, len(appender.lines) + 5)
     finally:
@@ -238,7 +244,8 @@ def test_kill_9_mid_commit_leaves_a_whole_file_and_no_temp_file_after_the_next_s
         assert memory.startswith(original)
         for line in memory[len(original):].splitlines():
             assert line.startswith("- promoted ") and line.endswith("y" * 2000), line[:40]
-    run_sweep(ws, easy_settings(), phases="deep", now=T0 + timedelta(hours=2))
+    run_sweep(ws, easy_settings(), phases="deep", now=T0 + timedelta(hours=2),
+                           memory_max_chars=BIG)
     assert not [p for p in ws.iterdir() if p.name.endswith(".tmp")]
     assert (ws / "MEMORY.md").read_text("utf-8").startswith(original)
 
@@ -259,7 +266,8 @@ def test_promotion_made_meanwhile_by_another_writer_is_not_duplicated() -> None:
         after = plan.apply(current)
         assert after is not None and after.startswith(current)
         assert "promotion:k1" not in after[len(current):]
-        assert "<!-- openclaw-memory-promotion:k2 -->\n- fact two [score=" in after
+        assert ("<!-- openclaw-memory-promotion:k2 -->\n- fact two Source: memory/a.md#L2 "
+                "[score=") in after
     # The user typed both facts by hand meanwhile: nothing left to add.
     assert plan.apply("# M\n- fact one\n- fact two\n") is None
 

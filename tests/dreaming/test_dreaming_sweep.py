@@ -86,6 +86,7 @@ def test_frequently_recalled_note_is_promoted_and_once_recalled_is_not(tmp_path:
         "## Promoted From Short-Term Memory (2026-04-10)\n\n"
         f"<!-- openclaw-memory-promotion:memory:{NOTE}:5:5 -->\n"
         "- The gateway router needs the VLAN 42 tag before the failover test. "
+        f"Source: {NOTE}#L5 "
         f"[score={promoted.score:.3f} recalls=9 avg=0.720 source={NOTE}:5-5]\n")
     assert "Lunch with Bob" not in memory
     store = json.loads((ws / "memory/.dreams/short-term-recall.json").read_text("utf-8"))

@@ -14,7 +14,7 @@ from openmemd.dreaming.concepts import derive_concept_tags
 from openmemd.dreaming.diary import insert_entry
 from openmemd.dreaming.ingest import build_chunks, strip_managed_blocks
 from openmemd.dreaming.layout import is_short_term_path
-from openmemd.dreaming.memory_md import clean_text, extract_markers, truncate_text
+from openmemd.dreaming.memory_md import clean_text, extract_markers, truncate_tokens
 from openmemd.dreaming.promotion_score import (
     consolidation_component,
     evaluate,
@@ -160,8 +160,8 @@ def test_memory_md_helpers() -> None:
                            "<!--openclaw-memory-promotion: memory:b.md:3:4 -->") == {
         "memory:a.md:1:2", "memory:b.md:3:4"}
     assert clean_text("- [ ] ship it") == "ship it" and clean_text("## Plan: go") == "Plan: go"
-    assert truncate_text("one two three four", 12) == "one two…"
-    assert truncate_text("short", 0) == "short"
+    assert truncate_tokens("one two three four", 3) == "one two…"
+    assert truncate_tokens("short", 0) == "short" and truncate_tokens("short", 5) == "short"
 
 
 def test_clock_helpers() -> None:

@@ -10,7 +10,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openmemd.config import PHASES, DreamingSettings
+from openmemd.config import PHASES, ContextSettings, DreamingSettings
 from openmemd.log import get_logger
 
 if TYPE_CHECKING:
@@ -22,12 +22,15 @@ log = get_logger(__name__)
 
 
 def dream(workspace: Path, settings: DreamingSettings, phase: str = "all",
-          dry_run: bool = False) -> dict[str, Any]:
-    """Run one phase, or all of them in order (`phase="all"`); the sweep's report as JSON."""
+          dry_run: bool = False,
+          memory_max_chars: int = ContextSettings().bootstrap_max_chars) -> dict[str, Any]:
+    """Run one phase, or all of them in order (`phase="all"`); the sweep's report as JSON.
+    `memory_max_chars`: MEMORY.md's startup budget (context.bootstrap_max_chars)."""
     from openmemd.dreaming.sweep import run_sweep
 
     phases = PHASES if phase == "all" else (phase,)
-    return run_sweep(workspace, settings, phases=phases, dry_run=dry_run).to_dict()
+    return run_sweep(workspace, settings, phases=phases, dry_run=dry_run,
+                     memory_max_chars=memory_max_chars).to_dict()
 
 
 def explain_dream(workspace: Path, selector: str, settings: DreamingSettings
@@ -48,15 +51,14 @@ class Recalls:
         self._lock = threading.Lock()  # searches record from many threads
 
     def record(self, query: str, results: list[SearchHit], timezone: str) -> None:
-        from openmemd.dreaming.recall import RecallHit, RecallRecorder
+        from openmemd.dreaming.recall import RecallRecorder, as_hit
 
         with self._lock:
             if self._recorder is None:
                 self._recorder = RecallRecorder(timezone)
             recorder = self._recorder
-        recorder.submit(self.workspace, query, [
-            RecallHit(r.path, r.start_line, r.end_line, r.score, r.snippet, r.source)
-            for r in results])
+        # as_hit keeps a hit's `focus` (the lines that answer) when the search gives one.
+        recorder.submit(self.workspace, query, [as_hit(r) for r in results])
 
     def flush(self, timeout: float = 5.0) -> None:
         if self._recorder is not None:

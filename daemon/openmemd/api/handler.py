@@ -118,7 +118,8 @@ class LocalHandler:
             if isinstance(request, DreamRequest):  # dreaming reads Markdown, not the index
                 settings = self.settings.for_agent(request.agent)
                 return {"result": dream(self._workspace(request.agent), settings.dreaming,
-                                        request.phase, request.dry_run)}
+                                        request.phase, request.dry_run,
+                                        settings.context.bootstrap_max_chars)}
             if isinstance(request, ContextRequest):  # so does the startup context
                 return context_reply(self._workspace(request.agent),
                                      self.settings.for_agent(request.agent), request)

@@ -279,7 +279,8 @@ class MemoryIndex:
         self._recalls.flush(timeout)
 
     def dream(self, phase: str = "all", dry_run: bool = False) -> dict[str, Any]:
-        return dreams.dream(self.workspace, self.settings.dreaming, phase, dry_run)
+        return dreams.dream(self.workspace, self.settings.dreaming, phase, dry_run,
+                            self.settings.context.bootstrap_max_chars)
 
     def explain_dream(self, selector: str) -> list[CandidateExplanation]:
         return dreams.explain_dream(self.workspace, selector, self.settings.dreaming)

@@ -20,8 +20,7 @@ from typing import Any
 from openmemd.config.openclaw_budgets import startup_budgets
 
 LAYER = CONFIG_NAME = "openclaw.json"  # the file, and the settings layer it makes
-OLLAMA_BASE_URL = "http://127.0.0.1:11434"
-OLLAMA_MODEL = "nomic-embed-text"
+OLLAMA_BASE_URL, OLLAMA_MODEL = "http://127.0.0.1:11434", "nomic-embed-text"
 # OpenClaw's own openclaw.json is a few KB. The cap keeps a runaway file (json5 parses ~11 s
 # per MB) from stalling every command that loads settings, while leaving room for 50x that.
 MAX_BYTES = 256 * 1024
@@ -53,7 +52,8 @@ _DREAM_PHASES = {
             "minPatternStrength": "min_pattern_strength"},
     "deep": {"enabled": "enabled", "limit": "limit", "minScore": "min_score",
              "minRecallCount": "min_recall_count", "minUniqueQueries": "min_unique_queries",
-             "recencyHalfLifeDays": "recency_half_life_days", "maxAgeDays": "max_age_days"},
+             "recencyHalfLifeDays": "recency_half_life_days", "maxAgeDays": "max_age_days",
+             "maxPromotedSnippetTokens": "max_promoted_snippet_tokens"},
 }
 
 

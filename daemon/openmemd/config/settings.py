@@ -148,8 +148,10 @@ class DeepPhaseSettings:
     max_memory_bytes: int = _opt(16 * 1024, "MEMORY.md size cap for promotion",
                                  min=0, max=1024 * 1024 * 1024)
     backups: int = _opt(5, "MEMORY.md backups kept", min=0, max=1000)
-    max_promoted_chars: int = _opt(640, "promoted text longer than this is cut at a word "
-                                   "boundary; 0 = never cut", min=0, max=100_000)
+    max_promoted_snippet_tokens: int = _opt(160, "promoted lines longer than this many "
+                                            "cl100k_base tokens are cut at a word boundary "
+                                            "(OpenClaw's maxPromotedSnippetTokens); 0 = never "
+                                            "cut", min=0, max=100_000)
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,10 @@ Order of work, each step for a reason:
 2. Rank every unpromoted entry (promotion_score.py); keep those passing all gates, best first.
 3. For each, rehydrate from the live note; skip it if its text is gone or has become dreaming
    output; treat it as reconciled if its words are already in MEMORY.md under another key.
-4. Append while the result stays within `max_memory_bytes`; stop at the cap (the rest wait)
-   and stop after `limit` promotions.
+4. Append while the result stays within MEMORY.md's bootstrap budget (characters) and
+   `max_memory_bytes`; when it would not, move the least recalled entries promoted earlier
+   out to the day's archive note (memory_archive.py) if that makes room, else stop at the cap
+   (the rest wait). Stop after `limit` promotions.
 """
 
 from __future__ import annotations
@@ -19,11 +21,12 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
-from openmemd.config import DeepPhaseSettings
+from openmemd.config import ContextSettings, DeepPhaseSettings
 
 from .clock import iso_z
 from .layout import MEMORY_FILE
 from .markdown_io import read_text
+from .memory_archive import Fits, archive_path, make_room, remove_blocks
 from .memory_md import (
     SectionEntry,
     clean_text,
@@ -32,7 +35,7 @@ from .memory_md import (
     in_haystack,
     memory_haystack,
     size_bytes,
-    truncate_text,
+    truncate_tokens,
 )
 from .promotion_score import Evaluation, evaluate, rank
 from .recall_store import RecallEntry, RecallStore
@@ -56,6 +59,7 @@ class DeepPlan:
     messages: tuple[str, ...]
     sections: tuple[SectionEntry, ...] = ()  # what to append to MEMORY.md
     day: str = ""
+    moved_out: tuple[str, ...] = ()  # keys of earlier promotions moved to the archive note
 
     def apply(self, current: str) -> str | None:
         """MEMORY.md with this plan's section appended to `current`, the file as it is at
@@ -71,7 +75,9 @@ class DeepPlan:
         haystack = memory_haystack(fresh)
         todo = [s for s in self.sections
                 if s.key not in markers and not in_haystack(haystack, s.text)]
-        return compose(current, todo, self.day) if todo else None
+        if not todo:
+            return None
+        return remove_blocks(compose(current, todo, self.day), self.moved_out)
 
     @property
     def memory_bytes(self) -> int:
@@ -80,7 +86,8 @@ class DeepPlan:
 
 
 def plan(workspace: Path, store: RecallStore, signals: PhaseSignals,
-         settings: DeepPhaseSettings, now: datetime, day: str) -> DeepPlan:
+         settings: DeepPhaseSettings, now: datetime, day: str,
+         memory_max_chars: int = ContextSettings().bootstrap_max_chars) -> DeepPlan:
     now_iso = iso_z(now)
     existing = read_text(workspace, MEMORY_FILE, strict=True)
     if existing is None and os.path.lexists(workspace / MEMORY_FILE):
@@ -108,6 +115,8 @@ def plan(workspace: Path, store: RecallStore, signals: PhaseSignals,
     skipped: list[SkippedCandidate] = []
     capped = False
     left = 0
+    fits = Fits(memory_max_chars, settings.max_memory_bytes)
+    moved: tuple[str, ...] = ()
     for position, ev in enumerate(eligible):
         if len(accepted) >= settings.limit:
             left = len(eligible) - position
@@ -120,7 +129,7 @@ def plan(workspace: Path, store: RecallStore, signals: PhaseSignals,
         if is_unpromotable(live.snippet):
             skipped.append(_skip(ev, "the live text looks like dreaming output"))
             continue
-        text = truncate_text(clean_text(live.snippet), settings.max_promoted_chars)
+        text = truncate_tokens(clean_text(live.snippet), settings.max_promoted_snippet_tokens)
         promoted_entry = replace(entry, start_line=live.start_line, end_line=live.end_line,
                                  snippet=live.snippet, promoted_at=now_iso)
         if (in_haystack(haystack, live.snippet) or in_haystack(haystack, text)
@@ -130,15 +139,20 @@ def plan(workspace: Path, store: RecallStore, signals: PhaseSignals,
             continue
         section = SectionEntry(entry.key, text, ev.score, ev.evidence.recalls, entry.avg_score,
                                f"{live.path}:{live.start_line}-{live.end_line}")
-        trial = compose(existing, [s for s, _ in accepted] + [section], day)
-        if size_bytes(trial) > settings.max_memory_bytes:
+        trial = remove_blocks(compose(existing, [s for s, _ in accepted] + [section], day),
+                              moved)
+        room = None if fits(trial) else make_room(
+            trial, fits, {s.key for s, _ in accepted} | {section.key}, section.recalls)
+        if not fits(trial) and room is None:
             capped = True
             left = len(eligible) - position
             messages.append(
-                f"stopped at the MEMORY.md size cap ({settings.max_memory_bytes} bytes; "
-                f"MEMORY.md is {size_bytes(existing)} bytes): {left} candidate(s) left for a "
-                "later sweep")
+                f"stopped at the MEMORY.md size cap ({memory_max_chars} characters, "
+                f"{settings.max_memory_bytes} bytes; MEMORY.md is {len(existing)} characters, "
+                f"{size_bytes(existing)} bytes): {left} candidate(s) left for a later sweep")
             break
+        if room is not None:
+            moved += room[1]
         accepted.append((section, PromotedEntry(
             key=entry.key, path=live.path, start_line=live.start_line, end_line=live.end_line,
             text=text, score=ev.score, components=ev.components.as_dict(),
@@ -147,10 +161,15 @@ def plan(workspace: Path, store: RecallStore, signals: PhaseSignals,
             moved=live.moved)))
         updates[entry.key] = promoted_entry
 
-    after = compose(existing, [s for s, _ in accepted], day) if accepted else None
+    after = remove_blocks(compose(existing, [s for s, _ in accepted], day), moved) \
+        if accepted else None
+    if moved:
+        messages.append(f"moved {len(moved)} less recalled promoted entr"
+                        f"{'y' if len(moved) == 1 else 'ies'} from MEMORY.md to "
+                        f"{archive_path(day)} to keep it within {memory_max_chars} characters")
     return DeepPlan(tuple(eligible), tuple(p for _, p in accepted), tuple(reconciled),
                     tuple(skipped), existing, after, capped, left, updates, tuple(messages),
-                    tuple(s for s, _ in accepted), day)
+                    tuple(s for s, _ in accepted), day, moved)
 
 
 def _skip(ev: Evaluation, reason: str) -> SkippedCandidate:
@@ -169,6 +188,10 @@ def report_body(deep: DeepPlan, repaired: str | None = None) -> list[str]:
     lines.append(f"- Promoted {len(deep.promoted)} candidate(s) into MEMORY.md.")
     for skip in deep.skipped:
         lines.append(f"- Skipped {skip.path}:{skip.start_line}-{skip.end_line}: {skip.reason}.")
+    if deep.moved_out:
+        lines.append(f"- Moved {len(deep.moved_out)} less recalled promoted entr"
+                     f"{'y' if len(deep.moved_out) == 1 else 'ies'} to "
+                     f"{archive_path(deep.day)}.")
     if deep.size_capped:
         lines.append(f"- Stopped at the MEMORY.md size cap: {deep.left_for_later} candidate(s) "
                      "left for a later sweep.")

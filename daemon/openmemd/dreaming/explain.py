@@ -14,9 +14,10 @@ from typing import Any
 from openmemd.config import DreamingSettings
 
 from .clock import as_utc, iso_z
+from .events import recall_queries
 from .layout import MEMORY_FILE
 from .markdown_io import read_text
-from .memory_md import MARKER_PREFIX, clean_text, contains_text, extract_markers
+from .memory_md import MARKER_PREFIX, citation, clean_text, contains_text, extract_markers
 from .promotion_score import WEIGHTS, Gate, evaluate
 from .recall_store import load_store
 from .rehydrate import rehydrate
@@ -39,6 +40,7 @@ class CandidateExplanation:
     gates: tuple[Gate, ...]
     live_source: str | None  # where the text is now, None if gone
     promoted_into: str | None = None  # `MEMORY.md:<line>` of its promotion marker, if there
+    queries: tuple[str, ...] = ()  # the searches that recalled these lines (event journal)
 
     @property
     def eligible(self) -> bool:
@@ -52,7 +54,7 @@ class CandidateExplanation:
                 "weights": self.weights, "phaseBoost": round(self.phase_boost, 6),
                 "score": round(self.score, 6), "eligible": self.eligible,
                 "gates": [g.to_dict() for g in self.gates], "liveSource": self.live_source,
-                "promotedInto": self.promoted_into}
+                "promotedInto": self.promoted_into, "queries": list(self.queries)}
 
     def format_text(self) -> str:
         s = self.signals
@@ -65,7 +67,8 @@ class CandidateExplanation:
         lines = [
             f"{self.key}",
             f"  score {self.score:.3f} - {verdict}",
-            f"  {snippet}",
+            f"  lines {citation(self.path, self.start_line, self.end_line)}: {snippet}",
+            "  recalled by: " + ("; ".join(self.queries) or "-"),
             f"  recalls: {s['recallCount']} search, {s['groundedCount']} grounded, "
             f"{s['dailyCount']} daily ingestion (signals {s['signalCount']})",
             f"  queries: {s['uniqueQueries']} ({s['organicQueries']} organic); days: "
@@ -113,6 +116,7 @@ def explain(workspace: Path, selector: str, settings: DreamingSettings,
         matches = [e for e in store.entries.values()
                    if not folded or folded in e.path.casefold() or folded in e.snippet.casefold()
                    or folded in e.key.casefold()]
+    queries = recall_queries(ws) if matches else {}
     out = []
     for entry in matches:
         ev = evaluate(entry, signals.get(entry.key), settings.deep, moment)
@@ -146,6 +150,7 @@ def explain(workspace: Path, selector: str, settings: DreamingSettings,
             components=ev.components.as_dict(), weights=WEIGHTS.as_dict(),
             phase_boost=ev.boost, score=ev.score, gates=gates,
             live_source=f"{live.path}:{live.start_line}-{live.end_line}" if live else None,
-            promoted_into=_marker_line(memory_text, entry.key)))
+            promoted_into=_marker_line(memory_text, entry.key),
+            queries=queries.get((entry.path, entry.start_line, entry.end_line), ())))
     out.sort(key=lambda c: (-c.score, c.path, c.start_line))
     return out

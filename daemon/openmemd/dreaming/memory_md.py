@@ -6,10 +6,12 @@ The section format is OpenClaw's, byte for byte:
     ## Promoted From Short-Term Memory (YYYY-MM-DD)
     <blank>
     <!-- openclaw-memory-promotion:<key> -->
-    - <text> [score=0.xxx recalls=N avg=0.xxx source=<path>:<start>-<end>]
+    - <text> Source: <path>#L<s>-L<e> [score=0.xxx recalls=N avg=0.xxx source=<path>:<s>-<e>]
 
-One marker per entry is what makes promotion idempotent across both tools: a key that already
-has a marker is never appended again.
+The text is the few lines that answered the searches (one fact an entry), cut to
+`max_promoted_snippet_tokens`; `Source: path#Lx-Ly` is OpenClaw's citation form, which its
+later versions keep in MEMORY.md. One marker per entry is what makes promotion idempotent
+across both tools: a key that already has a marker is never appended again.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from openmemd.index.tiktoken_offline import get_encoding
 
 from .snippet_filter import normalize_snippet
 
@@ -37,9 +41,13 @@ class SectionEntry:
     source: str  # path:start-end
 
     def lines(self) -> tuple[str, str]:
+        path, _, span = self.source.rpartition(":")
+        first, _, last = span.partition("-")
+        cite = citation(path, int(first), int(last or first))
         return (f"<!-- {MARKER_PREFIX}{self.key} -->",
-                f"- {self.text or '(no snippet captured)'} [score={self.score:.3f} "
-                f"recalls={self.recalls} avg={self.avg:.3f} source={self.source}]")
+                f"- {self.text or '(no snippet captured)'} Source: {cite} "
+                f"[score={self.score:.3f} recalls={self.recalls} avg={self.avg:.3f} "
+                f"source={self.source}]")
 
 
 def extract_markers(text: str) -> set[str]:
@@ -92,15 +100,30 @@ def clean_text(snippet: str) -> str:
     return cleaned or normalize_snippet(snippet)
 
 
-def truncate_text(text: str, max_chars: int) -> str:
-    """Cut long promoted text at a word boundary (0 = never cut)."""
-    if max_chars <= 0 or len(text) <= max_chars:
+def truncate_tokens(text: str, max_tokens: int) -> str:
+    """Cut promoted text longer than `max_tokens` cl100k_base tokens (the chunker's
+    encoder) at a word boundary, marked with "…" (0 = never cut)."""
+    if max_tokens <= 0:
         return text
-    cut = text[:max_chars - 1]
-    space = cut.rfind(" ")
-    if space >= max_chars // 2:
-        cut = cut[:space]
+    encoding = get_encoding()
+    tokens = encoding.encode(text, disallowed_special=())
+    if len(tokens) <= max_tokens:
+        return text
+    keep = max_tokens - 1  # one token of room for the "…"
+    # A token prefix can end inside a character (errors="ignore" drops the partial one) or
+    # inside a word (then back off to the last space, unless that loses half the text).
+    cut = encoding.decode(tokens[:keep], errors="ignore")
+    rest = encoding.decode(tokens[keep:], errors="ignore")
+    if cut and rest and not cut[-1].isspace() and not rest[0].isspace():
+        space = cut.rfind(" ")
+        if space >= len(cut) // 2:
+            cut = cut[:space]
     return cut.rstrip(" ,;:") + "…"
+
+
+def citation(path: str, first: int, last: int) -> str:
+    """OpenClaw's `path#Lx-Ly` (`path#Lx` for one line)."""
+    return f"{path}#L{first}" if first == last else f"{path}#L{first}-L{last}"
 
 
 def size_bytes(text: str) -> int:

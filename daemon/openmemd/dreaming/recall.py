@@ -25,11 +25,13 @@ from typing import Any
 
 from openmemd.errors import WorkspaceError
 
+from .answer_lines import best_lines
 from .clock import as_utc, day_bucket, iso_z, resolve_timezone
 from .concepts import derive_concept_tags
 from .events import append_events, recall_recorded
 from .layout import is_safe_relative, is_short_term_path, normalize_memory_path
 from .lockfile import DEFAULT_TIMEOUT, store_lock
+from .markdown_io import read_text
 from .recall_store import (
     MAX_QUERY_HASHES,
     MAX_RECALL_DAYS,
@@ -57,6 +59,9 @@ class RecallHit:
     score: float
     snippet: str
     source: str = "memory"
+    # The lines inside the chunk the search found to answer best (its `focus`), 0 = none.
+    focus_start: int = 0
+    focus_end: int = 0
 
 
 def hash_query(query: str) -> str:
@@ -82,10 +87,49 @@ def as_hit(value: Any) -> RecallHit:
         return RecallHit(str(get("path", "")), int(get("start_line", get("startLine", 0)) or 0),
                          int(get("end_line", get("endLine", 0)) or 0),
                          float(get("score", 0.0) or 0.0), str(get("snippet", "") or ""),
-                         str(get("source", "memory") or ""))
+                         str(get("source", "memory") or ""), *_focus(get("focus")))
     return RecallHit(str(value.path), int(value.start_line), int(value.end_line),
                      float(value.score), str(value.snippet or ""),
-                     str(getattr(value, "source", "memory") or ""))
+                     str(getattr(value, "source", "memory") or ""),
+                     int(getattr(value, "focus_start", 0) or 0),
+                     int(getattr(value, "focus_end", 0) or 0))
+
+
+def _focus(raw: Any) -> tuple[int, int]:
+    """A reply's `focus` ({"startLine", "endLine"}), as (start, end); (0, 0) when absent."""
+    if not isinstance(raw, dict):
+        return 0, 0
+    return int(raw.get("startLine", 0) or 0), int(raw.get("endLine", 0) or 0)
+
+
+def answer_hits(workspace: Path, query: str, hits: Sequence[RecallHit]) -> list[RecallHit]:
+    """Each hit narrowed to the lines that answered `query` (answer_lines.py): the search's
+    own focus when it gave one inside the chunk, else the best lines by the query's terms.
+    The lines are read from the note (a snippet is cut at 700 characters and may be centred
+    elsewhere); a hit whose note cannot be read, or with no line to prefer, stays whole."""
+    notes: dict[str, list[str] | None] = {}
+    out = []
+    for hit in hits:
+        if hit.path not in notes:
+            text = read_text(workspace, hit.path)
+            notes[hit.path] = text.split("\n") if text is not None else None
+        lines = notes[hit.path]
+        if lines is None or hit.end_line > len(lines) or hit.start_line > hit.end_line:
+            out.append(hit)
+            continue
+        span: tuple[int, int] | None = (hit.focus_start, hit.focus_end)
+        if not (hit.start_line <= hit.focus_start <= hit.focus_end <= hit.end_line):
+            chunk = "\n".join(lines[hit.start_line - 1:hit.end_line])
+            span = best_lines(query, chunk, hit.start_line)
+        if span is None or span == (hit.start_line, hit.end_line):
+            out.append(hit)
+            continue
+        snippet = "\n".join(lines[span[0] - 1:span[1]])
+        if is_unpromotable(normalize_snippet(snippet)):
+            continue
+        out.append(replace(hit, start_line=span[0], end_line=span[1], snippet=snippet,
+                           focus_start=0, focus_end=0))
+    return out
 
 
 def eligible_hits(hits: Sequence[Any]) -> list[RecallHit]:
@@ -191,6 +235,11 @@ def _record_batch(workspace: Path, batch: Sequence[_Pending], tz: tzinfo,
         return 0
     if not workspace.is_dir():  # never create a mistyped workspace as a side effect
         raise WorkspaceError(f"workspace {workspace} does not exist or is not a directory")
+    # The lines that answered, read before the lock: the note is the user's, not the store's.
+    prepared = [(item, answer_hits(workspace, item.query, hits)) for item, hits in prepared]
+    prepared = [(item, hits) for item, hits in prepared if hits]
+    if not prepared:
+        return 0
     recorded = 0
     with store_lock(workspace, timeout=lock_timeout):
         latest = max(item.at for item, _ in prepared)

@@ -19,7 +19,7 @@ from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
-from openmemd.config import PHASES, DreamingSettings
+from openmemd.config import PHASES, ContextSettings, DreamingSettings
 from openmemd.errors import BadRequestError, WorkspaceError
 
 from . import deep, diary, light, rem
@@ -30,6 +30,7 @@ from .layout import BACKUP_DIR, DREAMS_DIR, MEMORY_FILE, report_path
 from .leftovers import remove_leftovers
 from .lockfile import store_lock
 from .markdown_io import atomic_write_text, workspace_target
+from .memory_archive import promoted_blocks, write_archive
 from .memory_write import apply_to_memory
 from .recall import apply_recalls, eligible_hits
 from .recall_store import RecallStore, load_store, save_store
@@ -52,12 +53,14 @@ _TITLES = {"light": "# Light Sleep", "rem": "# REM Sleep", "deep": "# Deep Sleep
 
 def run_sweep(workspace: Path, settings: DreamingSettings, *,
               phases: Sequence[str] = PHASES, dry_run: bool = False,
-              now: datetime | None = None) -> SweepResult:
+              now: datetime | None = None,
+              memory_max_chars: int = ContextSettings().bootstrap_max_chars) -> SweepResult:
     """Run the requested phases (in light, REM, deep order) and report what happened.
 
     `phases` may also be a string: "all", "deep" or "light,rem". `settings.enabled` is the
     scheduler's business (an explicit call always runs); phases disabled in `settings` are
-    skipped with a message. `dry_run` computes everything and writes nothing. Raises
+    skipped with a message. `dry_run` computes everything and writes nothing.
+    `memory_max_chars` is MEMORY.md's startup budget (`context.bootstrap_max_chars`). Raises
     WorkspaceError for a
     missing workspace, UnsafePathError (forbidden) for a symlinked target, LockTimeoutError
     (unavailable) when OpenClaw holds the store lock, StoreVersionError for a store of an
@@ -106,7 +109,7 @@ def run_sweep(workspace: Path, settings: DreamingSettings, *,
         rem_summary = _rem(work, settings) if "rem" in run else RemSummary()
         deep_summary, plan = DeepSummary(), None
         if "deep" in run:
-            deep_summary, plan = _deep(work, settings, loaded.moved_aside)
+            deep_summary, plan = _deep(work, settings, loaded.moved_aside, memory_max_chars)
             messages.extend(plan.messages)
         work.signals = work.signals.pruned(work.store.entries)
         work.store.updated_at = now_iso
@@ -192,9 +195,10 @@ def _rem(work: _Work, settings: DreamingSettings) -> RemSummary:
                       report_path=report_path("rem", work.day))
 
 
-def _deep(work: _Work, settings: DreamingSettings,
-          moved_aside: str | None) -> tuple[DeepSummary, deep.DeepPlan]:
-    plan = deep.plan(work.ws, work.store, work.signals, settings.deep, work.now, work.day)
+def _deep(work: _Work, settings: DreamingSettings, moved_aside: str | None,
+          memory_max_chars: int) -> tuple[DeepSummary, deep.DeepPlan]:
+    plan = deep.plan(work.ws, work.store, work.signals, settings.deep, work.now, work.day,
+                     memory_max_chars)
     work.store.entries.update(plan.updates)
     repaired = f"moved an unreadable recall store to {moved_aside}" if moved_aside else None
     work.reports["deep"] = deep.report_body(plan, repaired)
@@ -216,8 +220,19 @@ def _commit(work: _Work, result: SweepResult, plan: deep.DeepPlan | None,
     ws = work.ws
     if plan is not None and plan.memory_after is not None:
         # Applied to MEMORY.md as it is now, under its lock: edits made since the plan stay.
-        backup = apply_to_memory(ws, plan.apply, backups=settings.deep.backups,
-                                 sources=[p.path for p in plan.promoted]).backup
+        # Entries moved out reach the archive note before MEMORY.md loses them: killed in
+        # between, they are in both, never in neither.
+        sources = [p.path for p in plan.promoted]
+
+        def build(current: str) -> str | None:
+            after = plan.apply(current)
+            if after is not None and plan.moved_out:
+                write_archive(ws, work.day, [b for b in promoted_blocks(current)
+                                             if b.key in plan.moved_out], sources)
+            return after
+
+        backup = apply_to_memory(ws, build, backups=settings.deep.backups,
+                                 sources=sources).backup
         if backup is not None:
             result = replace(result, deep=replace(
                 result.deep, backup_path=backup.relative_to(ws).as_posix()))
