@@ -92,3 +92,14 @@ def test_describe_lists_every_setting():
     assert {"chunking.tokens", "query.hybrid.vector_weight", "query.mmr.lambda",
             "embedding.api_key_env", "sync.watch_debounce_ms", "server.endpoint",
             "dreaming.deep.min_score"} <= keys
+
+
+def test_a_retired_setting_loads_with_a_warning(tmp_path, capsys) -> None:
+    # dreaming.deep.max_promoted_chars was replaced by a token cap: a config file written for
+    # an older openmemd still loads after the upgrade, and says what replaced it.
+    cfg = tmp_path / "config.toml"
+    cfg.write_text("[dreaming.deep]\nmax_promoted_chars = 500\n")
+    settings = load_settings(cfg)
+    assert settings.dreaming.deep.max_promoted_snippet_tokens == 160
+    err = capsys.readouterr().err
+    assert "max_promoted_chars' is no longer used" in err and "max_promoted_snippet_tokens" in err

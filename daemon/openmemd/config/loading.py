@@ -70,6 +70,14 @@ def _checked(raw: dict[str, Any], source: Blame) -> Settings:
     return settings
 
 
+# Settings an older openmemd had: a config file that still sets one loads, with a warning,
+# instead of failing on "unknown setting" after an upgrade.
+RETIRED = {
+    "dreaming.deep.max_promoted_chars": "promotions are cut by tokens now: "
+                                        "dreaming.deep.max_promoted_snippet_tokens (160)",
+}
+
+
 def _build(cls: type, data: Any, prefix: str, source: Blame) -> Any:
     if not isinstance(data, dict):
         raise ConfigError(f"{source(prefix.rstrip('.'))} must be a table")
@@ -79,6 +87,10 @@ def _build(cls: type, data: Any, prefix: str, source: Blame) -> Any:
     for raw_key, value in data.items():
         key = _TOML_ALIASES.get(raw_key, raw_key)
         name = f"{prefix}{raw_key}"
+        if name in RETIRED:
+            print(f"openmemd: warning: {source.place(name)}: {source.name(name)} is no longer "
+                  f"used: {RETIRED[name]}", file=sys.stderr)
+            continue
         if key not in fields:
             raise ConfigError(f"{source.place(name)}: unknown setting {source.name(name)}")
         kwargs[key] = _convert(fields[key], hints[key], value, name, source)
