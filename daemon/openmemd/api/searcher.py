@@ -25,6 +25,7 @@ from openmemd.embed.base import EmbeddingError, EmbeddingProvider
 from openmemd.embed.shared import ProviderHealth, QueryVectors
 from openmemd.errors import BadRequestError, IndexLockedError, UnavailableError
 from openmemd.log import get_logger
+from openmemd.protocol import params
 from openmemd.search import citations
 from openmemd.search.results import SearchHit, SearchOutcome
 from openmemd.store.base import (
@@ -39,7 +40,6 @@ log = get_logger(__name__)
 
 T = TypeVar("T")
 
-MAX_QUERY_CHARS = 4096
 # A search with no daemon waits at most this long for the vectors a catch-up left to embed
 # (a few edited chunks make it in time); then it answers by keyword while they fill.
 FOREGROUND_FILL_S = 1.0
@@ -73,11 +73,9 @@ class Searcher:
                today: date | None = None) -> list[SearchHit]:
         """`today`: the day "yesterday" and "last week" count from (default: the local date, in
         `dreaming.timezone`); pinned by tests and replays."""
-        if not isinstance(query, str):
-            raise BadRequestError("query must be a string")
-        query = query.strip()
-        if len(query) > MAX_QUERY_CHARS:
-            raise BadRequestError(f"query is longer than {MAX_QUERY_CHARS} characters")
+        # the protocol's own rule (type, valid Unicode, MAX_QUERY_BYTES): one limit whichever
+        # way a query comes in
+        query = params.text("query", query, params.MAX_QUERY_BYTES, empty_ok=True).strip()
         if sources is not None:
             bad = [s for s in sources if s not in SOURCES]
             if bad:
