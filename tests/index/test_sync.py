@@ -37,8 +37,10 @@ def test_exact_schema(make_settings, workspace):
                                       "end_line"]
         indexes = {r[0] for r in rows(index, "SELECT name FROM sqlite_master WHERE type='index'"
                                              " AND name LIKE 'idx_%'")}
+        # OpenClaw's three, and ours of the chunks waiting for a vector (SQLite keeps it
+        # current whoever writes)
         assert indexes == {"idx_chunks_path", "idx_chunks_source",
-                           "idx_embedding_cache_updated_at"}
+                           "idx_embedding_cache_updated_at", "idx_chunks_pending"}
         assert rows(index, "PRAGMA journal_mode")[0][0] == "wal"
         assert index.status().provider.model == "fts-only"
         stored = rows(index, "SELECT value FROM meta WHERE key='memory_index_meta_v1'")[0][0]

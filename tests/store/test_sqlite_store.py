@@ -3,6 +3,7 @@ the writer opens, and SQLite's errors turned into the interface's."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
 import numpy as np
@@ -171,6 +172,101 @@ def test_keyword_relevance_by_rowid_matches_the_exact_lookup_even_when_rows_are_
         assert keyword_relevance(conn, terms, [walrus]) == {walrus: want[walrus]}
         assert keyword_relevance(conn, terms, [penguin]) == {}
         assert keyword_relevance(conn, terms, list(rowid_of)) == want
+        conn.close()
+    finally:
+        store.close()
+
+
+def test_the_chunks_waiting_for_a_vector_are_found_without_reading_the_whole_table(
+        settings) -> None:
+    # Every fill (after each saved file) counts and reads the chunks waiting for a vector; a
+    # scan of `chunks` reads every text and JSON vector (1.5 s per query at 100k chunks).
+    from test_contract_writer import MODEL
+
+    from openmemd.store.sqlite import queries
+
+    store = open_store(settings, "main")
+    try:
+        for i in range(20):
+            add_file(store.writer(), f"memory/embedded-{i}.md", chunks=10, vectors=True)
+        add_file(store.writer(), "memory/pending.md", chunks=2)
+        conn, _ = db.connect(settings.index_path("main"))
+        conn.execute("ANALYZE")  # statistics as `PRAGMA optimize` leaves them
+        statements: list[str] = []
+        conn.set_trace_callback(statements.append)
+        assert queries.count_pending_vectors(conn, MODEL) == 2
+        assert {r[0] for r in queries.pending_vectors(conn, MODEL, 10)} == {
+            "memory/pending.md#0", "memory/pending.md#1"}
+        conn.set_trace_callback(None)
+        assert statements
+        for sql in statements:
+            plan = [r[3] for r in conn.execute(f"EXPLAIN QUERY PLAN {sql}")]
+            assert not any(step.startswith("SCAN chunks") for step in plan), (sql, plan)
+        conn.close()
+    finally:
+        store.close()
+
+
+def test_the_keyword_legs_filters_keep_the_best_matches_that_pass_them(
+        settings, monkeypatch) -> None:
+    # The filters (sources, model, derived files) are applied to the best matches after the
+    # MATCH, widening while too few pass: the answer is the filtered ranking's, and the MATCH
+    # itself never reads every matching row's stored columns.
+    from test_contract_writer import MODEL, chunk
+
+    from openmemd.store.base import CandidateFilter
+    from openmemd.store.sqlite import fts
+    from openmemd.text.tokens import query_terms
+
+    def put(path: str, texts: list[str], source: str = "memory") -> None:
+        w = store.writer()
+        with w.transaction():
+            w.replace_chunks(path, [dataclasses.replace(chunk(path, i, text=t), source=source)
+                                    for i, t in enumerate(texts)])
+            w.upsert_file(path, source, f"hash-{path}", 1000, 10, 5, 42)
+
+    store = open_store(settings, "main")
+    try:
+        # derived reports that outrank every note (the word three times), more than one page
+        for day in range(12):
+            put(f"memory/dreaming/light/2026-01-{day + 1:02d}.md", ["walrus walrus walrus"] * 4)
+        put("memory/notes.md", ["walrus and penguin", "a walrus", "walrus walrus",
+                                "a walrus", "penguins only"])  # two identical: a tie
+        put("sessions/s1.jsonl", ["walrus walrus talk", "walrus"], source="sessions")
+        conn, _ = db.connect(settings.index_path("main"))
+        terms = query_terms("walrus")
+
+        def expected(where: CandidateFilter, limit: int) -> list[str]:
+            # the best by rank, ties in the MATCH's order (rowid); then listed ties by id
+            rows = conn.execute(
+                "SELECT c.id, c.path, c.source, c.model, bm25(chunks_fts), chunks_fts.rowid "
+                "FROM chunks_fts JOIN chunks AS c ON c.id = chunks_fts.id "
+                "WHERE chunks_fts MATCH ?", [fts.build_match(terms)]).fetchall()
+            kept = [r for r in rows if (not where.sources or r[2] in where.sources)
+                    and (where.model is None or r[3] == where.model)
+                    and not (where.skip_derived and r[1].startswith("memory/dreaming/"))]
+            best = sorted(kept, key=lambda r: (r[4], r[5]))[:limit]
+            return [r[0] for r in sorted(best, key=lambda r: (r[4], r[0]))]
+
+        statements: list[str] = []
+        conn.set_trace_callback(statements.append)
+        for where in (CandidateFilter(skip_derived=True),
+                      CandidateFilter(sources=("memory",), skip_derived=True),
+                      CandidateFilter(sources=("sessions",)),
+                      CandidateFilter(model=MODEL, skip_derived=True),
+                      CandidateFilter()):
+            for limit in (1, 2, 3, 4, 6, 40, 100):
+                got = [c.id for c in fts.keyword_candidates(conn, terms, limit=limit,
+                                                            where=where)]
+                assert got == expected(where, limit), (where, limit)
+        conn.set_trace_callback(None)
+        matches = [s for s in statements if "MATCH" in s and not s.startswith("--")]
+        assert matches and not any("substr(path" in s for s in matches)
+        # A filter that leaves too few of many best matches: inside the MATCH after all.
+        monkeypatch.setattr(fts, "FILTER_WIDEN_MAX", 4)
+        where = CandidateFilter(skip_derived=True)
+        assert [c.id for c in fts.keyword_candidates(conn, terms, limit=1, where=where)
+                ] == expected(where, 1)
         conn.close()
     finally:
         store.close()

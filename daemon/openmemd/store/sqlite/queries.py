@@ -11,9 +11,7 @@ from openmemd.store.base import Candidate, CandidateFilter, StoredFile
 from openmemd.store.derived import DERIVED_PREFIX
 from openmemd.store.sqlite import vec_log
 from openmemd.store.sqlite.db import Connection
-from openmemd.store.sqlite.schema import SQL_NOT_DERIVED, has_vec_table
-
-EMPTY_EMBEDDING = "[]"
+from openmemd.store.sqlite.schema import EMPTY_EMBEDDING, SQL_NOT_DERIVED, has_vec_table
 
 
 @dataclass(frozen=True)

@@ -158,7 +158,7 @@ class SqliteWriter:
             id=r.id, path=r.path, source=r.source, start_line=r.start_line,
             end_line=r.end_line, hash=r.hash, model=r.model, text=r.text, fts_text=r.fts_text,
             embedding=(embed_cache.vector_to_json(r.vector) if r.vector is not None
-                       else queries.EMPTY_EMBEDDING),
+                       else schema.EMPTY_EMBEDDING),
             updated_at=r.updated_at) for r in rows])
         if self.vec.available:
             for r in rows:
