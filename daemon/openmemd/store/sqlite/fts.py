@@ -21,7 +21,7 @@ from typing import Any
 from openmemd.store.base import Candidate, CandidateFilter
 from openmemd.store.derived import is_derived
 from openmemd.store.sqlite.db import Connection, OperationalError
-from openmemd.store.sqlite.schema import SQL_NOT_DERIVED
+from openmemd.store.sqlite.schema import filter_sql
 from openmemd.text.tokens import QueryTerms, is_term
 
 
@@ -110,16 +110,9 @@ def _candidate(row: tuple[Any, ...]) -> Candidate:
 def _filtered_in_match(conn: Connection, match: str, *, limit: int,
                        where: CandidateFilter) -> list[Candidate]:
     """The filters inside the MATCH: when they leave few of the best matches."""
-    clauses = ["chunks_fts MATCH ?"]
-    params: list[object] = [match]
-    if where.sources:
-        clauses.append(f"source IN ({_placeholders(len(where.sources))})")
-        params.extend(where.sources)
-    if where.model is not None:
-        clauses.append("model = ?")
-        params.append(where.model)
-    if where.skip_derived:
-        clauses.append(SQL_NOT_DERIVED)
+    more, more_params = filter_sql(where)
+    clauses = ["chunks_fts MATCH ?", *more]
+    params: list[object] = [match, *more_params]
     params.append(limit)
     sql = (
         "SELECT c.id, c.path, c.source, c.start_line, c.end_line, c.text, f.rank "

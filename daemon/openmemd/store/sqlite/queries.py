@@ -11,7 +11,7 @@ from openmemd.store.base import Candidate, CandidateFilter, StoredFile
 from openmemd.store.derived import DERIVED_PREFIX
 from openmemd.store.sqlite import vec_log
 from openmemd.store.sqlite.db import Connection
-from openmemd.store.sqlite.schema import EMPTY_EMBEDDING, SQL_NOT_DERIVED, has_vec_table
+from openmemd.store.sqlite.schema import EMPTY_EMBEDDING, filter_sql, has_vec_table
 
 
 @dataclass(frozen=True)
@@ -52,14 +52,9 @@ def chunks_by_path(conn: Connection, patterns: Sequence[str], *, limit: int,
     globs = " OR ".join(["path GLOB ?"] * len(patterns))
     clauses = [f"path IN (SELECT path FROM files WHERE {globs})"]
     params: list[object] = [_glob(p) for p in patterns]
-    if where.sources:
-        clauses.append(f"source IN ({', '.join('?' * len(where.sources))})")
-        params.extend(where.sources)
-    if where.model is not None:
-        clauses.append("model = ?")
-        params.append(where.model)
-    if where.skip_derived:
-        clauses.append(SQL_NOT_DERIVED)
+    more, more_params = filter_sql(where)
+    clauses += more
+    params += more_params
     rows = conn.execute(
         "SELECT id, path, source, start_line, end_line, text FROM chunks"
         f" WHERE {' AND '.join(clauses)} ORDER BY path DESC, start_line, id LIMIT ?",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from openmemd.store.base import CandidateFilter
 from openmemd.store.derived import DERIVED_PREFIX
 from openmemd.store.meta import meta_from_text, meta_to_text
 from openmemd.store.sqlite import vec_log
@@ -26,6 +27,21 @@ FTS_TOKENIZER_ID = "porter-unicode61+cjk-bi-uni-v1"
 SQL_NOT_DERIVED = f"substr(path, 1, {len(DERIVED_PREFIX)}) != '{DERIVED_PREFIX}'"
 # `chunks.embedding` of a chunk still waiting for its vector (OpenClaw's empty JSON array).
 EMPTY_EMBEDDING = "[]"
+
+
+def filter_sql(where: CandidateFilter) -> tuple[list[str], list[object]]:
+    """`CandidateFilter` as SQL conditions on `chunks` (ANDed) and their parameters."""
+    clauses: list[str] = []
+    params: list[object] = []
+    if where.sources:
+        clauses.append(f"source IN ({', '.join('?' * len(where.sources))})")
+        params.extend(where.sources)
+    if where.model is not None:
+        clauses.append("model = ?")
+        params.append(where.model)
+    if where.skip_derived:
+        clauses.append(SQL_NOT_DERIVED)
+    return clauses, params
 
 _VEC_DIMS = re.compile(r"float\[\s*(\d+)\s*\]")  # in `chunks_vec`'s CREATE statement
 
