@@ -90,3 +90,24 @@ def test_the_cli_says_nothing_passed_and_names_the_nearest(index, tmp_path, caps
     out = capsys.readouterr().out.strip()
     assert out.startswith("nothing at min score 0.35; nearest 0.")
     assert out.endswith("— lower --min-score to see it") and ".md#L" in out
+
+
+def test_a_paraphrase_finds_the_only_note_of_a_new_workspace(tmp_path) -> None:
+    # The README's quick start: one note, and a question sharing no word with it. With no
+    # other candidate to stand out from, the calibration's own "unrelated" level is the
+    # baseline (a candidate is not its own median): the note is found at the defaults.
+    from openmemd.api import MemoryIndex
+    from openmemd.config import load_settings
+
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "memory" / "2026-03-01.md").write_text(
+        "Booked flights to Lisbon for the March conference.\n")
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(f'state_dir = "{tmp_path / "state"}"\n[embedding]\nprovider = "local"\n')
+    with MemoryIndex.open(ws, config=load_settings(cfg)) as index:
+        index.sync()
+        if index.search_meta()["provider"] == "none":
+            pytest.skip("no local model here")
+        hits = index.search("when am I travelling to Portugal")
+        assert [h.path for h in hits] == ["memory/2026-03-01.md"]

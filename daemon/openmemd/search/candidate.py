@@ -58,12 +58,25 @@ def weigh_evidence(candidates: list[Candidate], terms: QueryTerms,
     for c in candidates:
         c.found = frozenset(covered_terms(terms, c.text))
     weights = term_weights(terms.all, (c.found for c in candidates))
-    mid = median([c.vector_cosine for c in candidates if c.vector_cosine is not None])
-    baseline = 1.0 if mid is None or calibrate is None else calibrate(mid)
+    cosines = [c.vector_cosine for c in candidates if c.vector_cosine is not None]
     for c in candidates:
         c.keyword_evidence = keyword_evidence(c.found, weights)
+        baseline = 1.0  # no vector leg: the meaning-alone reading does not apply
+        if calibrate is not None and c.vector_cosine is not None:
+            # The median of the *other* candidates: a chunk is not its own baseline. With
+            # none to compare with (a workspace of one note), the calibration's own
+            # "unrelated" level, 0, is the baseline.
+            mid = median(_without(cosines, c.vector_cosine))
+            baseline = 0.0 if mid is None else calibrate(mid)
         c.evidence = evidence(c.vector_score, c.keyword_evidence, baseline)
     return weights
+
+
+def _without(values: list[float], value: float) -> list[float]:
+    """`values` less one occurrence of `value`."""
+    rest = list(values)
+    rest.remove(value)
+    return rest
 
 
 def query_evidence(candidates: list[Candidate]) -> float:

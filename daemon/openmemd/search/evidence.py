@@ -12,7 +12,8 @@ Evidence of one chunk, 0..1, the larger of two readings:
     words and meaning together: (calibrated vector score + K) / 2, where
         K = the IDF-weighted share of the query's terms the chunk contains
     meaning alone:              calibrated vector score - calibrated score of the query's
-                                median candidate
+                                median other candidate (0, the calibration's "unrelated"
+                                level, when there is no other)
 
 IDF is taken over the chunks the search already holds (both legs' candidates): a term found
 in none of them (a pseudo-word, "kubernetes" in notes that never mention it) weighs most, a
@@ -57,7 +58,7 @@ def keyword_evidence(found: Iterable[str], weights: Mapping[str, float]) -> floa
 
 def evidence(vector_score: float | None, keyword: float, baseline: float) -> float:
     """A chunk's evidence from its calibrated vector score (None: no vector), its keyword
-    evidence and `baseline`, the calibrated score of the query's median candidate."""
+    evidence and `baseline`, the calibrated score of the query's median other candidate."""
     if vector_score is None:  # keyword-only: the one reading there is
         return keyword
     return max(0.5 * vector_score + 0.5 * keyword, vector_score - baseline)
