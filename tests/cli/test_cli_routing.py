@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from daemon_harness import Daemon, make_daemon
+from daemon_harness import Daemon, make_daemon, zebra_daemon
 from helpers import wait_for
 from openmemd import discovery
 from openmemd.client import Client
@@ -24,15 +24,7 @@ from openmemd.config import index_location, load_settings
 @pytest.fixture(scope="module")
 def served() -> Iterator[Daemon]:
     """One daemon on workspace A (a note about a zebra), state dir root/state."""
-    gen = make_daemon()
-    d = next(gen)
-    (d.workspace / "MEMORY.md").write_text("# Memory\n\nThe zebra is called Zora.\n")
-    d.start()
-    with d.client() as c:
-        assert wait_for(lambda: bool(c.search("zebra", min_score=0.0)["results"]), 30)
-    yield d
-    assert d.stop() == 0
-    gen.close()
+    yield from zebra_daemon()
 
 
 def other_cli(d: Daemon, tmp_path: Path, *, state: Path | None = None,
