@@ -27,8 +27,8 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from daemon import make_workspace
-from openmemd.client import Client, DaemonNotRunning
+from daemon import make_workspace, wait_until_answering
+from openmemd.client import Client
 
 QUERY = "release budget meeting"
 GOAL = 5.0
@@ -111,15 +111,8 @@ def main() -> int:
     proc = subprocess.Popen([openmemd, "run"], env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     try:
+        wait_until_answering(endpoint, proc, pause=0.05)
         with Client(endpoint, timeout=600) as c:
-            while True:
-                try:
-                    c.ping()
-                    break
-                except DaemonNotRunning:
-                    if proc.poll() is not None:
-                        sys.exit(f"the daemon exited {proc.returncode}")
-                    time.sleep(0.05)
             c.sync()
             while c.status()["agents"]["main"].get("pendingVectors"):
                 time.sleep(0.05)

@@ -35,6 +35,21 @@ WORDS = ["release", "budget", "meeting", "design", "database", "migration", "gar
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
+
+def wait_until_answering(endpoint: str, proc: subprocess.Popen[bytes],
+                         pause: float = 0.01) -> None:
+    """Until the daemon started as `proc` answers a ping at `endpoint`; ends the bench if
+    the daemon exits first (instead of waiting for ever)."""
+    while True:
+        try:
+            with Client(endpoint, timeout=0.5) as c:
+                c.ping()
+            return
+        except DaemonNotRunning:
+            if proc.poll() is not None:
+                sys.exit(f"the daemon exited {proc.returncode}")
+            time.sleep(pause)
+
 def make_workspace(root: Path, notes: int) -> Path:
     rng = random.Random(7)
     ws = root / "ws"
@@ -107,13 +122,7 @@ def during_fill(cmd: list[str], env: dict[str, str], endpoint: str, ws: Path, st
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     hogs: list[subprocess.Popen[bytes]] = []
     try:
-        while True:
-            try:
-                with Client(endpoint, timeout=0.5) as c:
-                    c.ping()
-                break
-            except DaemonNotRunning:
-                time.sleep(0.01)
+        wait_until_answering(endpoint, proc)
         with Client(endpoint, timeout=60) as c:
             c.sync()  # keyword rows written: the fill starts
             before = c.status()["agents"]["main"]["pendingVectors"]
@@ -176,13 +185,7 @@ def main() -> int:
             t0 = time.perf_counter()
             proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL,
                                     stderr=subprocess.DEVNULL)
-            while True:
-                try:
-                    with Client(endpoint, timeout=0.5) as c:
-                        c.ping()
-                    break
-                except DaemonNotRunning:
-                    time.sleep(0.01)
+            wait_until_answering(endpoint, proc)
             ready = time.perf_counter() - t0
             with Client(endpoint, timeout=600) as c:
                 c.sync()  # answers once keyword rows are written: wait for the vectors too

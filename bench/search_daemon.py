@@ -17,9 +17,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from daemon import edit_to_searchable, proc_rss
+from daemon import edit_to_searchable, proc_rss, wait_until_answering
 from openmemd.api import MemoryIndex
-from openmemd.client import Client, DaemonNotRunning
+from openmemd.client import Client
 from openmemd.config import load_settings
 from openmemd.store.sqlite import db
 
@@ -77,13 +77,7 @@ def run(src: Path, work: Path, queries: list[str], in_process_ms: float) -> None
                "--workspace", str(ws), "--state-dir", str(root / "state")]
         proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL)
-        while True:
-            try:
-                with Client(endpoint, timeout=0.5) as c:
-                    c.ping()
-                break
-            except DaemonNotRunning:
-                time.sleep(0.05)
+        wait_until_answering(endpoint, proc, pause=0.05)
         with Client(endpoint, timeout=120) as c:
             c.sync()
             times, took = [], []
