@@ -137,6 +137,29 @@ def test_pending_chunks_get_their_vectors(store: IndexStore) -> None:
     assert pending_ids(w) == {"memory/a.md#0"}
 
 
+def test_the_fill_asks_for_pending_work_by_file(store: IndexStore) -> None:
+    """The fill orders its work by file (store.base.PendingFile) and then asks for the chunks of
+    the files it chose, in that order; derived files (dreaming's reports) wait only when asked."""
+    w = store.writer()
+    add_file(w, "memory/old.md", 2)
+    add_file(w, "MEMORY.md", 1)
+    add_file(w, "memory/done.md", 2, vectors=True)
+    add_file(w, "memory/dreaming/deep/2026-07-03.md", 3)
+    assert sorted(w.pending_files(MODEL)) == [
+        ("MEMORY.md", "memory", 1), ("memory/dreaming/deep/2026-07-03.md", "memory", 3),
+        ("memory/old.md", "memory", 2)]
+    assert sorted(w.pending_files(MODEL, derived=False)) == [
+        ("MEMORY.md", "memory", 1), ("memory/old.md", "memory", 2)]
+    assert w.count_pending_vectors(MODEL, derived=False) == 3
+    assert w.pending_files("another-model") == []
+    # chunks of the named files only, in the order named, each file's chunks in line order
+    chosen = w.pending_vectors(MODEL, 10, paths=["memory/old.md", "MEMORY.md", "memory/done.md"])
+    assert [p.id for p in chosen] == ["memory/old.md#0", "memory/old.md#1", "MEMORY.md#0"]
+    assert [p.id for p in w.pending_vectors(MODEL, 2, paths=["MEMORY.md", "memory/old.md"])] \
+        == ["MEMORY.md#0", "memory/old.md#0"]
+    assert w.pending_vectors(MODEL, 10, paths=["memory/none.md"]) == []
+
+
 def test_a_vector_of_a_new_size_is_accepted_after_a_rebuild(store: IndexStore) -> None:
     add_file(store.writer(), "memory/a.md", 1, vectors=True)
 
