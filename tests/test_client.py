@@ -18,7 +18,6 @@ from openmemd.client import (
     RemoteError,
     RemoteNotFound,
     RequestTimeout,
-    daemon_available,
 )
 from openmemd.errors import BadRequestError, NotFoundError, UnavailableError
 from openmemd.protocol.requests import (
@@ -104,12 +103,11 @@ def test_timeout_then_reuse(served: tuple[str, Recorder]) -> None:
 
 
 def test_no_socket_file_is_not_running(sockdir: Path) -> None:
-    c = Client(f"ipc://{sockdir}/none.sock", timeout=2)
+    c = Client(f"ipc://{sockdir}/none.sock", timeout=30)
     started = time.monotonic()
     with pytest.raises(DaemonNotRunning):
         c.ping()
-    assert time.monotonic() - started < 0.5
-    assert not daemon_available(f"ipc://{sockdir}/none.sock")
+    assert time.monotonic() - started < 15  # told at once, not after the 30 s timeout
     assert isinstance(DaemonNotRunning("x"), UnavailableError)
 
 
@@ -121,13 +119,8 @@ def test_stale_socket_file_is_not_running(sockdir: Path) -> None:
     assert path.exists()
     started = time.monotonic()
     with pytest.raises(DaemonNotRunning, match="stale"):
-        Client(f"ipc://{path}", timeout=5).status()
-    assert time.monotonic() - started < 2
-
-
-def test_daemon_available(served: tuple[str, Recorder]) -> None:
-    url, _ = served
-    assert daemon_available(url)
+        Client(f"ipc://{path}", timeout=30).status()
+    assert time.monotonic() - started < 15  # told at once, not after the 30 s timeout
 
 
 def test_client_shared_between_threads(served: tuple[str, Recorder]) -> None:

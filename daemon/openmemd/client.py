@@ -282,12 +282,3 @@ class Client:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-
-def daemon_available(endpoint: str | None = None, timeout: float = 0.5) -> bool:
-    """True when a daemon answers a ping at `endpoint` within `timeout` seconds."""
-    try:
-        with Client(endpoint, timeout=timeout) as client:
-            client.ping()
-        return True
-    except OpenmemdError:
-        return False
