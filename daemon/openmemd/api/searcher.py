@@ -8,6 +8,7 @@ read that meets a damaged index, the recall recording dreaming ranks by, and the
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -24,6 +25,7 @@ from openmemd.dreaming.clock import day_bucket, resolve_timezone
 from openmemd.embed.base import EmbeddingError, EmbeddingProvider
 from openmemd.embed.shared import ProviderHealth, QueryVectors
 from openmemd.errors import BadRequestError, IndexLockedError, UnavailableError
+from openmemd.index.transcript_days import TranscriptDays
 from openmemd.log import get_logger
 from openmemd.protocol import params
 from openmemd.search import citations
@@ -64,6 +66,7 @@ class Searcher:
         # daemon: its writer thread rebuilds, the request answers `unavailable` at once).
         self.on_damage: Callable[[str], None] | None = None
         self._query_vectors = QueryVectors(settings.embedding.query_cache_size)
+        self._transcript_days = TranscriptDays()  # message days, for queries naming a date
         self._local = threading.local()  # this thread's last search mode
         self._built = False  # see ensure_built
 
@@ -91,10 +94,13 @@ class Searcher:
         from openmemd.search.dates import understand_dates
         from openmemd.search.pipeline import search_outcome
 
+        tz = resolve_timezone(self.settings.dreaming.timezone)
         if today is None:
-            today = date.fromisoformat(day_bucket(datetime.now(timezone.utc), resolve_timezone(
-                self.settings.dreaming.timezone)))
+            today = date.fromisoformat(day_bucket(datetime.now(timezone.utc), tz))
         dates = self._local.dates = understand_dates(query, today)
+        if dates is not None and (sources is None or "sessions" in sources):
+            dates = dataclasses.replace(dates, session_days=self._transcript_days.in_range(
+                self.maintainer.scope, dates.start, dates.covers, tz))
         wanted = query if dates is None else dates.query  # the date words are not searched
 
         def run(reader: StoreReader) -> SearchOutcome:

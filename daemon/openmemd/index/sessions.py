@@ -27,6 +27,7 @@ class RenderedSession:
     text: str
     line_map: tuple[int, ...]
     hash: str  # of the text, the line map and the messages' timestamps
+    timestamps: tuple[int, ...] = ()  # ms of each rendered line's message; 0 = not known
 
 
 def _message_text(content: object) -> str:
@@ -88,4 +89,4 @@ def render_session(raw: str) -> RenderedSession:
     text = "\n".join(lines)
     digest = sha256_hex(text + "\n" + ",".join(map(str, line_map)) + "\n"
                         + ",".join(map(str, stamps)))
-    return RenderedSession(text, tuple(line_map), digest)
+    return RenderedSession(text, tuple(line_map), digest, tuple(stamps))

@@ -7,9 +7,9 @@ A chunk is of the range when
 - it holds a Markdown heading with an ISO date in the range ("## 2026-07-03 standup", as
   MEMORY.md-like files are often kept). Only the candidates the search already has are read
   for headings: finding every such heading would mean reading every chunk.
-Session transcripts are not placed by date: the index keeps a transcript's text and its file's
-mtime, not when each message was written (index/sessions.py reads the timestamps only to hash
-them), and a transcript's mtime is the day it last grew, not the days it covers.
+- it is a session transcript's chunk holding a message written in the range: the index does
+  not keep message times, so the caller reads them from the transcripts
+  (`index/transcript_days.py`) into `DateQuery.session_days` (JSONL line -> day).
 
 What the range does (after fusion and decay, before ordering and the threshold):
 - a query ABOUT the date ("what happened on May 8th"): the range's chunks are the answer,
@@ -45,6 +45,7 @@ from openmemd.text.tokens import QueryTerms, covered_terms
 TOPIC_BOOST = 1.25
 ABOUT_FLOOR = 0.5  # a range chunk of a date query scores at least this; others at most this
 MAX_PATTERNS = 64  # store patterns per search; past that, whole years (filtered here)
+MAX_SESSION_CHUNKS = 4096  # chunks of the range's transcripts read to find the range's lines
 
 _NOTE = re.compile(r"(?:^|/)memory/(?:[^/]+/)*(\d{4})-(\d{2})-(\d{2})(?:[^/\d][^/]*)?\.md$")
 _HEADING = re.compile(r"^#{1,6}[ \t].*?(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)", re.MULTILINE)
@@ -63,11 +64,17 @@ def note_date(path: str) -> dt.date | None:
     return None if m is None else _day(m.groups())
 
 
-def day_in_range(path: str, text: str, dates: DateQuery) -> dt.date | None:
-    """The day of the range this chunk is of (its note's date, else a dated heading of it)."""
+def day_in_range(path: str, text: str, dates: DateQuery, lines: tuple[int, int] = (0, 0)
+                 ) -> dt.date | None:
+    """The day of the range this chunk (of `lines`) is of: its note's date, the first message
+    of the range it holds (a transcript), else a dated heading of it."""
     day = note_date(path)
     if day is not None:
         return day if dates.covers(day) else None
+    messages = dates.session_days.get(path)
+    if messages:
+        held = [d for line, d in messages.items() if lines[0] <= line <= lines[1]]
+        return min(held) if held else None
     if "#" in text:
         for m in _HEADING.finditer(text):
             day = _day(m.groups())
@@ -105,11 +112,19 @@ def _month_end(day: dt.date) -> dt.date:
 
 def fetch_dated(reader: StoreReader, dates: DateQuery, *, limit: int,
                 where: CandidateFilter) -> list[LegHit]:
-    """The range's dated-note chunks (newest first), straight from the store."""
-    found = reader.chunks_by_path(path_patterns(dates), limit=limit, where=where)
+    """The range's dated-note chunks (newest first), then its transcripts' chunks holding
+    messages of the range, straight from the store."""
+    found = [c for c in reader.chunks_by_path(path_patterns(dates), limit=limit, where=where)
+             if (day := note_date(c.path)) is not None and dates.covers(day)]
+    # `*` is the patterns' only wildcard: a name holding one cannot be asked for exactly
+    sessions = [p for p in dates.session_days if "*" not in p]
+    if sessions and (where.sources is None or "sessions" in where.sources):
+        chunks = reader.chunks_by_path(sessions, limit=MAX_SESSION_CHUNKS, where=where)
+        found += [c for c in chunks if day_in_range(c.path, "", dates,
+                                                    (c.start_line, c.end_line))][:limit]
     return [LegHit(id=c.id, path=c.path, source=c.source, start_line=c.start_line,
                    end_line=c.end_line, text=c.text, score=0.0, raw=0.0, namespace=c.namespace)
-            for c in found if (day := note_date(c.path)) is not None and dates.covers(day)]
+            for c in found]
 
 
 def keyword_scored(reader: StoreReader, terms: QueryTerms, hits: list[LegHit],
@@ -139,6 +154,8 @@ class Scored(Protocol):
     """A candidate as the pipeline holds it: where it is, what it says, its scores."""
 
     path: str
+    start_line: int
+    end_line: int
     text: str
     score: float
     gate: float
@@ -150,7 +167,8 @@ def apply_dates(candidates: Sequence[Scored], dates: DateQuery | None) -> None:
     was done (`explain`'s "date")."""
     if dates is None:
         return
-    judged = [(day_in_range(c.path, c.text, dates), c) for c in candidates]
+    judged = [(day_in_range(c.path, c.text, dates, (c.start_line, c.end_line)), c)
+              for c in candidates]
     first = {id(c) for day, c in judged if day is not None
              and (dates.about_date or holds_topic(c.text, dates))}
     # The range holds the answer: everything else is at best half of one.

@@ -22,7 +22,8 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from openmemd.search.date_forms import Span, find_spans
@@ -88,11 +89,14 @@ class DateRange:
 class DateQuery:
     """A query's dates: `ranges` (in query order), `query` (the query without its date words,
     what the search legs look for) and `topic` (the words naming what else is asked for;
-    none: the query is about the date itself)."""
+    none: the query is about the date itself). `session_days`: for each transcript holding
+    messages of the range, the day of each such message by its JSONL line (filled in by the
+    caller, who can read transcripts: `index/transcript_days.py`)."""
 
     ranges: tuple[DateRange, ...]
     query: str
     topic: QueryTerms = QueryTerms((), ())
+    session_days: Mapping[str, Mapping[int, dt.date]] = field(default_factory=dict)
 
     @property
     def about_date(self) -> bool:
