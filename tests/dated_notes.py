@@ -5,6 +5,7 @@ through the library API with the real default embedding model."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 from pathlib import Path
 from typing import Any
 
@@ -74,3 +75,46 @@ def check_date_search(index: MemoryIndex) -> None:
     assert explain_of(hits, "MEMORY.md")["date"]["day"] == "2026-06-30"
     # A day without a note: nothing is made up for it at the default threshold.
     assert index.search("what did I do on June 2nd", today=TODAY) == []
+
+
+# Transcripts covering several days; the messages' own timestamps say which (the index keeps
+# none of them), read in the dreaming time zone.
+TRANSCRIPTS_CONFIG = 'sources = ["memory", "sessions"]\n[dreaming]\ntimezone = "Europe/Lisbon"\n'
+
+
+def _message(role: str, text: str, when: str) -> str:
+    return json.dumps({"type": "message", "timestamp": when,
+                       "message": {"role": role, "content": text}})
+
+
+def write_transcripts(workspace: Path) -> None:
+    sessions = workspace / "sessions"
+    sessions.mkdir()
+    (sessions / "a.jsonl").write_text("\n".join([
+        json.dumps({"type": "session", "id": "a"}),
+        _message("user", "Can you look at the parquet export job? It times out.",
+                 "2026-07-06T09:15:00Z"),
+        _message("assistant", "The parquet export job now streams row groups; no timeout.",
+                 "2026-07-06T09:20:00Z"),
+    ]) + "\n")
+    (sessions / "b.jsonl").write_text("\n".join([
+        _message("user", "Plan the parquet export job for the analytics team.",
+                 "2026-06-15T23:30:00Z"),  # 16 June in Lisbon (UTC+1): the zone decides
+        _message("assistant", "Drafted the parquet export job plan.", "2026-06-15T23:31:00Z"),
+    ]) + "\n")
+
+
+def check_transcript_dates(index: MemoryIndex) -> None:
+    """A transcript's chunks are of the days their messages were written."""
+    hits = index.search("what did we talk about on July 6, 2026", today=TODAY, explain=True)
+    assert hits and hits[0].path == "sessions/a.jsonl"
+    assert hits[0].explain["date"] == {"inRange": True, "day": "2026-07-06", "rule": "first"}
+    assert all(h.path != "sessions/b.jsonl" or h.score <= 0.5 for h in hits)
+    # a topic both transcripts name: the one written in the range comes first
+    hits = index.search("the parquet export job on 16 June 2026", today=TODAY, explain=True)
+    assert [h.path for h in hits[:2]] == ["sessions/b.jsonl", "sessions/a.jsonl"]
+    assert hits[0].explain["date"]["day"] == "2026-06-16"
+    # kept out when the search is not over transcripts
+    assert all(h.source == "memory" for h in index.search(
+        "what did we talk about on July 6, 2026", today=TODAY, sources=["memory"],
+        min_score=0))
