@@ -18,12 +18,15 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from openmemd import paths
 from openmemd.client import Client
-from openmemd.config import Settings, index_location
+from openmemd.config.locate import Located
 from openmemd.errors import OpenmemdError
+
+if TYPE_CHECKING:  # a command the daemon answers finds it with a `Located` (`cli/fast.py`)
+    from openmemd.config import Settings
 
 PING_TIMEOUT = 2.0
 MAX_RECORD_BYTES = 512
@@ -79,11 +82,19 @@ class Lookup:
         return "openmemd is not running"
 
 
+def _index(settings: Settings | Located, agent: str) -> str:
+    if isinstance(settings, Located):  # a light reading: SQLite only
+        return settings.index_location(agent)
+    from openmemd.config import index_location
+
+    return index_location(settings, agent)
+
+
 def _real(path: str | os.PathLike[str]) -> str:
     return os.path.realpath(os.path.expanduser(os.fspath(path)))
 
 
-def targets(settings: Settings, agents: list[str], workspace: str | None = None,
+def targets(settings: Settings | Located, agents: list[str], workspace: str | None = None,
             owner: str | None = None) -> list[Target]:
     """The targets for these agents; `workspace` (the --workspace flag) overrides the configured
     one of `owner`. An agent the config does not know raises ConfigError: a typo must not
@@ -92,7 +103,7 @@ def targets(settings: Settings, agents: list[str], workspace: str | None = None,
     for agent in agents:
         configured = settings.workspace_for(agent)
         chosen = workspace if workspace and agent == owner else configured
-        found.append(Target(agent, _real(chosen), index_location(settings, agent)))
+        found.append(Target(agent, _real(chosen), _index(settings, agent)))
     return found
 
 
@@ -105,9 +116,9 @@ def read_endpoint_record(state: Path) -> str | None:
     return url if url.startswith(("ipc://", "tcp://")) and "\n" not in url else None
 
 
-def candidate_endpoints(settings: Settings) -> list[str]:
-    if settings.server.endpoint:  # chosen by flag, env or config: look nowhere else
-        return [settings.server.endpoint]
+def candidate_endpoints(settings: Settings | Located) -> list[str]:
+    if settings.configured_endpoint():  # chosen by flag, env or config: look nowhere else
+        return [settings.configured_endpoint()]
     found = [read_endpoint_record(settings.state_path())]
     found += [f"ipc://{d / 'openmemd.sock'}" for d in paths.runtime_dir_candidates()]
     return list(dict.fromkeys(url for url in found if url))
@@ -125,7 +136,8 @@ def _ping(endpoint: str, timeout: float) -> Seen | None:
     return Seen(endpoint, reply.get("pid"), agents if isinstance(agents, dict) else {})
 
 
-def find(settings: Settings, wanted: list[Target], timeout: float = PING_TIMEOUT) -> Lookup:
+def find(settings: Settings | Located, wanted: list[Target],
+         timeout: float = PING_TIMEOUT) -> Lookup:
     others: list[Seen] = []
     seen_pids: set[int] = set()
     for endpoint in candidate_endpoints(settings):
@@ -140,7 +152,7 @@ def find(settings: Settings, wanted: list[Target], timeout: float = PING_TIMEOUT
     return Lookup(None, tuple(others))
 
 
-def connect(settings: Settings, agent: str, workspace: str | None,
+def connect(settings: Settings | Located, agent: str, workspace: str | None,
             timeout: float = 600.0) -> Client | None:
     """A client for the daemon serving this agent's workspace and index, else None."""
     lookup = find(settings, targets(settings, [agent], workspace, agent))

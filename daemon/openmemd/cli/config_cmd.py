@@ -8,7 +8,6 @@ import argparse
 import dataclasses
 import json
 import typing
-from collections.abc import Callable
 from typing import Any
 
 from openmemd.config import DEFAULT_AGENT, Settings, redact_url
@@ -20,13 +19,6 @@ from openmemd.config.layers import (
 )
 
 MASK = "********"
-
-
-def add_parser(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
-    p = sub.add_parser("config", help="show the effective settings and where each came from")
-    p.add_argument("action", choices=("show",), help="show (the only action)")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
-    common(p)
 
 
 def _flatten(obj: Any, prefix: str = "") -> dict[str, Any]:

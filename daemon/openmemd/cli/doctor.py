@@ -27,6 +27,7 @@ from openmemd.api.doctor import FAIL, LEVELS, OK, WARN, Check
 from openmemd.config import Settings
 from openmemd.config import openclaw as oc_config
 from openmemd.config.layers import sessions_dir
+from openmemd.config.locate import openclaw_state_dir
 from openmemd.errors import ConfigError, OpenmemdError
 from openmemd.protocol.status import DaemonStatus
 
@@ -78,7 +79,7 @@ def openclaw_json(ctx: Context) -> Check:
     loaded = ctx.settings.loaded
     layer = loaded.openclaw if loaded is not None else None
     if layer is None:
-        root = oc_config.state_dir(os.environ)
+        root = openclaw_state_dir(os.environ)
         path = root / oc_config.CONFIG_NAME if root is not None else None
         if path is not None and path.is_file():  # there, but not read
             return Check("openclaw.json", OK, f"{path} not read (OPENMEMD_OPENCLAW is off)")

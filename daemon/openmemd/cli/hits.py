@@ -8,7 +8,14 @@ A hit from another namespace (a shared PostgreSQL store searching several) carri
 
 from __future__ import annotations
 
-from typing import Any
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from openmemd.config import Settings
 
 
 def _num(value: float) -> str:
@@ -49,3 +56,53 @@ def explain_lines(ex: dict[str, Any]) -> list[str]:
         out.append(f"  mmr       position {ex['mmrPosition']}")
     out.append(f"  score     {_num(ex['score'])}")
     return out
+
+
+def show_search(args: argparse.Namespace, reply: dict[str, Any],
+                settings: Callable[[], Settings]) -> int:
+    """Print a search's reply. `settings` is called only for what the reply does not say (the
+    configured min score of a search that found nothing, the own namespace of a hit that has
+    one): a search the daemon answered does not load them otherwise."""
+    results = reply["results"]
+    meta = {k: v for k, v in reply.items() if k != "results"}
+    if meta.get("degraded") and not args.json:
+        print(f"openmemd: keyword search only: {meta['degraded']}", file=sys.stderr)
+    if meta.get("indexing") and not args.json:
+        # A one-shot command does not stay to embed (a caller waits for it to exit):
+        # what it embedded is kept, the rest is left to whoever runs next.
+        print("openmemd: the rest is embedded by `openmemd index`, the daemon (`openmemd "
+              "run`) or the next search", file=sys.stderr)
+    if args.json:
+        print(json.dumps({"results": results, **meta}, ensure_ascii=False, indent=2))
+        return 0
+    if meta.get("dates"):
+        d = meta["dates"]
+        span = d["from"] if d["from"] == d["to"] else f"{d['from']} to {d['to']}"
+        print(f"Dates: {span} (\"{d['text']}\")\n")
+
+    def min_score() -> float:
+        return settings().query.min_score if args.min_score is None else float(args.min_score)
+
+    if not results:
+        print(nothing_note(min_score(), meta.get("nearest")))
+        return 0
+    if (results[0].get("explain") or {}).get("relaxed"):
+        print(relaxed_note(min_score()) + "\n")
+    own = settings().store.namespace_for(args.agent) if any(
+        r.get("namespace") for r in results) else ""  # hits from others are marked
+    for r in results:
+        print("\n".join(hit_lines(r, own, explain=args.explain)) + "\n")
+    return 0
+
+
+def nothing_note(min_score: float, nearest: dict[str, Any] | None) -> str:
+    """What a search that found nothing says: the threshold, and the nearest miss if any."""
+    if not nearest:
+        return "No matches."
+    return (f"nothing at min score {min_score:g}; nearest {nearest['score']:.2f} "
+            f"{nearest['citation']} — lower --min-score to see it")
+
+
+def relaxed_note(min_score: float) -> str:
+    return (f"(relaxed: no result passed min score {min_score:g}; "
+            "showing keyword matches)")

@@ -14,30 +14,12 @@ import os
 import shlex
 import shutil
 import sys
-from collections.abc import Callable
-from typing import Any
 
 from openmemd.config import DEFAULT_AGENT, Settings
-from openmemd.protocol.params import MAX_NOTE_BYTES
 
 EXIT_OK, EXIT_USAGE = 0, 2
-HOSTS = ("claude-code", "claude-desktop", "codex", "cursor", "openclaw")
 NEEDS_SDK = ("openmemd mcp needs the MCP SDK, in openmemd's own environment: "
              "pip install 'mcp>=2.3,<3'")
-
-
-def add_parsers(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
-    p = sub.add_parser("add", help="append a note to today's memory file (or MEMORY.md)")
-    p.add_argument("text", nargs="+",
-                   help=f"the note (one bullet; at most {MAX_NOTE_BYTES} bytes)")
-    p.add_argument("--long-term", action="store_true", help="append to MEMORY.md instead")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
-    common(p)
-
-    p = sub.add_parser("mcp", help="serve the memory to an agent over MCP (stdio)")
-    p.add_argument("--print-config", metavar="HOST", choices=HOSTS,
-                   help=f"print how to register this server with HOST ({', '.join(HOSTS)})")
-    common(p)
 
 
 def cmd_add(settings: Settings, args: argparse.Namespace) -> int:

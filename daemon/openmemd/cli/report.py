@@ -11,12 +11,11 @@ import argparse
 import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from openmemd import __version__, discovery, paths
 from openmemd.api.health import HEALTHY
-from openmemd.config import DEFAULT_AGENT, Settings
-from openmemd.config.layers import config_files
+from openmemd.config.locate import DEFAULT_AGENT, Located
 from openmemd.errors import WorkspaceError
 from openmemd.progress import describe
 from openmemd.protocol.status import (
@@ -27,6 +26,9 @@ from openmemd.protocol.status import (
     StoreFacts,
 )
 
+if TYPE_CHECKING:  # the records are loaded only when the command runs in process
+    from openmemd.config import Settings
+
 EXIT_OK, EXIT_DEGRADED, EXIT_NOT_RUNNING = 0, 1, 2
 
 
@@ -35,21 +37,49 @@ def _print_json(value: Any) -> None:
 
 
 def cmd_status(settings: Settings, args: argparse.Namespace) -> int:
-    from openmemd.client import Client, DaemonNotRunning, RequestTimeout
+    from openmemd.client import DaemonNotRunning, RequestTimeout
 
-    # --workspace is the workspace of --agent; an unknown --agent is a config error (exit 2).
-    named = args.agent != DEFAULT_AGENT
-    scope = [args.agent] if named else settings.agent_ids()
-    lookup = discovery.find(settings, discovery.targets(settings, scope, args.workspace,
-                                                        args.agent))
+    scope = _scope(settings, args)
+    lookup = _lookup(settings, args, scope)
     if lookup.endpoint is None:
         return _status_offline(settings, args, scope, lookup)
-    client = Client(lookup.endpoint, timeout=5.0 if not args.deep else 60.0)
     try:
-        with client:
-            reply = client.status(deep=args.deep, agent=args.agent if named else None)
+        return _show_daemon_status(lookup.endpoint, args)
     except (DaemonNotRunning, RequestTimeout) as exc:
         return _status_offline(settings, args, scope, discovery.Lookup(None), str(exc))
+
+
+def daemon_status(where: Located, args: argparse.Namespace) -> int | None:
+    """`status` answered by the daemon serving these agents (`cli/fast.py`); None when none
+    does, or it went away: then `cmd_status` describes the index on disk."""
+    from openmemd.client import DaemonNotRunning, RequestTimeout
+
+    lookup = _lookup(where, args, _scope(where, args))
+    if lookup.endpoint is None:
+        return None
+    try:
+        return _show_daemon_status(lookup.endpoint, args)
+    except (DaemonNotRunning, RequestTimeout):
+        return None
+
+
+def _scope(settings: Settings | Located, args: argparse.Namespace) -> list[str]:
+    return [args.agent] if args.agent != DEFAULT_AGENT else settings.agent_ids()
+
+
+def _lookup(settings: Settings | Located, args: argparse.Namespace,
+            scope: list[str]) -> discovery.Lookup:
+    # --workspace is the workspace of --agent; an unknown --agent is a config error (exit 2).
+    return discovery.find(settings, discovery.targets(settings, scope, args.workspace,
+                                                      args.agent))
+
+
+def _show_daemon_status(endpoint: str, args: argparse.Namespace) -> int:
+    from openmemd.client import Client
+
+    named = args.agent != DEFAULT_AGENT
+    with Client(endpoint, timeout=5.0 if not args.deep else 60.0) as client:
+        reply = client.status(deep=args.deep, agent=args.agent if named else None)
     status = DaemonStatus.from_json(reply)
     if args.json:  # what the daemon said, as it said it
         _print_json({k: v for k, v in reply.items() if k != "ok"})
@@ -62,6 +92,7 @@ def _status_offline(settings: Settings, args: argparse.Namespace, scope: list[st
                     lookup: discovery.Lookup, reason: str = "") -> int:
     """No daemon serves this index: say so (exit 2) and still describe the index on disk."""
     from openmemd.api.handler import LocalHandler
+    from openmemd.config.layers import config_files
     from openmemd.protocol.requests import StatusRequest
 
     local = LocalHandler(settings, workspace=args.workspace, owner=args.agent)
@@ -198,16 +229,3 @@ def cmd_workspace(settings: Settings, args: argparse.Namespace) -> int:
         raise WorkspaceError(f"cannot create {ws / 'memory'}: {exc.strerror}") from None
     print(ws.absolute())
     return EXIT_OK
-
-
-def nothing_note(min_score: float, nearest: dict[str, Any] | None) -> str:
-    """What a search that found nothing says: the threshold, and the nearest miss if any."""
-    if not nearest:
-        return "No matches."
-    return (f"nothing at min score {min_score:g}; nearest {nearest['score']:.2f} "
-            f"{nearest['citation']} — lower --min-score to see it")
-
-
-def relaxed_note(min_score: float) -> str:
-    return (f"(relaxed: no result passed min score {min_score:g}; "
-            "showing keyword matches)")

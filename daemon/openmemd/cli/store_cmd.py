@@ -15,36 +15,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from openmemd.config import Settings
 from openmemd.errors import BadRequestError
 
 EXIT_OK = 0
-
-
-def add_parser(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
-    p = sub.add_parser("store", help="copy an index between backends (SQLite file, PostgreSQL)"
-                       ", or adopt a PostgreSQL namespace another workspace filled")
-    p.add_argument("action", choices=("copy", "adopt"),
-                   help="copy: --from to --to; adopt: make the configured namespace this "
-                        "workspace's (after a move, or to take over another one's)")
-    p.add_argument("--from", dest="source", metavar="URL|PATH",
-                   help="the index to copy: a SQLite index file or a postgresql:// URL "
-                        "(or 'host=... dbname=...')")
-    p.add_argument("--to", dest="target", metavar="URL|PATH",
-                   help="where to copy it: a SQLite index file or a postgresql:// URL "
-                        "(or 'host=... dbname=...')")
-    p.add_argument("--namespace", metavar="NS", help="PostgreSQL namespace on either side "
-                   "(default: the configured store.namespace)")
-    p.add_argument("--from-namespace", metavar="NS", help="namespace of the source")
-    p.add_argument("--to-namespace", metavar="NS", help="namespace of the target")
-    p.add_argument("--batch", type=int, default=2000, metavar="N",
-                   help="chunks per transaction (default 2000)")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
-    common(p)
 
 
 def run(settings: Settings, args: argparse.Namespace) -> int:

@@ -193,11 +193,3 @@ def origins_for(loaded: Loaded | None, agent_id: str) -> dict[str, str]:
     if oc is not None and agent_id in loaded.agent_settings:
         layers[0] = (LAYER, oc.agent_layer(agent_id))
     return origins(layers)
-
-
-def toml_hint(path: Path) -> str:
-    """Why a config file is not TOML, when it is OpenClaw's JSON5 file passed as --config."""
-    if Path(path).suffix.lower() in (".json", ".json5"):
-        return ("; this looks like OpenClaw's openclaw.json, which openmemd reads by itself "
-                "(from $OPENCLAW_STATE_DIR or ~/.openclaw) under its own config.toml")
-    return ""

@@ -9,18 +9,15 @@ import sys
 import types
 import typing
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
-from openmemd import paths
-from openmemd.config.layers import Blame, Loaded, toml_hint  # openclaw.json < file < env < flags
-from openmemd.config.settings import SOURCES, AgentSettings, Settings
+from openmemd.config.layers import Blame, Loaded  # openclaw.json < file < env < flags
+from openmemd.config.locate import ENV_VARS, SOURCES, read_config, valid_agent_id
+from openmemd.config.settings import AgentSettings, Settings
 from openmemd.config.store_url import check_store
 from openmemd.errors import ConfigError
 
 _TOML_ALIASES = {"lambda": "lambda_"}
-ENV_VARS = {"OPENMEMD_WORKSPACE": "workspace", "OPENMEMD_STATE_DIR": "state_dir",
-            "OPENMEMD_ENDPOINT": "server.endpoint", "OPENMEMD_STORE_URL": "store.url"}
 
 
 def load_settings(config_file: str | os.PathLike[str] | None = None, *,
@@ -32,32 +29,12 @@ def load_settings(config_file: str | os.PathLike[str] | None = None, *,
     `overrides` maps dotted keys (``"query.max_results"``) to values; None values are ignored.
     """
     env = os.environ if env is None else env
-    explicit = config_file is not None or bool(env.get("OPENMEMD_CONFIG"))
-    path = Path(config_file or env.get("OPENMEMD_CONFIG") or paths.config_file()).expanduser()
-    data: dict[str, Any] = {}
-    if path.is_file():
-        data = _read_toml(path)
-    elif explicit:
-        raise ConfigError(f"{path}: config file not found")
-    source = str(path) if path.is_file() else "defaults"
-    loaded = Loaded.collect(env, (source, data), ENV_VARS, overrides or {}, _checked)
+    path, data = read_config(config_file, env)  # the same reading `locate` does
+    source = str(path) if data is not None else "defaults"
+    loaded = Loaded.collect(env, (source, data or {}), ENV_VARS, overrides or {}, _checked)
     settings: Settings = dataclasses.replace(
-        loaded.settings, config_file=str(path) if path.is_file() else "", loaded=loaded)
+        loaded.settings, config_file=str(path) if data is not None else "", loaded=loaded)
     return settings
-
-
-def _read_toml(path: Path) -> dict[str, Any]:
-    # imported here: with no config file, a command does not pay for the TOML parser
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - exercised on 3.10 only
-        import tomli as tomllib
-    try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}{toml_hint(path)}") from None
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
 
 
 def default_settings() -> Settings:
@@ -105,7 +82,7 @@ def _convert(f: dataclasses.Field[Any], hint: Any, value: Any, name: str, source
             raise ConfigError(f"{source(name)} must be a table of [agents.<id>] tables")
         agents = {}
         for agent_id, agent_data in value.items():
-            if not agent_id or not all(c.isalnum() or c in "-_" for c in agent_id):
+            if not valid_agent_id(agent_id):
                 raise ConfigError(f"{source.place(f'agents.{agent_id}')}: agent id {agent_id!r} "
                                   "must be letters, digits, - or _")
             agents[agent_id] = _build(AgentSettings, agent_data, f"agents.{agent_id}.", source)

@@ -17,9 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from openmemd.config.locate import OPENCLAW_CONFIG, expand_home, openclaw_config
 from openmemd.config.openclaw_budgets import startup_budgets
 
-LAYER = CONFIG_NAME = "openclaw.json"  # the file, and the settings layer it makes
+LAYER = CONFIG_NAME = OPENCLAW_CONFIG  # the file, and the settings layer it makes
 OLLAMA_BASE_URL, OLLAMA_MODEL = "http://127.0.0.1:11434", "nomic-embed-text"
 # OpenClaw's own openclaw.json is a few KB. The cap keeps a runaway file (json5 parses ~11 s
 # per MB) from stalling every command that loads settings, while leaving room for 50x that.
@@ -102,26 +103,13 @@ class OpenClawLayer:
         return next((a for a in self.agents if os.path.realpath(a.workspace) == real), None)
 
 
-def state_dir(env: Mapping[str, str]) -> Path | None:
-    """`$OPENCLAW_STATE_DIR`, else `$HOME/.openclaw`; None when `env` names neither."""
-    if env.get("OPENCLAW_STATE_DIR"):
-        return Path(_expand(env["OPENCLAW_STATE_DIR"], env))
-    if env.get("HOME"):
-        return Path(env["HOME"]) / ".openclaw"
-    return None
-
-
 def load(env: Mapping[str, str]) -> OpenClawLayer | None:
     """The layer, None when there is no openclaw.json (nothing changes for such a user) or
     `$OPENMEMD_OPENCLAW` is off."""
-    if env.get("OPENMEMD_OPENCLAW", "").strip().lower() in ("0", "off", "false", "no"):
+    path = openclaw_config(env)  # the same test `config.locate` makes
+    if path is None:
         return None
-    root = state_dir(env)
-    if root is None:
-        return None
-    path = root / CONFIG_NAME
-    if not path.is_file():
-        return None
+    root = path.parent
     try:
         data = _read(path)
         if not isinstance(data, dict):
@@ -168,12 +156,6 @@ def _check_text(value: Any, where: str = "") -> None:
         at = f"{where}[{key}]" if isinstance(key, int) else f"{where}.{key}" if where else key
         _check_text(key, at)
         _check_text(item, at)
-
-
-def _expand(value: str, env: Mapping[str, str]) -> str:
-    if value == "~" or value.startswith("~/"):
-        return str(Path(env.get("HOME", "~")) / value[2:]) if env.get("HOME") else value
-    return value
 
 
 def _obj(data: Any, where: str) -> dict[str, Any]:
@@ -300,7 +282,7 @@ def _layer(data: dict[str, Any], path: Path, root: Path, env: Mapping[str, str])
     home = Path(env["HOME"]) if env.get("HOME") else root.parent
     default_ws = defaults.get("workspace")
     if default_ws is not None:
-        default_ws = _expand(_str(default_ws, "agents.defaults.workspace"), env)
+        default_ws = expand_home(_str(default_ws, "agents.defaults.workspace"), env)
     entries = agents_cfg.get("list") or []
     if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
         raise LayerError("'agents.list' must be a list of objects")
@@ -334,7 +316,7 @@ def _layer(data: dict[str, Any], path: Path, root: Path, env: Mapping[str, str])
         own_ws = isinstance(e.get("workspace"), str)
         ws_key = f"{at}.workspace" if own_ws else "agents.defaults.workspace"
         if own_ws:
-            ws = _expand(e["workspace"], env)
+            ws = expand_home(e["workspace"], env)
         elif oc_id == default_id:
             ws = default_ws or str(home / ".openclaw" / "workspace")
         else:

@@ -11,16 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from openmemd import paths
+from openmemd.config import locate
 from openmemd.config.layers import Loaded
+from openmemd.config.locate import DEFAULT_AGENT
 from openmemd.config.openclaw_budgets import DAILY_MAX_FILE_BYTES_CAP, DAILY_TOTAL_MAX_CHARS_CAP
-from openmemd.errors import ConfigError
-
-DEFAULT_AGENT = "main"
-SOURCES = ("memory", "sessions")
-# Dreaming's phases in run order (one [dreaming.<phase>] table each); "all" runs them all.
-PHASES = ("light", "rem", "deep")
-PHASE_CHOICES = (*PHASES, "all")
 
 
 def _opt(default: Any, help: str, *, min: float | None = None, max: float | None = None,
@@ -273,7 +267,10 @@ class Settings:
 
     # -- derived locations -------------------------------------------------------------------
     def state_path(self) -> Path:
-        return Path(self.state_dir).expanduser() if self.state_dir else paths.state_dir()
+        return locate.state_path(self.state_dir)
+
+    def configured_endpoint(self) -> str:  # what `discovery` asks of this or a `Located`
+        return self.server.endpoint
 
     def agent_ids(self) -> list[str]:
         ids = list(self.agents)
@@ -283,15 +280,9 @@ class Settings:
 
     def workspace_for(self, agent_id: str = DEFAULT_AGENT) -> Path:
         agent = self.agents.get(agent_id)
-        if agent is not None and agent.workspace:
-            return Path(agent.workspace).expanduser()
-        if agent_id == DEFAULT_AGENT:
-            if self.workspace:
-                return Path(self.workspace).expanduser()
-            return paths.default_workspace()
-        raise ConfigError(f"unknown agent {agent_id!r}: add [agents.{agent_id}] workspace = ... "
-                          f"to {self.config_file or paths.config_file()}")
+        return locate.workspace_path(agent_id, agent.workspace if agent is not None else "",
+                                     self.workspace, self.config_file)
 
     def index_path(self, agent_id: str = DEFAULT_AGENT) -> Path:
-        return self.state_path() / "memory" / f"{agent_id}.sqlite"
+        return locate.index_path(self.state_path(), agent_id)
 

@@ -1,0 +1,25 @@
+"""`openmemd`'s entry point: parse the command line, let a running daemon answer what it can
+on the light path (`cli/fast.py`), else run the command with the full settings
+(`cli/commands.py`, imported only then)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from openmemd.cli import fast
+from openmemd.cli.parser import build_parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    code = fast.guarded(lambda: fast.run(args))
+    if code is not None:
+        return code
+    from openmemd.cli.commands import run
+
+    return run(args)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

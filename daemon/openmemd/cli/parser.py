@@ -1,0 +1,166 @@
+"""The `openmemd` command line's arguments: every command's parser, defined here without
+importing the command (a command's module is imported when it runs, `cli/main.py`)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any
+
+from openmemd import __version__
+from openmemd.config.locate import DEFAULT_AGENT, PHASE_CHOICES
+from openmemd.protocol.params import MAX_NOTE_BYTES
+
+if TYPE_CHECKING:
+    from openmemd.config import Settings
+
+HOSTS = ("claude-code", "claude-desktop", "codex", "cursor", "openclaw")  # openmemd mcp's
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    g = parser.add_argument_group("common options")
+    g.add_argument("--config", metavar="FILE", help="config file (default: $OPENMEMD_CONFIG or "
+                   "the platform config file)")
+    g.add_argument("--agent", metavar="ID", default=DEFAULT_AGENT, help="agent id (default: main)")
+    g.add_argument("--workspace", metavar="DIR", help="workspace directory")
+    g.add_argument("--state-dir", metavar="DIR", help="where the index lives")
+    g.add_argument("--endpoint", metavar="URL", help="daemon endpoint (ipc://… or tcp://…)")
+    g.add_argument("--log-level", choices=("debug", "info", "warning", "error"),
+                   help="log level")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="openmemd", description="Local memory daemon for AI agents: Markdown memory, "
+        "hybrid search, nightly dreaming.")
+    parser.add_argument("--version", action="version", version=f"openmemd {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    p = sub.add_parser("run", help="run the daemon (what the service units start)")
+    p.add_argument("--foreground", action="store_true",
+                   help="stay attached to the terminal (the default; kept for service units)")
+    _common(p)
+
+    p = sub.add_parser("status", help="health of the daemon and the index")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--deep", action="store_true", help="also embed a probe and run a test query")
+    _common(p)
+
+    p = sub.add_parser("doctor", help="check the set-up, each problem with its fix")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    _common(p)
+
+    p = sub.add_parser("index", help="sync the index with the workspace now")
+    p.add_argument("--force", action="store_true",
+                   help="rebuild the whole index from the Markdown (cached embeddings reused)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    _common(p)
+
+    p = sub.add_parser("search", help="search the memory")
+    p.add_argument("query", nargs="+", help="what to look for")
+    p.add_argument("--max-results", type=int, metavar="N", help="results to return (default 6)")
+    p.add_argument("--min-score", type=float, metavar="X", help="score threshold 0..1 "
+                   "(default 0.35)")
+    p.add_argument("--source", action="append", choices=("memory", "sessions"), dest="sources",
+                   help="restrict to a source (repeatable)")
+    p.add_argument("--explain", action="store_true", help="show how each score was made")
+    p.add_argument("--today", metavar="YYYY-MM-DD", help='the day "yesterday" and "last week" '
+                   "count from (default: today)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    _common(p)
+
+    p = sub.add_parser("get", help="print lines of a memory file")
+    p.add_argument("path", help="workspace-relative path or a search hit's citation, e.g. "
+                   "memory/2026-01-02.md, memory/2026-01-02.md:3-9 or MEMORY.md#L3-L9")
+    p.add_argument("--from", dest="from_line", type=int, metavar="N",
+                   help="first line (1-based); with --lines, replaces a citation's range")
+    p.add_argument("--lines", type=int, metavar="N", help="number of lines")
+    p.add_argument("--namespace", metavar="NS", help="read a hit from this other searched "
+                   "namespace (PostgreSQL), as the shared index stores it")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    _common(p)
+
+    p = sub.add_parser("dream", help="run dreaming now, or explain a candidate")
+    p.add_argument("action", nargs="?", choices=("run", "explain"), default="run",
+                   help="run a sweep (default) or explain a candidate")
+    p.add_argument("selector", nargs="?", help="for explain: a key, a path or a text fragment")
+    p.add_argument("--phase", choices=PHASE_CHOICES, default="all")
+    p.add_argument("--dry-run", action="store_true", help="compute everything, write nothing")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    _common(p)
+
+    p = sub.add_parser("context", help="print the session's startup context (MEMORY.md, "
+                       "USER.md, today's and yesterday's notes) for an agent's prompt")
+    p.add_argument("--today", metavar="YYYY-MM-DD", help="the day a session starts (default: "
+                   "today in the dreaming timezone)")
+    p.add_argument("--json", action="store_true", help="machine-readable output: the files, "
+                   "their sizes, what was truncated, the days and the text")
+    _common(p)
+
+    p = sub.add_parser("service", help="install the systemd user unit or launchd agent")
+    p.add_argument("action", choices=("install", "uninstall", "status"))
+    p.add_argument("--dry-run", action="store_true", help="print what would be written and run")
+    _common(p)
+
+    p = sub.add_parser("workspace", help="print the workspace path (creates its memory/)")
+    _common(p)
+    _config(sub)
+    _add_and_mcp(sub)
+    _store(sub)
+    return parser
+
+
+def _config(sub: Any) -> None:
+    p = sub.add_parser("config", help="show the effective settings and where each came from")
+    p.add_argument("action", choices=("show",), help="show (the only action)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    _common(p)
+
+
+def _add_and_mcp(sub: Any) -> None:
+    p = sub.add_parser("add", help="append a note to today's memory file (or MEMORY.md)")
+    p.add_argument("text", nargs="+",
+                   help=f"the note (one bullet; at most {MAX_NOTE_BYTES} bytes)")
+    p.add_argument("--long-term", action="store_true", help="append to MEMORY.md instead")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    _common(p)
+
+    p = sub.add_parser("mcp", help="serve the memory to an agent over MCP (stdio)")
+    p.add_argument("--print-config", metavar="HOST", choices=HOSTS,
+                   help=f"print how to register this server with HOST ({', '.join(HOSTS)})")
+    _common(p)
+
+
+def _store(sub: Any) -> None:
+    p = sub.add_parser("store", help="copy an index between backends (SQLite file, PostgreSQL)"
+                       ", or adopt a PostgreSQL namespace another workspace filled")
+    p.add_argument("action", choices=("copy", "adopt"),
+                   help="copy: --from to --to; adopt: make the configured namespace this "
+                        "workspace's (after a move, or to take over another one's)")
+    p.add_argument("--from", dest="source", metavar="URL|PATH",
+                   help="the index to copy: a SQLite index file or a postgresql:// URL "
+                        "(or 'host=... dbname=...')")
+    p.add_argument("--to", dest="target", metavar="URL|PATH",
+                   help="where to copy it: a SQLite index file or a postgresql:// URL "
+                        "(or 'host=... dbname=...')")
+    p.add_argument("--namespace", metavar="NS", help="PostgreSQL namespace on either side "
+                   "(default: the configured store.namespace)")
+    p.add_argument("--from-namespace", metavar="NS", help="namespace of the source")
+    p.add_argument("--to-namespace", metavar="NS", help="namespace of the target")
+    p.add_argument("--batch", type=int, default=2000, metavar="N",
+                   help="chunks per transaction (default 2000)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    _common(p)
+
+
+def overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The settings the common options set (dotted keys; None: not given)."""
+    return {"workspace": args.workspace, "state_dir": args.state_dir,
+            "server.endpoint": args.endpoint, "log.level": args.log_level}
+
+
+def load_settings(args: argparse.Namespace) -> Settings:
+    """The full settings of this command line (its options over the config and environment)."""
+    from openmemd.config import load_settings as load
+
+    return load(args.config, overrides=overrides(args))
