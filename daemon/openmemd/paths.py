@@ -1,5 +1,10 @@
 """Every on-disk location openmemd uses, from platformdirs. Nothing else hard-codes a path.
 
+On Linux the four user directories follow the XDG rules platformdirs applies there (an
+absolute `$XDG_*_HOME`, else the default under the home directory), computed here: importing
+platformdirs costs a CLI command more than the rest of its start-up (tests/test_paths.py pins
+that both agree). Elsewhere platformdirs is asked, on first use.
+
 State (indexes, their -wal/-shm, embedding cache, locks, rebuild and backup copies) holds every
 chunk of the user's memory, so it is private: files 0600 in directories 0700, created that way
 and tightened when an older version left them looser.
@@ -9,23 +14,38 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 from pathlib import Path
 
-import platformdirs
-
 APP = "openmemd"
+# platformdirs' user directory -> (XDG variable, default under the home directory), Linux
+_XDG = {"user_config_dir": ("XDG_CONFIG_HOME", "~/.config"),
+        "user_state_dir": ("XDG_STATE_HOME", "~/.local/state"),
+        "user_cache_dir": ("XDG_CACHE_HOME", "~/.cache"),
+        "user_data_dir": ("XDG_DATA_HOME", "~/.local/share")}
+
+
+def user_dir(kind: str) -> Path:
+    """platformdirs' `kind` (user_config_dir, ...) for openmemd."""
+    if sys.platform.startswith("linux"):
+        var, default = _XDG[kind]
+        base = os.environ.get(var, "")
+        return Path(base if os.path.isabs(base) else os.path.expanduser(default)) / APP
+    import platformdirs
+
+    return Path(getattr(platformdirs, kind)(APP))
 
 
 def config_file() -> Path:
-    return Path(platformdirs.user_config_dir(APP)) / "config.toml"
+    return user_dir("user_config_dir") / "config.toml"
 
 
 def state_dir() -> Path:
-    return Path(platformdirs.user_state_dir(APP))
+    return user_dir("user_state_dir")
 
 
 def cache_dir() -> Path:
-    return Path(platformdirs.user_cache_dir(APP))
+    return user_dir("user_cache_dir")
 
 
 def tiktoken_cache_dir() -> Path:
@@ -41,7 +61,7 @@ def default_workspace() -> Path:
     openclaw = openclaw_workspace()
     if openclaw.is_dir():
         return openclaw
-    return Path(platformdirs.user_data_dir(APP)) / "workspace"
+    return user_dir("user_data_dir") / "workspace"
 
 
 def runtime_dir() -> Path:

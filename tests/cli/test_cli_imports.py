@@ -21,7 +21,8 @@ HEAVY = ("structlog", "asyncio", "zmq", "numpy", "sqlean", "sqlite3", "sqlite_ve
          "openmemd.search", "openmemd.config.settings", "openmemd.config.loading",
          "openmemd.config.layers", "openmemd.config.openclaw", "openmemd.log",
          "openmemd.cli.commands", "openmemd.cli.config_cmd", "openmemd.cli.mcp_cmd",
-         "openmemd.cli.store_cmd", "openmemd.api.route")
+         "openmemd.cli.store_cmd", "openmemd.api.route",
+         *(("platformdirs",) if sys.platform.startswith("linux") else ()))
 # The command runs as the console script does (`from openmemd.cli import main`), then the
 # heavy modules it loaded are printed on a line of their own.
 _RUN = ("import json, sys\n"

@@ -56,8 +56,10 @@ MODULES = (
     "openmemd.api.route",
     "openmemd.client",
     "openmemd.discovery",
+    "openmemd.config",  # discovery asks for the full settings only when the light ones do not say
     # libraries imported inside functions
     "dataclasses",
+    "platformdirs",  # paths.py outside Linux
     "dateparser.date",  # a date in a query (search/date_forms.py), ~0.3 s: not on a request
     "datetime",
     "hashlib",
