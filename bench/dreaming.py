@@ -89,6 +89,8 @@ class Tally:
     promoted: list[tuple[str, str, int, int]] = field(default_factory=list)  # day, path, s, e
     precise: int = 0  # evidence of a question asked after the promotion
     needed: int = 0  # evidence of a question whose asking recorded it
+    only_with: int = 0  # askings found in the top five with MEMORY.md and not without it
+    only_without: int = 0
     memory_chars: list[int] = field(default_factory=list)
 
 
@@ -124,6 +126,8 @@ def replay(root: Path, state: Path, name: str, questions: list[dict], asks: int,
             noon = datetime.combine(today, dtime(12), UTC)
             ctx_with = norm(startup_context(ws, settings, today).text)
             ctx_without = norm(startup_context(root, settings, today).text)
+            memory_md = ws / "MEMORY.md"  # as indexed: re-synced after each night's promotion
+            memory = memory_md.read_text("utf-8").split("\n") if memory_md.exists() else []
             for q in plan[day]:
                 cores = [evidence_core(s["text"]) for s in q["relevant"] if s.get("text")]
                 hits = index.search(q["query"], max_results=20, min_score=0.0, record=False,
@@ -133,10 +137,13 @@ def replay(root: Path, state: Path, name: str, questions: list[dict], asks: int,
                 tally.askings += 1
                 tally.context_with += any(c and c in ctx_with for c in cores)
                 tally.context_without += any(c and c in ctx_without for c in cores)
-                tally.search_with += any(_hit(h, q, cores) for h in seen[:5])
-                tally.search_without += any(_hit(h, q, cores)
-                                            for h in [h for h in seen
-                                                      if h.path != "MEMORY.md"][:5])
+                found_with = any(_hit(h, q, cores, memory) for h in seen[:5])
+                found_without = any(_hit(h, q, cores, memory) for h in
+                                    [h for h in seen if h.path != "MEMORY.md"][:5])
+                tally.search_with += found_with
+                tally.search_without += found_without
+                tally.only_with += found_with and not found_without
+                tally.only_without += found_without and not found_with
                 # Every hit the agent saw, MEMORY.md's too: the library decides what a
                 # search's recall goes to (dreaming/recall.py).
                 record_recalls(ws, q["query"], [
@@ -180,10 +187,13 @@ def needed(ws: Path, questions: list[dict]):  # type: ignore[no-untyped-def]
     return test
 
 
-def _hit(h: object, q: dict, cores: list[str]) -> bool:
+def _hit(h: object, q: dict, cores: list[str], memory: list[str]) -> bool:
+    """Whether a hit holds the evidence: a note's chunk overlaps it; a MEMORY.md chunk holds
+    a promoted line containing it (the chunk's lines, like a note's; its 700-character snippet
+    is centred on one entry of many and may leave the evidence out)."""
     path, start, end = h.path, h.start_line, h.end_line  # type: ignore[attr-defined]
     if path == "MEMORY.md":
-        text = norm(h.snippet)  # type: ignore[attr-defined]
+        text = norm(" ".join(memory[start - 1:end]))
         return any(c and c in text for c in cores)
     return any(overlaps(path, start, end, s) for s in q["relevant"])
 
@@ -218,7 +228,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"context hit   with dreaming {tally.context_with / n:.3f}   without "
           f"{tally.context_without / n:.3f}")
     print(f"search hit@5  with dreaming {tally.search_with / n:.3f}   without "
-          f"{tally.search_without / n:.3f}")
+          f"{tally.search_without / n:.3f}   (only with {tally.only_with}, only without "
+          f"{tally.only_without})")
     print(f"MEMORY.md     max {max(tally.memory_chars, default=0)} characters "
           f"(budget {Settings().context.bootstrap_max_chars})")
     print(f"promoted      {promoted} lines, precision: needed "
