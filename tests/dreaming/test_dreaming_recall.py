@@ -299,3 +299,23 @@ def test_recorder_accepts_search_result_like_objects(tmp_path: Path) -> None:
         assert recorder.submit(ws, "q", [Result()], now=T0)
         assert recorder.flush(10)
     assert read_store(ws)["entries"][f"memory:{NOTE}:3:3"]["maxScore"] == pytest.approx(0.66)
+
+
+def test_a_search_records_its_best_hit_not_the_ones_beside_it(tmp_path: Path) -> None:
+    ws = make_ws(tmp_path)
+    (ws / "memory/2026-04-05.md").write_text("- Lunch with Bob at noon.\n- The VLAN is 42.\n",
+                                             encoding="utf-8")
+    beside = hit(path="memory/2026-04-05.md", start=1, end=1, score=0.6,
+                 snippet="- Lunch with Bob at noon.")
+    assert record_recalls(ws, "gateway vlan", [beside, hit(score=0.8)], now=T0,
+                          timezone="UTC") == 1
+    assert list(read_store(ws)["entries"]) == [f"memory:{NOTE}:3:3"]
+    # A tie: the search could not tell them apart, both answered.
+    tie = hit(path="memory/2026-04-05.md", start=2, end=2, score=0.8, snippet="- The VLAN is 42.")
+    assert record_recalls(ws, "which vlan", [tie, hit(score=0.8), beside], now=T0,
+                          timezone="UTC") == 2
+    # The answer came from MEMORY.md: no dated note answered, nothing is recorded.
+    before = read_store(ws)
+    assert record_recalls(ws, "vlan again", [hit(path="MEMORY.md", score=0.9), hit(score=0.8)],
+                          now=T0, timezone="UTC") == 0
+    assert read_store(ws) == before

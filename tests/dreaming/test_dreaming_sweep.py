@@ -293,3 +293,34 @@ def test_dry_run_writes_nothing(tmp_path: Path) -> None:
     empty.mkdir()
     run_sweep(empty, settings(), dry_run=True, now=SWEEP_AT)
     assert list(empty.iterdir()) == []
+
+
+def test_a_question_asked_on_three_days_promotes_its_answer_not_the_hits_beside_it(
+        tmp_path: Path) -> None:
+    # Each asking returns the answer first and two lines of the same day beside it: the
+    # neighbours reach the gates' three recalls over three days too, but did not answer.
+    ws = make_ws(tmp_path)
+    backups = "- Backups go to the S3 glacier bucket every night."
+    lunch = "Lunch with Bob at noon, talked about the garden."
+    for day in range(3):
+        record_recalls(ws, "which VLAN does the gateway router need", [
+            RecallHit(NOTE, 5, 5, 0.8, GATEWAY), RecallHit(NOTE, 6, 6, 0.6, backups),
+            RecallHit(NOTE, 8, 8, 0.5, lunch)], now=T0 + timedelta(days=day), timezone="UTC")
+    result = run_sweep(ws, settings(min_score=0.0), now=T0 + timedelta(days=2, hours=12))
+    assert [p.key for p in result.promoted] == [f"memory:{NOTE}:5:5"]
+    memory = (ws / "MEMORY.md").read_text("utf-8")
+    assert "VLAN 42" in memory and "glacier" not in memory and "Lunch" not in memory
+
+
+def test_memory_md_fills_its_bootstrap_budget_not_16_kib(tmp_path: Path) -> None:
+    # MEMORY.md's budget is the 20,000 characters the startup context loads; no byte cap
+    # below it by default (a 16 KiB one left a fifth of the budget unused).
+    ws = make_ws(tmp_path)
+    user = "# Long-Term Memory\n\n" + "- A line the user wrote about the garden shed.\n" * 360
+    (ws / "MEMORY.md").write_text(user, encoding="utf-8")
+    assert 16 * 1024 < len(user) < 19_000
+    recall_often(ws)
+    result = run_sweep(ws, settings(), now=SWEEP_AT)
+    assert [p.key for p in result.promoted] == [f"memory:{NOTE}:5:5"]
+    memory = (ws / "MEMORY.md").read_text("utf-8")
+    assert memory.startswith(user) and "VLAN 42" in memory and len(memory) <= 20_000

@@ -139,7 +139,10 @@ class DeepPhaseSettings:
                                          min=0.1, max=36500.0)
     max_age_days: float = _opt(30.0, "entries last recalled longer ago are not promoted",
                                min=0.0, max=36500.0)
-    max_memory_bytes: int = _opt(16 * 1024, "MEMORY.md size cap for promotion",
+    # Off by default: MEMORY.md's budget is the characters the startup context loads
+    # (context.bootstrap_max_chars); a 16 KiB default cut it to 16,384 of its 20,000.
+    max_memory_bytes: int = _opt(0, "MEMORY.md size cap in bytes for promotion, besides its "
+                                 "bootstrap budget in characters; 0 = none",
                                  min=0, max=1024 * 1024 * 1024)
     backups: int = _opt(5, "MEMORY.md backups kept", min=0, max=1000)
     max_promoted_snippet_tokens: int = _opt(160, "promoted lines longer than this many "

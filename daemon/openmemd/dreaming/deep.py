@@ -147,8 +147,8 @@ def plan(workspace: Path, store: RecallStore, signals: PhaseSignals,
             capped = True
             left = len(eligible) - position
             messages.append(
-                f"stopped at the MEMORY.md size cap ({memory_max_chars} characters, "
-                f"{settings.max_memory_bytes} bytes; MEMORY.md is {len(existing)} characters, "
+                f"stopped at the MEMORY.md size cap ({fits.describe()}; "
+                f"MEMORY.md is {len(existing)} characters, "
                 f"{size_bytes(existing)} bytes): {left} candidate(s) left for a later sweep")
             break
         if room is not None:

@@ -147,8 +147,9 @@ def compose_text(light: LightSummary, rem: RemSummary, deep: DeepSummary,
             lines.append(f"- {deep.reconciled} entr{were} already in MEMORY.md and were marked "
                          "promoted.")
         if deep.size_capped:
-            lines.append(f"- Stopped at the MEMORY.md size cap ({deep.max_memory_bytes} bytes): "
-                         f"{deep.left_for_later} candidate(s) wait for room.")
+            # Which cap and the sizes are in the notes below (the deep phase's message).
+            lines.append(f"- Stopped at the MEMORY.md size cap: {deep.left_for_later} "
+                         "candidate(s) wait for room.")
         paragraphs.append("\n".join(lines))
     notes = [m for m in messages if m]
     if notes:

@@ -110,13 +110,20 @@ def make_room(memory_text: str, fits: Fits, protect: Collection[str],
 
 class Fits:
     """Whether a MEMORY.md text is within both caps: characters (the bootstrap budget) and
-    bytes (`dreaming.deep.max_memory_bytes`)."""
+    bytes (`dreaming.deep.max_memory_bytes`, 0 = no byte cap)."""
 
     def __init__(self, max_chars: int, max_bytes: int) -> None:
         self.max_chars, self.max_bytes = max_chars, max_bytes
 
     def __call__(self, text: str) -> bool:
-        return len(text) <= self.max_chars and len(text.encode("utf-8")) <= self.max_bytes
+        return len(text) <= self.max_chars and (
+            self.max_bytes <= 0 or len(text.encode("utf-8")) <= self.max_bytes)
+
+    def describe(self) -> str:
+        """The caps as a reader sees them: "20000 characters" or "20000 characters, 16384
+        bytes"."""
+        return f"{self.max_chars} characters" + (
+            f", {self.max_bytes} bytes" if self.max_bytes > 0 else "")
 
 
 def write_archive(workspace: Path, day: str, blocks: Iterable[PromotedBlock],

@@ -5,9 +5,20 @@ one event-journal line). `RecallRecorder` is what a server uses: `submit` only e
 search reply never waits for disk or for OpenClaw's lock; one background thread drains the
 queue and writes each workspace's pending records in a single locked cycle.
 
+A search's recall goes to the hit that answered it: its best-scored hit (all of them on a
+tie), narrowed to the lines that answered (answer_lines.py). One deliberate difference from
+OpenClaw, which records every returned hit: the other hits were shown beside the answer, not
+used, and counting them promotes a question's neighbours with its answer -- each hit of a
+question asked on three days passes the gates (three recalls, three days) together with the
+answer. On LoCoMo-dev conv-26 the best hit held the evidence for 0.48 of askings, the second
+for 0.11 and each later one for 0.01-0.05. Of the lines promoted when every hit counted, 0.48
+held the evidence of a question that recalled them; with the best hit only, 0.84 (all five
+LoCoMo-dev conversations, bench/dreaming.py "needed").
+
 Only hits with source "memory" on short-term paths (dated notes, subfolders included) are
 kept; MEMORY.md, topic files and everything under memory/dreaming/ are ignored, as are
-snippets shaped like dreaming output.
+snippets shaped like dreaming output. When the best hit is one of those (the answer came
+from MEMORY.md or a topic file), the search records nothing: no dated note answered it.
 """
 
 from __future__ import annotations
@@ -132,6 +143,21 @@ def answer_hits(workspace: Path, query: str, hits: Sequence[RecallHit]) -> list[
     return out
 
 
+def best_hits(hits: Sequence[Any]) -> list[Any]:
+    """The hits that answered the search: its best-scored (every one of a tie). A hit without
+    a readable, finite score cannot be compared and is not the answer."""
+    scored = []
+    for raw in hits:
+        try:
+            score = as_hit(raw).score
+        except (AttributeError, TypeError, ValueError):
+            continue
+        if math.isfinite(score):
+            scored.append((score, raw))
+    top = max((score for score, _ in scored), default=None)
+    return [raw for score, raw in scored if score == top]
+
+
 def eligible_hits(hits: Sequence[Any]) -> list[RecallHit]:
     """The hits that may be recorded: memory source, short-term note, promotable text."""
     kept = []
@@ -229,7 +255,8 @@ class _Pending:
 
 def _record_batch(workspace: Path, batch: Sequence[_Pending], tz: tzinfo,
                   lock_timeout: float) -> int:
-    prepared = [(item, eligible_hits(item.hits)) for item in batch if item.query.strip()]
+    prepared = [(item, eligible_hits(best_hits(item.hits))) for item in batch
+                if item.query.strip()]
     prepared = [(item, hits) for item, hits in prepared if hits]
     if not prepared:
         return 0
