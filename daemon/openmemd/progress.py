@@ -28,6 +28,8 @@ LABELS = {"files": "Indexing files", "vectors": "Embedding chunks"}
 
 @dataclass(frozen=True)
 class ProgressSnapshot:
+    """Long work at one moment: done of total, its rate and what remains."""
+
     phase: str
     done: int
     total: int
