@@ -32,7 +32,6 @@ RUNNING = "running"  # a watcher's state while it watches (server/watcher.py)
 @dataclass(frozen=True)
 class ProviderStatus(JsonRecord):
     """The embedding provider asked for and the one answering."""
-
     requested: str
     id: str
     model: str
@@ -43,7 +42,6 @@ class ProviderStatus(JsonRecord):
 @dataclass(frozen=True)
 class FileCounts(JsonRecord):
     """Files in the workspace and in the index."""
-
     on_disk: int
     indexed: int
     # compared only once an index exists
@@ -54,7 +52,6 @@ class FileCounts(JsonRecord):
 @dataclass(frozen=True)
 class VectorStatus(JsonRecord):
     """Whether the vector leg can answer, and how."""
-
     available: bool
     mode: str
     version: str | None = omitted_if_none()  # of the vector extension, where one answers
@@ -66,7 +63,6 @@ class VectorStatus(JsonRecord):
 @dataclass(frozen=True)
 class FtsStatus(JsonRecord):
     """Whether the keyword leg can answer, and its tokenizer."""
-
     available: bool
     tokenizer: str
 
@@ -74,7 +70,6 @@ class FtsStatus(JsonRecord):
 @dataclass(frozen=True)
 class CacheStatus(JsonRecord):
     """The embedding cache."""
-
     enabled: bool
     entries: int
     max_entries: int
@@ -83,7 +78,6 @@ class CacheStatus(JsonRecord):
 @dataclass(frozen=True)
 class LastSync(JsonRecord):
     """The last sync: when, its error, its report."""
-
     at: float | None
     error: str | None
     report: Mapping[str, Any] | None
@@ -183,7 +177,6 @@ class WatchStatus(JsonRecord):
 @dataclass(frozen=True)
 class LastReconcile(JsonRecord):
     """The watcher's last reconcile (stat walk, then hashes)."""
-
     at: str | None
     seconds: float
     reasons: tuple[str, ...]
@@ -199,7 +192,6 @@ class LastReconcile(JsonRecord):
 @dataclass(frozen=True)
 class LastBatch(JsonRecord):
     """The indexer's last batch of changed paths."""
-
     at: str | None
     seconds: float
     paths: int
@@ -209,7 +201,6 @@ class LastBatch(JsonRecord):
 @dataclass(frozen=True)
 class Retry(JsonRecord):
     """A retry the indexer has scheduled, and why."""
-
     reason: str | None
     in_seconds: float
 
@@ -234,7 +225,6 @@ class IndexerStatus(JsonRecord):
 @dataclass(frozen=True)
 class DreamSweep(JsonRecord):
     """One dreaming sweep."""
-
     started_at: str | None
     finished_at: str | None
     phase: str
@@ -245,7 +235,6 @@ class DreamSweep(JsonRecord):
 @dataclass(frozen=True)
 class DreamingStatus(JsonRecord):
     """Dreaming for one workspace: scheduled, running, its last sweep."""
-
     enabled: bool
     running: bool
     last_sweep: DreamSweep | None
@@ -267,7 +256,6 @@ class Probe(JsonRecord):
 @dataclass(frozen=True)
 class ReconcileTimes(JsonRecord):
     """When the watcher reconciled last and will next."""
-
     last: str | None
     next: str | None
 
@@ -345,7 +333,6 @@ class AgentStatus(JsonRecord):
 @dataclass(frozen=True)
 class SchedulerStatus(JsonRecord):
     """The scheduler and its jobs' next runs."""
-
     running: bool
     jobs: Mapping[str, str | None]  # job id -> its next run
 
