@@ -136,7 +136,11 @@ class SessionRoute:
         threading.Thread(target=run, name="openmemd-warm-up", daemon=True).start()
 
     def close(self) -> None:
+        """The daemon's connection, and a local fill left running (what it embedded is kept),
+        so none dies mid-write at interpreter exit."""
         with self._state_lock:
             daemon, self._daemon = self._daemon, None
-        if daemon is not None:
-            daemon.close()
+            local, self._local = self._local, None
+        for handler in (daemon, local):
+            if handler is not None:
+                handler.close()
