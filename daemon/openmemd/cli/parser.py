@@ -4,6 +4,7 @@ importing the command (a command's module is imported when it runs, `cli/main.py
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -30,20 +31,43 @@ def _common(parser: argparse.ArgumentParser) -> None:
                    help="log level")
 
 
+class _Formatter(argparse.HelpFormatter):
+    """argparse's formatter, its width found as shutil would (COLUMNS, else the terminal, else
+    80) without importing shutil: argparse makes one for every option it defines, and
+    shutil's import was a tenth of a daemon-answered command's start-up."""
+
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, width=_columns() - 2)
+
+
+def _columns() -> int:
+    try:
+        columns = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        columns = 0
+    if columns > 0:
+        return columns
+    stdout = sys.__stdout__
+    try:
+        return (os.get_terminal_size(stdout.fileno()).columns or 80) if stdout else 80
+    except (ValueError, OSError):
+        return 80
+
+
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The whole command line; given the arguments, only the parser of the command they name
     (every command's when they name none): defining ~140 options costs a daemon-answered
     command about a quarter of its time, and one command's parser parses it the same."""
     parser = argparse.ArgumentParser(
         prog="openmemd", description="Local memory daemon for AI agents: Markdown memory, "
-        "hybrid search, nightly dreaming.")
+        "hybrid search, nightly dreaming.", formatter_class=_Formatter)
     parser.add_argument("--version", action="version", version=f"openmemd {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     named = _command_named(argv)
     for name, (help_text, define) in COMMANDS.items():
         if named is None or name == named:
-            p = sub.add_parser(name, help=help_text)
+            p = sub.add_parser(name, help=help_text, formatter_class=_Formatter)
             define(p)
             _common(p)
     return parser
