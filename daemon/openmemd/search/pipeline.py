@@ -60,6 +60,7 @@ from openmemd.search.candidate import outcome, query_evidence, weigh_evidence
 from openmemd.search.dated import TOPIC_BOOST, apply_dates, fetch_dated, keyword_scored
 from openmemd.search.dates import DateQuery
 from openmemd.search.decay import DecayCalculator, uses_mtime
+from openmemd.search.evidence import MAJORITY
 from openmemd.search.keyword import candidate_count, keyword_scores_for, keyword_search
 from openmemd.search.mmr import iter_mmr
 from openmemd.search.results import LegHit, SearchHit, SearchOutcome
@@ -75,7 +76,7 @@ from openmemd.store.base import FTS_ONLY_MODEL, CandidateFilter, StoreReader
 from openmemd.text.tokens import QueryTerms, query_terms, text_units
 
 T = TypeVar("T")
-RELAXED_MIN_EVIDENCE = 0.5  # keyword evidence a keyword hit needs for the relaxed fallback
+RELAXED_MIN_EVIDENCE = MAJORITY  # keyword evidence a keyword hit needs for the relaxed fallback
 
 
 def run_search(reader: StoreReader, query: str, *, query_vector: NDArray[np.float32] | None,
