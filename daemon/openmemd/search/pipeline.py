@@ -35,9 +35,10 @@ Modes:
   boosts; `min_score` is soft (if nothing passes, the best hits are returned anyway).
 
 In every mode a search returns nothing unless its best candidate's evidence (`evidence.py`:
-words and meaning together -- the mean of the calibrated vector score and the IDF-weighted
-share of the query's terms the chunk holds -- or meaning that stands out from the query's
-median candidate) reaches `min_score`: the scores above rank, the evidence says whether the
+words and meaning together -- the mean of the calibrated vector score and the share of the
+query's terms the chunk holds, weighted by IDF and by specificity in general English, nothing
+for one ordinary word of several -- or meaning that stands out from the query's median
+candidate) reaches `min_score`: the scores above rank, the evidence says whether the
 memory holds anything for the query at all. When nothing passes, the outcome names the nearest miss.
 Each hit carries its focus (`focus.py`), the lines of its chunk that answer best.
 """
