@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from openmemd.search.candidate import Candidate, weigh_evidence
 from openmemd.search.commonness import specificity
 from openmemd.search.evidence import (
     coincidental,
@@ -65,6 +66,20 @@ def test_two_words_of_the_question_or_its_main_part_are_no_coincidence():
     assert not coincidental(1, 2, 0.7)  # "tell me about kubernetes": the one that matters
     assert not coincidental(1, 1, 0.0)  # a one-word question has nothing else to hold
     assert coincidental(0, 3, 0.0)
+
+
+def test_a_date_the_question_names_is_one_more_part_a_note_of_its_range_holds():
+    # "where did Joanna travel in July 2022": the legs search "where did Joanna travel"; her
+    # July note holds "Joanna" and the date, her June note only "Joanna", a coincidence
+    def note(day: str, in_range: bool) -> Candidate:
+        c = Candidate(day, f"memory/{day}.md", "memory", 1, 2, "- **Joanna**: I went away.")
+        c.date = {"inRange": in_range, "day": day if in_range else None, "rule": "boosted"}
+        return c
+
+    july, june = note("2022-07-10", True), note("2022-06-03", False)
+    weigh_evidence([july, june], query_terms("where did Joanna travel"))
+    assert july.keyword_evidence > 0 and july.evidence == july.keyword_evidence
+    assert june.keyword_evidence == 0.0
 
 
 def test_evidence_needs_words_and_meaning_or_meaning_that_stands_out():
