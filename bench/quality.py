@@ -27,7 +27,9 @@ the focus (`SearchHit.focus_*`, the lines a hit says answer best) of one of the 
 results, and `flines`, the mean lines of those focuses; and `returned`, the share of questions
 that got any result at all (with `--defaults`, the configured max_results and min_score: the
 figure for a no-answer set such as `locomo-dev/absent`, whose questions name no evidence and
-whose workspaces are its parent's). `--misses DIR` writes the focus misses of each mode (the
+whose workspaces are its parent's; or `bench/locomo-offtopic.jsonl`, 40 real-word questions
+about things the LoCoMo-dev conversations never discuss, asked of each of its five workspaces
+with `--queries`). `--misses DIR` writes the focus misses of each mode (the
 evidence in a top-5 hit's chunk but outside its focus: query, focus lines, evidence lines), one
 JSON line a question, to study why the focus missed.
 
@@ -284,6 +286,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--misses", type=Path, default=None,
                     help="write here, per mode, the focus misses (evidence in a top-5 hit's "
                          "chunk, not in its focus: query, focus lines, evidence lines)")
+    ap.add_argument("--queries", type=Path, default=None,
+                    help="ask these questions (JSONL) of DATASET's workspaces instead of its own")
     ap.add_argument("--store-url", default="",
                     help="index into PostgreSQL at this libpq URL ([store] backend = postgres)")
     args = ap.parse_args(argv)
@@ -295,8 +299,10 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [m for m in modes if m not in MODES]
     if unknown:
         ap.error(f"unknown mode(s) {unknown}")
+    source = args.queries or dataset / "queries.jsonl"
+    label = source.stem if args.queries else dataset.name
     queries = [json.loads(line) for line in
-               (dataset / "queries.jsonl").read_text(encoding="utf-8").splitlines() if line]
+               source.read_text(encoding="utf-8").splitlines() if line]
     if args.limit:
         queries = queries[: args.limit]
     by_workspace: dict[str, list[dict]] = defaultdict(list)
@@ -309,7 +315,7 @@ def main(argv: list[str] | None = None) -> int:
         state = Path(tmp.name)
     else:
         state = args.state_dir.resolve()
-    print(f"{dataset.name}: {len(queries)} questions in {len(by_workspace)} workspace(s)")
+    print(f"{label}: {len(queries)} questions in {len(by_workspace)} workspace(s)")
 
     variants = {m: MODES[m] for m in modes}
     if args.dream:
@@ -374,11 +380,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.runs:
         args.runs.mkdir(parents=True, exist_ok=True)
         for mode, lines in runs.items():
-            (args.runs / f"{dataset.name}.{mode}.jsonl").write_text("\n".join(lines) + "\n")
+            (args.runs / f"{label}.{mode}.jsonl").write_text("\n".join(lines) + "\n")
     if args.misses:
         args.misses.mkdir(parents=True, exist_ok=True)
         for mode in variants:
-            (args.misses / f"{dataset.name}.{mode}.misses.jsonl").write_text(
+            (args.misses / f"{label}.{mode}.misses.jsonl").write_text(
                 "".join(line + "\n" for line in misses[mode]), encoding="utf-8")
     if tmp is not None:
         tmp.cleanup()
