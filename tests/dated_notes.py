@@ -60,15 +60,18 @@ def check_date_search(index: MemoryIndex) -> None:
     assert explain_of(hits, "memory/2026-05-12.md")["date"]["rule"] == "halved"
     assert index.search_meta()["dates"] == {"from": "2026-06-29", "to": "2026-07-05",
                                             "text": "last week", "about": "topic"}
-    # Naming more than the note holds ("migration"), the range's notes are only boosted: still
-    # enough to pass the older note, which leads without the date.
+    # Naming more than the note holds ("migration"), the range's notes still come first (the
+    # question is about last week), by how well they answer the rest; the older note, which
+    # leads without the date, follows them halved.
     query = "what did we decide about the database migration"
     assert index.search(query, min_score=0.0)[0].path == "memory/2026-05-12.md"
     hits = index.search(query + " last week", min_score=0.0, explain=True, today=TODAY)
     assert hits[0].path == "memory/2026-07-01.md", [h.path for h in hits]
-    assert explain_of(hits, "memory/2026-07-01.md")["date"]["rule"] == "boosted"
+    assert explain_of(hits, "memory/2026-07-01.md")["date"]["rule"] == "range"
     assert explain_of(hits, "memory/2026-05-12.md")["date"] == {
-        "inRange": False, "day": None, "rule": "kept"}
+        "inRange": False, "day": None, "rule": "halved"}
+    # ... but a question the notes show no evidence for is not answered by the date alone.
+    assert index.search("what did the dentist say about my teeth last week", today=TODAY) == []
     # A dated heading inside MEMORY.md counts as the range too.
     hits = index.search("which job queue did we choose last week", min_score=0.0,
                         explain=True, today=TODAY)

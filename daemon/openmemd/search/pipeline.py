@@ -236,14 +236,15 @@ def _join_dated(candidates: list[_Candidate], dated: list[LegHit]) -> list[_Cand
 def _dated_evidence(candidates: list[_Candidate]) -> None:
     """The date is part of the question, so a note of its range is evidence by that much too:
     a query about a day is answered by that day's notes whatever their words (the date words
-    were taken out of what the legs search), and a note of the range that the topic's meaning
-    points to gets the same boost as its score (dated.TOPIC_BOOST)."""
+    were taken out of what the legs search), one naming the whole topic is what was asked for,
+    and any other note of the range shows its own evidence x dated.TOPIC_BOOST (ranked first by
+    the date, it still answers only what its words and meaning answer)."""
     for c in candidates:
         if c.date is None or not c.date.get("inRange"):
             continue
         if c.date.get("rule") == "first":
             c.evidence = max(c.evidence, 1.0)
-        elif c.date.get("rule") == "boosted":
+        elif c.date.get("rule") == "range":
             c.evidence = min(1.0, c.evidence * TOPIC_BOOST)
 
 
