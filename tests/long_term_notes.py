@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from openmemd.api import MemoryIndex
+
 MEMORY = """# Long-Term Memory
 
 ## About the user
@@ -176,3 +178,28 @@ def write_workspace(root: Path) -> None:
 def line_of(text: str) -> int:
     """The MEMORY.md line (1-based) holding `text`."""
     return next(i for i, line in enumerate(MEMORY.split("\n"), 1) if text in line)
+
+
+def check_long_term_search(index: MemoryIndex, workspace: Path) -> None:
+    """One fact of MEMORY.md found among the other facts and the daily notes: as its own hit,
+    cited by its own line (before, a ~30-line window of facts was the hit)."""
+    query = "which programming language for new projects"
+    top3 = [h.citation for h in index.search(query, record=False)[:3]]
+    assert f"MEMORY.md#L{line_of('TypeScript')}" in top3, top3
+    top = index.search("what does the user drink in the morning", record=False)[0]
+    assert (top.path, top.start_line, top.end_line) == ("MEMORY.md", line_of("dark roast"),
+                                                        line_of("dark roast"))
+    # The first fact of a section carries its heading; the citation names the fact.
+    top = index.search("who is the landlord", record=False)[0]
+    assert (top.start_line, top.citation) == (line_of("## Home"),
+                                              f"MEMORY.md#L{line_of('landlord')}")
+    # A promoted entry with its marker and Source line is one unit.
+    top = index.search("who owns the payments queue migration", record=False)[0]
+    entry = line_of("Ana owns the migration")
+    assert top.path == "MEMORY.md" and top.start_line <= entry == top.end_line
+    # A fact added to a section re-embeds that fact only: every other block keeps its text
+    # (though its lines moved), so its vector comes from the embedding cache.
+    text = MEMORY.replace("## Preferences\n", "- Reviews Rust code on Fridays.\n\n## Preferences\n")
+    (workspace / "MEMORY.md").write_text(text, encoding="utf-8")
+    report = index.sync()
+    assert report.vectors_embedded == 1, report
