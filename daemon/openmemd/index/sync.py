@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from functools import partial
 
 from openmemd.index import tiktoken_offline
+from openmemd.index.blocks import chunk_blocks, is_long_term
 from openmemd.index.chunking import Chunk, chunk_ids, chunk_text
 from openmemd.index.report import FTS_ONLY_MODEL, Progress, SyncReport, VectorTarget
 from openmemd.index.scan import (
@@ -151,7 +152,7 @@ class IndexSync:
             in_transaction(self.writer, touch)
             report.unchanged += 1
             return
-        chunks = self._chunk(content, line_map)
+        chunks = self._chunk(entry, content, line_map)
         report.chunks += self._replace_file(entry, content.hash, chunks, report)
         report.indexed += 1
 
@@ -163,7 +164,13 @@ class IndexSync:
         rendered = render_session(content.text)
         return FileContent(rendered.text, rendered.hash, content.warning), rendered.line_map
 
-    def _chunk(self, content: FileContent, line_map: Sequence[int] | None) -> list[Chunk]:
+    def _chunk(self, entry: FileEntry, content: FileContent, line_map: Sequence[int] | None
+               ) -> list[Chunk]:
+        if is_long_term(entry.path, entry.source):  # one fact, one chunk (index/blocks.py)
+            return chunk_blocks(content.text, tokens=self.chunk_tokens,
+                                overlap=self.chunk_overlap,
+                                encode=self._encoding.encode_ordinary,
+                                decode_bytes=self._encoding.decode_bytes)
         return chunk_text(content.text, tokens=self.chunk_tokens, overlap=self.chunk_overlap,
                           encode=self._encoding.encode_ordinary,
                           decode_bytes=self._encoding.decode_bytes, line_numbers=line_map)
