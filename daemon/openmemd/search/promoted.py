@@ -44,19 +44,19 @@ def entry_source(text: str) -> tuple[str, int, int] | None:
 def shown_once(candidates: Iterable[T], limit: int) -> list[T]:
     """The first `limit` of `candidates` (in order), leaving out each promoted entry whose
     source lines lie inside another candidate shown."""
-    shown: list[T] = []
+    shown: list[tuple[T, tuple[str, int, int] | None]] = []
     for c in candidates:
-        shown.append(c)
-        shown = [s for s in shown if not _copied_in(s, shown)]
+        source = entry_source(c.text)
+        if source is not None and any(_holds(s, source) for s, _ in shown):
+            continue  # a copy of lines already shown
+        # An entry shown earlier whose source lines this candidate holds is the copy.
+        shown = [(s, src) for s, src in shown if src is None or not _holds(c, src)]
+        shown.append((c, source))
         if len(shown) >= limit:
             break
-    return shown
+    return [s for s, _ in shown]
 
 
-def _copied_in(entry: _Shown, shown: list[T]) -> bool:
-    source = entry_source(entry.text)
-    if source is None:
-        return False
+def _holds(chunk: _Shown, source: tuple[str, int, int]) -> bool:
     path, first, last = source
-    return any(s is not entry and s.path == path and s.start_line <= first
-               and last <= s.end_line for s in shown)
+    return chunk.path == path and chunk.start_line <= first and last <= chunk.end_line
