@@ -1,9 +1,12 @@
 """A realistic curated workspace: a MEMORY.md of ~45 mixed facts (sections, two promoted entries)
 and 40 daily notes full of related words (code, languages, new projects, coffee, tea), for the
-search of one fact among many (tests/search/test_long_term_units.py, on SQLite and PostgreSQL)."""
+search of one fact among many (tests/search/test_long_term_units.py, on SQLite and PostgreSQL);
+and a note with its promoted copy in MEMORY.md, for the search that shows the fact once
+(tests/search/test_promoted_once.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from openmemd.api import MemoryIndex
@@ -203,3 +206,32 @@ def check_long_term_search(index: MemoryIndex, workspace: Path) -> None:
     (workspace / "MEMORY.md").write_text(text, encoding="utf-8")
     report = index.sync()
     assert report.vectors_embedded == 1, report
+
+
+# A note and MEMORY.md holding a promoted copy of its line 3, beside a line the user wrote.
+COPY_NOTE = ("# 2026-06-12\n\n- Ana owns the migration of the payments queue to RabbitMQ.\n"
+             "- Ramen.\n")
+COPY_ENTRY = ("<!-- openclaw-memory-promotion:memory:memory/2026-06-12.md:3:3 -->\n"
+              "- Ana owns the migration of the payments queue to RabbitMQ. Source: "
+              "memory/2026-06-12.md#L3-L3 [score=0.861 recalls=4 avg=0.702 "
+              "source=memory/2026-06-12.md:3-3]\n")
+COPY_MEMORY = ("# Long-Term Memory\n\n- Ana reads the RabbitMQ payments queue dashboards daily.\n\n"
+               "## Promoted From Short-Term Memory (2026-06-20)\n\n" + COPY_ENTRY)
+COPY_QUERY = "Ana payments queue migration RabbitMQ"
+
+
+def check_copy_left_out(workspace: Path, open_index: Callable[[], MemoryIndex]) -> None:
+    """A promoted entry is not shown beside the note it copies (search/promoted.py)."""
+    (workspace / "memory" / "2026-06-12.md").write_text(COPY_NOTE, encoding="utf-8")
+    (workspace / "MEMORY.md").write_text(COPY_MEMORY, encoding="utf-8")
+    with open_index() as index:
+        index.sync()
+        hits = index.search(COPY_QUERY, max_results=2, min_score=0.0, record=False)
+        # The note and the line the user wrote; the copy of the note's line 3 is left out.
+        assert [(h.path, h.start_line) for h in hits] == [("memory/2026-06-12.md", 1),
+                                                          ("MEMORY.md", 1)], hits
+        # Without the note, the entry is the only copy of the fact: it is shown.
+        (workspace / "memory" / "2026-06-12.md").unlink()
+        index.sync()
+        hits = index.search(COPY_QUERY, min_score=0.0, record=False)
+        assert any(h.path == "MEMORY.md" and h.end_line == COPY_MEMORY.count("\n") for h in hits)
