@@ -27,7 +27,11 @@ the focus (`SearchHit.focus_*`, the lines a hit says answer best) of one of the 
 results, and `flines`, the mean lines of those focuses; and `returned`, the share of questions
 that got any result at all (with `--defaults`, the configured max_results and min_score: the
 figure for a no-answer set such as `locomo-dev/absent`, whose questions name no evidence and
-whose workspaces are its parent's).
+whose workspaces are its parent's; or `bench/locomo-offtopic.jsonl`, 40 real-word questions
+about things the LoCoMo-dev conversations never discuss, asked of each of its five workspaces
+with `--queries`). `--misses DIR` writes the focus misses of each mode (the
+evidence in a top-5 hit's chunk but outside its focus: query, focus lines, evidence lines), one
+JSON line a question, to study why the focus missed.
 
 `--dream` measures a workspace after dreaming: each workspace is copied into the state dir, its
 questions are asked once as recorded searches (what an agent's use leaves in the recall store),
@@ -147,6 +151,33 @@ def focus_figures(hits: list[Any], spans: list[dict]) -> dict[str, float]:
             "returned": 1.0 if hits else 0.0}
 
 
+def focus_miss(root: Path, query: dict, hits: list[Any]) -> dict | None:
+    """A question whose evidence lies in a top-5 hit's chunk but outside its focus: the query,
+    the focus lines and the evidence lines (for `--misses`), or None."""
+    spans = query["relevant"]
+
+    def inside(path: str, start: int, end: int) -> bool:
+        return any(_matches({"path": path, "start_line": start, "end_line": end}, s)
+                   for s in spans)
+
+    top = hits[:5]
+    if any(inside(h.path, h.focus_start or h.start_line, h.focus_end or h.end_line)
+           for h in top):
+        return None
+    hit = next((h for h in top if inside(h.path, h.start_line, h.end_line)), None)
+    if hit is None:
+        return None
+    lines = (root / hit.path).read_text(encoding="utf-8").split("\n")
+    focus = range(hit.focus_start or hit.start_line, (hit.focus_end or hit.end_line) + 1)
+    evidence = [n for s in spans if s["path"] == hit.path
+                for n in range(max(s["start_line"], hit.start_line),
+                               min(s["end_line"], hit.end_line) + 1)]
+    return {"id": query["id"], "query": query["query"], "path": hit.path,
+            "chunk": [hit.start_line, hit.end_line],
+            "focus": {n: lines[n - 1] for n in focus if n <= len(lines)},
+            "evidence": {n: lines[n - 1] for n in evidence if n <= len(lines)}}
+
+
 def corpus_of(dataset: Path) -> Path:
     """The folder holding the question set's workspaces: its own, or its parent's."""
     if (dataset / "workspaces").is_dir() or (dataset / "workspace.tar.gz").is_file():
@@ -252,6 +283,11 @@ def main(argv: list[str] | None = None) -> int:
                     help="measure after recorded searches and a dreaming sweep (see above)")
     ap.add_argument("--runs", type=Path, default=None,
                     help="write one run file per mode here (score.py format)")
+    ap.add_argument("--misses", type=Path, default=None,
+                    help="write here, per mode, the focus misses (evidence in a top-5 hit's "
+                         "chunk, not in its focus: query, focus lines, evidence lines)")
+    ap.add_argument("--queries", type=Path, default=None,
+                    help="ask these questions (JSONL) of DATASET's workspaces instead of its own")
     ap.add_argument("--store-url", default="",
                     help="index into PostgreSQL at this libpq URL ([store] backend = postgres)")
     args = ap.parse_args(argv)
@@ -263,8 +299,10 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [m for m in modes if m not in MODES]
     if unknown:
         ap.error(f"unknown mode(s) {unknown}")
+    source = args.queries or dataset / "queries.jsonl"
+    label = source.stem if args.queries else dataset.name
     queries = [json.loads(line) for line in
-               (dataset / "queries.jsonl").read_text(encoding="utf-8").splitlines() if line]
+               source.read_text(encoding="utf-8").splitlines() if line]
     if args.limit:
         queries = queries[: args.limit]
     by_workspace: dict[str, list[dict]] = defaultdict(list)
@@ -277,7 +315,7 @@ def main(argv: list[str] | None = None) -> int:
         state = Path(tmp.name)
     else:
         state = args.state_dir.resolve()
-    print(f"{dataset.name}: {len(queries)} questions in {len(by_workspace)} workspace(s)")
+    print(f"{label}: {len(queries)} questions in {len(by_workspace)} workspace(s)")
 
     variants = {m: MODES[m] for m in modes}
     if args.dream:
@@ -288,6 +326,7 @@ def main(argv: list[str] | None = None) -> int:
     corpus = corpus_of(dataset).name  # indexes are the corpus's, whichever question set
     timing: dict[str, float] = defaultdict(float)
     runs: dict[str, list[str]] = defaultdict(list)
+    misses: dict[str, list[str]] = defaultdict(list)
     for name, qs in by_workspace.items():
         root = workspace_root(dataset, name, state)
         if args.dream:
@@ -323,6 +362,9 @@ def main(argv: list[str] | None = None) -> int:
                             totals[mode][key] += value
                         if args.runs:
                             runs[mode].append(json.dumps({"id": q["id"], "results": results}))
+                        miss = focus_miss(root, q, hits) if args.misses else None
+                        if miss is not None:
+                            misses[mode].append(json.dumps(miss, ensure_ascii=False))
                     timing[mode] += time.monotonic() - started
 
     n = len(queries)
@@ -338,7 +380,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.runs:
         args.runs.mkdir(parents=True, exist_ok=True)
         for mode, lines in runs.items():
-            (args.runs / f"{dataset.name}.{mode}.jsonl").write_text("\n".join(lines) + "\n")
+            (args.runs / f"{label}.{mode}.jsonl").write_text("\n".join(lines) + "\n")
+    if args.misses:
+        args.misses.mkdir(parents=True, exist_ok=True)
+        for mode in variants:
+            (args.misses / f"{label}.{mode}.misses.jsonl").write_text(
+                "".join(line + "\n" for line in misses[mode]), encoding="utf-8")
     if tmp is not None:
         tmp.cleanup()
     return 0

@@ -26,8 +26,9 @@ def test_memory_index_dreams_and_explains_its_workspace(workspace: Path, make_se
 
 
 def test_the_phase_list_is_written_once() -> None:
-    # config.PHASES is the one list; the CLI, the protocol and the daemon derive theirs from it.
+    # config.PHASES (defined in config/locate.py, light enough for the command line) is the one
+    # list; the CLI, the protocol and the daemon derive theirs from it.
     package = Path(__file__).resolve().parents[1] / "daemon" / "openmemd"
     restated = [str(p.relative_to(package)) for p in package.rglob("*.py")
                 if '"light", "rem", "deep"' in p.read_text(encoding="utf-8")]
-    assert restated == ["config/settings.py"]
+    assert restated == ["config/locate.py"]

@@ -16,9 +16,8 @@ may use (an ssh, sudo or cron shell often lacks the service's XDG_RUNTIME_DIR).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from openmemd import paths
 from openmemd.client import Client
@@ -32,17 +31,16 @@ PING_TIMEOUT = 2.0
 MAX_RECORD_BYTES = 512
 
 
-@dataclass(frozen=True)
-class Target:
+class Target(NamedTuple):
     """One agent's index as this command sees it (real paths, so symlinks compare equal)."""
 
     agent: str
     workspace: str
-    index: str  # `store.index_location`: a SQLite file's real path, or server and namespace
+    # `config.index_location`: a SQLite file's real path, or server and namespace
+    index_location: str
 
 
-@dataclass(frozen=True)
-class Seen:
+class Seen(NamedTuple):
     """A daemon that answered: where, its pid, and per agent what it serves."""
 
     endpoint: str
@@ -53,7 +51,7 @@ class Seen:
         info = self.agents.get(target.agent)
         if not isinstance(info, dict) or not info.get("index"):
             return False  # an older daemon that does not say which index it writes
-        if info["index"] != target.index:
+        if info["index"] != target.index_location:
             return False
         if not info.get("workspace"):
             return info.get("ok") is False  # it owns this index but could not open it: it
@@ -67,8 +65,7 @@ class Seen:
         return f"pid {self.pid} at {self.endpoint} serves {served or 'no agent'}"
 
 
-@dataclass(frozen=True)
-class Lookup:
+class Lookup(NamedTuple):
     """The daemon serving every target (None if none) and the others that answered."""
 
     endpoint: str | None

@@ -11,8 +11,7 @@ import sys
 import time
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
-from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 # Reports progress: (phase, done, total), phase "files" or "vectors"; raising from it abandons
 # the work.
@@ -26,8 +25,9 @@ UNITS = {"files": "files", "vectors": "chunks"}
 LABELS = {"files": "Indexing files", "vectors": "Embedding chunks"}
 
 
-@dataclass(frozen=True)
-class ProgressSnapshot:
+class ProgressSnapshot(NamedTuple):  # not a dataclass: `openmemd status` imports this
+    """Long work at one moment: done of total, its rate and what remains."""
+
     phase: str
     done: int
     total: int

@@ -7,7 +7,16 @@ import re
 
 import pytest
 
-from openmemd.search.evidence import evidence, keyword_evidence, median, term_weights
+from openmemd.search.candidate import Candidate, weigh_evidence
+from openmemd.search.commonness import specificity
+from openmemd.search.evidence import (
+    coincidental,
+    corpus_idf,
+    evidence,
+    keyword_evidence,
+    median,
+    term_weights,
+)
 from openmemd.search.focus import FOCUS_FOLLOWING, best_line, focus_of, line_terms
 from openmemd.search.snippets import make_snippet
 from openmemd.text.tokens import covered_terms, query_terms
@@ -15,7 +24,7 @@ from openmemd.text.tokens import covered_terms, query_terms
 
 def test_a_term_found_nowhere_weighs_most_one_found_everywhere_least():
     found = [{"caroline", "group"}, {"caroline"}, {"caroline", "painting"}]
-    w = term_weights(["caroline", "group", "kubernetes"], found)
+    w = corpus_idf(["caroline", "group", "kubernetes"], found)
     assert w["kubernetes"] > w["group"] > w["caroline"] > 0
 
 
@@ -24,11 +33,53 @@ def test_one_common_word_is_not_half_of_the_query():
     # flat coverage says 1/3 and the keyword leg ~0.65; weighed by IDF it is far less.
     terms = ["decide", "kubernetes", "migration"]
     found = [{"decide"}, {"decide"}, set(), set(), set(), set()]
-    w = term_weights(terms, found)
+    w = term_weights(corpus_idf(terms, found))
     assert keyword_evidence({"decide"}, w) < 0.25
     assert keyword_evidence(set(terms), w) == pytest.approx(1.0)
     assert keyword_evidence(set(), w) == 0.0
     assert keyword_evidence({"x"}, {}) == 0.0
+
+
+def test_an_ordinary_english_word_says_less_than_a_rare_one():
+    # cl100k_base merges frequent strings first: " name" is merge 836, " dentist" 50351
+    assert 0 < specificity("name") < specificity("pay") < specificity("dentist") < 1
+    assert specificity("Name") == specificity("name")
+    # no token of its own (rarer than any token), or nothing to read: weighed by IDF alone
+    assert specificity("babysitter") == specificity("2023") == specificity("北京") == 1.0
+
+
+def test_dentists_name_in_a_memory_that_never_mentions_a_dentist():
+    # 24 candidates, one of them naming something: by IDF alone "name" is 45 % of the query
+    # (found in 1 of 24 weighs almost what found in none does); as ordinary English, less
+    terms = ["dentist", "name"]
+    found = [{"name"}] + [set()] * 23
+    idf = corpus_idf(terms, found)
+    assert keyword_evidence({"name"}, idf) > 0.4
+    share = keyword_evidence({"name"}, term_weights(idf))
+    assert share < 0.3
+    # and one ordinary word of two is a coincidence: its words count for nothing
+    assert coincidental(1, 2, share)
+
+
+def test_two_words_of_the_question_or_its_main_part_are_no_coincidence():
+    assert not coincidental(2, 3, 0.3)  # two of the question's words in one chunk
+    assert not coincidental(1, 2, 0.7)  # "tell me about kubernetes": the one that matters
+    assert not coincidental(1, 1, 0.0)  # a one-word question has nothing else to hold
+    assert coincidental(0, 3, 0.0)
+
+
+def test_a_date_the_question_names_is_one_more_part_a_note_of_its_range_holds():
+    # "where did Joanna travel in July 2022": the legs search "where did Joanna travel"; her
+    # July note holds "Joanna" and the date, her June note only "Joanna", a coincidence
+    def note(day: str, in_range: bool) -> Candidate:
+        c = Candidate(day, f"memory/{day}.md", "memory", 1, 2, "- **Joanna**: I went away.")
+        c.date = {"inRange": in_range, "day": day if in_range else None, "rule": "boosted"}
+        return c
+
+    july, june = note("2022-07-10", True), note("2022-06-03", False)
+    weigh_evidence([july, june], query_terms("where did Joanna travel"))
+    assert july.keyword_evidence > 0 and july.evidence == july.keyword_evidence
+    assert june.keyword_evidence == 0.0
 
 
 def test_evidence_needs_words_and_meaning_or_meaning_that_stands_out():
@@ -61,7 +112,7 @@ def _lines(query: str, text: str = CHAT) -> list[set[str]]:
 
 def test_focus_starts_at_the_best_line_and_takes_the_lines_after_it():
     lines = _lines("why did Caro choose the adoption agency")
-    weights = term_weights(query_terms("why did Caro choose the adoption agency").all, lines)
+    weights = corpus_idf(query_terms("why did Caro choose the adoption agency").all, lines)
     assert best_line(lines, weights) == 2
     focus = focus_of(10, 15, lines, weights)  # the chunk is lines 10-15 of its file
     assert (focus.start_line, focus.end_line) == (12, 12 + FOCUS_FOLLOWING)  # the reply: 13
@@ -69,12 +120,12 @@ def test_focus_starts_at_the_best_line_and_takes_the_lines_after_it():
 
 def test_focus_stays_inside_the_chunk_and_falls_back_to_it():
     lines = _lines("hiking tomorrow")
-    weights = term_weights(["hiking", "tomorrow"], lines)
+    weights = corpus_idf(["hiking", "tomorrow"], lines)
     focus = focus_of(10, 15, lines, weights)
     assert (focus.start_line, focus.end_line) == (15, 15)  # the last line: nothing after it
     # no line holds a query term: the whole chunk
     nothing = _lines("quantum chromodynamics")
-    assert best_line(nothing, term_weights(["quantum"], nothing)) is None
+    assert best_line(nothing, corpus_idf(["quantum"], nothing)) is None
     assert focus_of(10, 15, nothing, {"quantum": 1.0}) == focus_of(10, 15, [set()] * 6, {})
     assert (focus_of(10, 15, nothing, {}).start_line, focus_of(10, 15, nothing, {}).end_line) \
         == (10, 15)

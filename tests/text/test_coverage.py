@@ -48,3 +48,13 @@ def test_a_word_inside_another_word_is_not_covered():
     assert covered_terms(terms, "denote keynote_x") == set()
     assert covered_terms(terms, "a denote, then notes") == {"note"}
     assert covered_terms(terms, "北京notes") == {"note"}  # CJK runs are separators
+
+
+def test_a_word_ending_in_ss_is_not_a_plural():
+    # "pass" lost its last "s" as if plural, so "When did Maria's grandmother pass away?" did
+    # not count the note's "passed away" as holding "pass" (nor "class" its "classes").
+    assert light_stem("pass") == light_stem("passed") == light_stem("passes") == "pass"
+    assert light_stem("class") == light_stem("classes")
+    assert covered_terms(QueryTerms(words=("pass", "away", "class"), cjk=()),
+                         "my grandma passed away; two classes") == {"pass", "away", "class"}
+    assert light_stem("notes") == light_stem("note")  # a plain plural still matches

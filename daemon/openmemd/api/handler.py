@@ -143,6 +143,15 @@ class LocalHandler:
                     return dict(index.add(request.text, request.target))
         raise BadRequestError(f"no handler for {type(request).__name__}")  # pragma: no cover
 
+    def warm(self, agent: str) -> None:
+        """Pay a first search's fixed costs before it comes: the index code and the store
+        opened, the embedding model loaded and one query embedded (a long session calls it in
+        a background thread when it starts). No index is built or changed; a failure is left
+        to the call that meets it to report. A call arriving meanwhile waits for it: the work
+        is its own."""
+        with self._lock, self._open(agent) as index:
+            index.warm()
+
     def close(self) -> None:
         """Stops a fill left running (what it embedded is kept); nothing else stays open."""
         with self._lock:

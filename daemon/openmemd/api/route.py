@@ -118,8 +118,29 @@ class SessionRoute:
                                            fill_progress=ProgressLine())
             return self._local
 
+    def warm(self) -> None:
+        """Start preparing this session's first call in a background thread, while the
+        caller goes on (MCP: `initialize`, then the host deciding to call a tool): with no
+        daemon, the local handler's index and embedding model (`LocalHandler.warm`); with
+        one, the look-up only. A failure is logged at debug level: the first call meets it
+        again and says what is wrong."""
+
+        def run() -> None:
+            try:
+                if self._current() is None:
+                    self._local_handler().warm(self.agent)
+            except Exception as exc:  # the first call meets it too, and reports it
+                log.debug("session_warm_up_failed", error=f"{type(exc).__name__}: {exc}")
+
+        # A daemon thread: a warm-up still loading never keeps a finished session alive.
+        threading.Thread(target=run, name="openmemd-warm-up", daemon=True).start()
+
     def close(self) -> None:
+        """The daemon's connection, and a local fill left running (what it embedded is kept),
+        so none dies mid-write at interpreter exit."""
         with self._state_lock:
             daemon, self._daemon = self._daemon, None
-        if daemon is not None:
-            daemon.close()
+            local, self._local = self._local, None
+        for handler in (daemon, local):
+            if handler is not None:
+                handler.close()

@@ -3,7 +3,6 @@ the last sync, read without taking the writer."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 from openmemd.api.maintainer import Maintainer
@@ -11,6 +10,7 @@ from openmemd.api.searcher import Searcher
 from openmemd.errors import UnavailableError
 from openmemd.index import identity as ident
 from openmemd.index.scan import scan_workspace
+from openmemd.protocol.records import replace
 from openmemd.protocol.status import (
     CacheStatus,
     FileCounts,

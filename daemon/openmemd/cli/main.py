@@ -12,7 +12,7 @@ from openmemd.cli.parser import build_parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = build_parser(argv).parse_args(argv)
     code = fast.guarded(lambda: fast.run(args))
     if code is not None:
         return code

@@ -10,6 +10,7 @@ a config file.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -36,32 +37,39 @@ def toml_hint(path: Path) -> str:
     return ""
 
 
-def read_config(config_file: str | os.PathLike[str] | None,
-                env: Mapping[str, str]) -> tuple[Path, dict[str, Any] | None]:
+def read_config(config_file: str | os.PathLike[str] | None, env: Mapping[str, str], *,
+                wanted: re.Pattern[str] | None = None) -> tuple[Path, dict[str, Any] | None]:
     """The config file and its TOML (None when there is no file): `config_file`, else
     `$OPENMEMD_CONFIG`, else the platform config file if it exists. A file named but missing,
-    unreadable or not TOML raises ConfigError."""
+    unreadable or not TOML raises ConfigError. `wanted`: parse the file only if its text
+    matches (else its TOML is taken as {}: it sets none of the keys the caller reads)."""
     explicit = config_file is not None or bool(env.get("OPENMEMD_CONFIG"))
     path = Path(config_file or env.get("OPENMEMD_CONFIG") or paths.config_file()).expanduser()
     if path.is_file():
-        return path, _read_toml(path)
+        return path, _read_toml(path, wanted)
     if explicit:
         raise ConfigError(f"{path}: config file not found")
     return path, None
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
+def _read_toml(path: Path, wanted: re.Pattern[str] | None) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}{toml_hint(path)}") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    if wanted is not None and not wanted.search(text):
+        return {}
     # imported here: with no config file, a command does not pay for the TOML parser
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover - exercised on 3.10 only
         import tomli as tomllib
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}{toml_hint(path)}") from None
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
 
 
 def expand_home(value: str, env: Mapping[str, str]) -> str:
@@ -151,6 +159,13 @@ class Located:
         return str(index_path(self.state_path(), agent_id).resolve())
 
 
+# A line that may set a key `locate` reads: one of them (bare, quoted or dotted) or its table.
+# A file with none is not parsed (the TOML parser is a tenth of a daemon-answered command's
+# start-up); the full settings, which a command the daemon does not answer loads, check it.
+_LOCATING = re.compile(r"""(?m)^[ \t]*(?:\[[ \t]*["']?(?:store|server|agents)\b"""
+                       r"""|["']?(?:workspace|state_dir|store|server|agents)["']?[ \t]*[.=])""")
+
+
 def locate(config_file: str | None, env: Mapping[str, str],
            overrides: Mapping[str, str | None]) -> Located | None:
     """`Located` for these flags, or None when only the full settings can tell: openclaw.json
@@ -159,7 +174,7 @@ def locate(config_file: str | None, env: Mapping[str, str],
     if openclaw_config(env) is not None:
         return None
     try:
-        path, data = read_config(config_file, env)
+        path, data = read_config(config_file, env, wanted=_LOCATING)
     except ConfigError:
         return None
     raw = data or {}

@@ -16,6 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from functools import partial
+from typing import TYPE_CHECKING
 
 from openmemd.index import tiktoken_offline
 from openmemd.index.blocks import chunk_blocks, is_long_term
@@ -38,6 +39,9 @@ from openmemd.log import get_logger
 from openmemd.store.base import ChunkRow, FileSignature, StoreWriter
 from openmemd.text.tokens import fts_index_text
 
+if TYPE_CHECKING:
+    import tiktoken
+
 log = get_logger(__name__)
 
 # Re-exported: callers import what a sync reports from here.
@@ -55,7 +59,7 @@ class IndexSync:
         # phase 2, on the same writer
         self.vector_fill = VectorFill(writer, vectors, derived=embed_derived)
         self.model = self.vector_fill.model
-        self._encoding = tiktoken_offline.get_encoding()
+        self._encoding: tiktoken.Encoding | None = None  # see _tokenizer
         self._skips = SkipMemo(writer)
 
     # -- phase 1 -------------------------------------------------------------------------------
@@ -115,6 +119,7 @@ class IndexSync:
         if known is not None:
             report.skipped.append(known)  # logged when it was found
             return
+        self._tokenizer()  # outside the `try`: a missing tokenizer is no reason to skip a file
         try:
             self._index_entry(entry, row, force, report)
         except SkipFile as exc:
@@ -164,16 +169,23 @@ class IndexSync:
         rendered = render_session(content.text)
         return FileContent(rendered.text, rendered.hash, content.warning), rendered.line_map
 
+    def _tokenizer(self) -> tiktoken.Encoding:
+        # Loaded for the first file to chunk: it costs ~0.2 s of CPU, which a sync finding
+        # nothing changed (an in-process search's catch-up) never needs.
+        if self._encoding is None:
+            self._encoding = tiktoken_offline.get_encoding()
+        return self._encoding
+
     def _chunk(self, entry: FileEntry, content: FileContent, line_map: Sequence[int] | None
                ) -> list[Chunk]:
+        encoding = self._tokenizer()
         if is_long_term(entry.path, entry.source):  # one fact, one chunk (index/blocks.py)
             return chunk_blocks(content.text, tokens=self.chunk_tokens,
-                                overlap=self.chunk_overlap,
-                                encode=self._encoding.encode_ordinary,
-                                decode_bytes=self._encoding.decode_bytes)
+                                overlap=self.chunk_overlap, encode=encoding.encode_ordinary,
+                                decode_bytes=encoding.decode_bytes)
         return chunk_text(content.text, tokens=self.chunk_tokens, overlap=self.chunk_overlap,
-                          encode=self._encoding.encode_ordinary,
-                          decode_bytes=self._encoding.decode_bytes, line_numbers=line_map)
+                          encode=encoding.encode_ordinary, decode_bytes=encoding.decode_bytes,
+                          line_numbers=line_map)
 
     def _replace_file(self, entry: FileEntry, file_hash: str, chunks: list[Chunk],
                       report: SyncReport) -> int:

@@ -1,6 +1,6 @@
 """`openmemd mcp` when a daemon serves the workspace: a byte pipe to the daemon's MCP sessions.
 
-The MCP SDK costs about 2 s of CPU to import, too slow for an MCP host waiting for
+The MCP SDK costs about 0.5–0.7 s of CPU to import, too slow for an MCP host waiting for
 `initialize`. A running daemon has it imported already (in the background, after it is ready)
 and serves MCP sessions on a unix socket it names in its ping reply (`mcp`). This process then
 only copies bytes, stdin -> socket and socket -> stdout: newline-delimited JSON-RPC exactly as

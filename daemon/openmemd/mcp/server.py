@@ -4,14 +4,16 @@ Where it runs: a daemon that has the SDK hosts the sessions itself (server/mcp_h
 server/mcp_session.py: the same tools on the daemon's Dispatcher, the SDK's stdio transport on
 the connection), and `openmemd mcp` is only a byte pipe to it (mcp/pipe.py),
 which starts in a fraction of a second. Otherwise this module serves stdio in the `openmemd
-mcp` process (`serve`), paying the SDK's import (about 2 s of CPU) before `initialize`. Either
-way the transport reads through mcp/lines.py, which answers the lines it cannot take.
+mcp` process (`serve`), paying the SDK's import (about 0.5 s of CPU) before `initialize`, and
+preparing the first search (the index, the embedding model) in a background thread while the
+host initializes (`SessionRoute.warm`). Either way the transport reads through mcp/lines.py,
+which answers the lines it cannot take.
 
 In process, one memory whichever way in (`openmemd.api.route.SessionRoute`): when a daemon
 serves this agent and workspace, every call is a request to its socket (its searches count as
 recalls for dreaming, its watcher indexes new notes); otherwise calls run in this process
 exactly like the CLI. Nothing below `api` (numpy, SQLite, the model) nor pyzmq is imported
-until the first tool call needs it.
+by importing this module: `serve` starts that once the SDK is imported.
 """
 
 from __future__ import annotations
@@ -39,6 +41,12 @@ def serve(settings: Settings, args: argparse.Namespace) -> int:
     route = SessionRoute(settings, args.agent, args.workspace, daemon_timeout=DAEMON_TIMEOUT,
                          notice=lambda why: log.warning("mcp_search_index_not_current",
                                                         reason=why))
+    # The index opens and the model loads in the background while the host initializes and
+    # decides to call a tool, so the first search finds them ready. Not before the SDK's import
+    # above: that is Python work under the GIL, a thread beside it gained nothing measurable
+    # (bench/mcp_bench.py), and two threads importing module trees at once risk the import
+    # deadlocks of issue 25.
+    route.warm()
     server = build_server(route, args.agent)
 
     async def main() -> None:

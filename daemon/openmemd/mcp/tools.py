@@ -7,7 +7,7 @@ validation as the socket protocol (`parse_fields`), so a bad argument gets the s
 whichever way it came in; the check failing is a tool error (`isError`) the model can read and
 correct, an unknown tool a protocol error. Sessions run in the daemon (server/mcp_session.py)
 or in the `openmemd mcp` process (mcp/server.py); each hands `build_server` its handler.
-Importing this module imports the SDK (about 2 s of CPU): only those two do, when needed.
+Importing this module imports the SDK (about 0.5–0.7 s of CPU): only those two do, when needed.
 """
 
 from __future__ import annotations

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 import stat
 import sys
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from openmemd import paths
 
@@ -18,8 +18,9 @@ class EndpointError(ValueError):
     """The endpoint is malformed, too long, or not allowed; the message says how to fix it."""
 
 
-@dataclass(frozen=True)
-class Endpoint:
+class Endpoint(NamedTuple):
+    """Where a daemon listens: an ipc socket file or a TCP address."""
+
     url: str
     kind: str  # "ipc" | "tcp"
     ipc_path: Path | None = None

@@ -17,9 +17,8 @@ carry (a lone surrogate from a ``"\\ud800"`` escape) is sent as JSON escapes.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from datetime import date
-from typing import Any
+from typing import Any, NamedTuple
 
 from openmemd.config import DEFAULT_AGENT
 from openmemd.errors import OpenmemdError
@@ -40,19 +39,25 @@ class ProtocolError(OpenmemdError):
         self.req_id = req_id
 
 
-@dataclass(frozen=True)
-class PingRequest:
+# The requests are NamedTuples, not dataclasses: every command a daemon answers builds one, and
+# the dataclass machinery (its import and the code it generates per class) was a fifth of such a
+# command's start-up (bench/cli.py).
+class PingRequest(NamedTuple):
+    """Is a daemon there, and which index does it serve?"""
+
     agent: str = DEFAULT_AGENT
 
 
-@dataclass(frozen=True)
-class StatusRequest:
+class StatusRequest(NamedTuple):
+    """The health of the daemon and its indexes."""
+
     agent: str | None = None  # None: every agent
     deep: bool = False
 
 
-@dataclass(frozen=True)
-class SearchRequest:
+class SearchRequest(NamedTuple):
+    """A search of one agent's memory."""
+
     query: str
     agent: str = DEFAULT_AGENT
     max_results: int | None = None
@@ -62,8 +67,9 @@ class SearchRequest:
     today: date | None = None  # what "yesterday" counts from (default: the local date)
 
 
-@dataclass(frozen=True)
-class GetRequest:
+class GetRequest(NamedTuple):
+    """Lines of one memory file (or a search hit's citation)."""
+
     path: str
     agent: str = DEFAULT_AGENT
     from_line: int | None = None
@@ -73,22 +79,23 @@ class GetRequest:
     namespace: str | None = None
 
 
-@dataclass(frozen=True)
-class SyncRequest:
+class SyncRequest(NamedTuple):
+    """Sync an agent's index with its workspace now."""
+
     agent: str = DEFAULT_AGENT
     force: bool = False
     wait: bool = True
 
 
-@dataclass(frozen=True)
-class DreamRequest:
+class DreamRequest(NamedTuple):
+    """Run dreaming now (or one phase of it)."""
+
     agent: str = DEFAULT_AGENT
     phase: str = "all"
     dry_run: bool = False
 
 
-@dataclass(frozen=True)
-class AddRequest:
+class AddRequest(NamedTuple):
     """Append a note (one bullet) to today's memory file or to MEMORY.md."""
 
     text: str
@@ -96,8 +103,7 @@ class AddRequest:
     agent: str = DEFAULT_AGENT
 
 
-@dataclass(frozen=True)
-class ContextRequest:
+class ContextRequest(NamedTuple):
     """The session's startup context (openmemd/context.py); `today` (YYYY-MM-DD) replays a
     day, None = today in the dreaming timezone."""
 
@@ -109,8 +115,7 @@ Request = (PingRequest | StatusRequest | SearchRequest | GetRequest | SyncReques
            | DreamRequest | AddRequest | ContextRequest)
 
 
-@dataclass(frozen=True)
-class Envelope:
+class Envelope(NamedTuple):
     """A parsed request plus the optional client-chosen id to echo."""
 
     request: Request

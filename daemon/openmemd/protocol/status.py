@@ -14,14 +14,15 @@ ping of another daemon.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
 from typing import Any
 
 from openmemd.protocol.records import (
     JsonRecord,
+    field,
     not_in_json,
     omitted_if_empty,
     omitted_if_none,
+    replace,
 )
 
 RUNNING = "running"  # a watcher's state while it watches (server/watcher.py)
@@ -29,8 +30,8 @@ RUNNING = "running"  # a watcher's state while it watches (server/watcher.py)
 
 # -- one index, as the api reads it (api/status.py) -----------------------------------------
 
-@dataclass(frozen=True)
 class ProviderStatus(JsonRecord):
+    """The embedding provider asked for and the one answering."""
     requested: str
     id: str
     model: str
@@ -38,46 +39,46 @@ class ProviderStatus(JsonRecord):
     unavailable_reason: str | None
 
 
-@dataclass(frozen=True)
 class FileCounts(JsonRecord):
+    """Files in the workspace and in the index."""
     on_disk: int
     indexed: int
     # compared only once an index exists
-    stale: int | None = omitted_if_none()
-    deleted_on_disk: int | None = omitted_if_none()
+    stale: int | None = omitted_if_none(default=None)
+    deleted_on_disk: int | None = omitted_if_none(default=None)
 
 
-@dataclass(frozen=True)
 class VectorStatus(JsonRecord):
+    """Whether the vector leg can answer, and how."""
     available: bool
     mode: str
-    version: str | None = omitted_if_none()  # of the vector extension, where one answers
+    # of the vector extension, where one answers
+    version: str | None = omitted_if_none(default=None)
     reason: str = ""
     dims: int | None = None
-    vectors: int | None = omitted_if_none()  # counted where the vector index can count
+    vectors: int | None = omitted_if_none(default=None)  # counted where the vector index can count
 
 
-@dataclass(frozen=True)
 class FtsStatus(JsonRecord):
+    """Whether the keyword leg can answer, and its tokenizer."""
     available: bool
     tokenizer: str
 
 
-@dataclass(frozen=True)
 class CacheStatus(JsonRecord):
+    """The embedding cache."""
     enabled: bool
     entries: int
     max_entries: int
 
 
-@dataclass(frozen=True)
 class LastSync(JsonRecord):
+    """The last sync: when, its error, its report."""
     at: float | None
     error: str | None
     report: Mapping[str, Any] | None
 
 
-@dataclass(frozen=True)
 class StoreFacts(JsonRecord):
     """The backend and where the index lives (no password); `facts` are the backend's own
     (`IndexStore.status()`: versions, and on PostgreSQL the namespaces and whether the
@@ -105,7 +106,6 @@ class StoreFacts(JsonRecord):
         return self.facts.get(name)
 
 
-@dataclass(frozen=True)
 class IndexStatus(JsonRecord):
     """One index: files on disk against the index, the provider, the vector mode, the last
     sync (`MemoryIndex.status()`)."""
@@ -129,12 +129,11 @@ class IndexStatus(JsonRecord):
     index_exists: bool
     reindex_needed: tuple[str, ...]
     store: StoreFacts
-    index_error: str | None = omitted_if_none()  # unreadable, or damaged and rebuilding
+    index_error: str | None = omitted_if_none(default=None)  # unreadable, or damaged and rebuilding
 
 
 # -- the daemon's parts of one agent (server/) -----------------------------------------------
 
-@dataclass(frozen=True)
 class WatchStatus(JsonRecord):
     """A watcher's state; `backend` None: nothing watches (only state and pending are
     shown)."""
@@ -168,8 +167,8 @@ class WatchStatus(JsonRecord):
         return super().to_json()
 
 
-@dataclass(frozen=True)
 class LastReconcile(JsonRecord):
+    """The watcher's last reconcile (stat walk, then hashes)."""
     at: str | None
     seconds: float
     reasons: tuple[str, ...]
@@ -182,21 +181,20 @@ class LastReconcile(JsonRecord):
         return len(self.report.get("skipped") or [])
 
 
-@dataclass(frozen=True)
 class LastBatch(JsonRecord):
+    """The indexer's last batch of changed paths."""
     at: str | None
     seconds: float
     paths: int
     report: Mapping[str, Any]  # SyncReport.to_dict
 
 
-@dataclass(frozen=True)
 class Retry(JsonRecord):
+    """A retry the indexer has scheduled, and why."""
     reason: str | None
     in_seconds: float
 
 
-@dataclass(frozen=True)
 class IndexerStatus(JsonRecord):
     """The writer thread of one index (server/writer.py)."""
 
@@ -213,8 +211,8 @@ class IndexerStatus(JsonRecord):
     retry: Retry | None
 
 
-@dataclass(frozen=True)
 class DreamSweep(JsonRecord):
+    """One dreaming sweep."""
     started_at: str | None
     finished_at: str | None
     phase: str
@@ -222,33 +220,31 @@ class DreamSweep(JsonRecord):
     error: str | None
 
 
-@dataclass(frozen=True)
 class DreamingStatus(JsonRecord):
+    """Dreaming for one workspace: scheduled, running, its last sweep."""
     enabled: bool
     running: bool
     last_sweep: DreamSweep | None
-    left_to_openclaw: bool = omitted_if_empty(False, key="leftToOpenClaw")
-    note: str | None = omitted_if_none()
+    left_to_openclaw: bool = omitted_if_empty(default=False, key="leftToOpenClaw")
+    note: str | None = omitted_if_none(default=None)
     next_run: str | None = None  # the daemon's scheduler
 
 
-@dataclass(frozen=True)
 class Probe(JsonRecord):
     """`status --deep`: one search proves the index answers."""
 
     ok: bool
-    results: int | None = omitted_if_none()
-    error: str | None = omitted_if_none()
+    results: int | None = omitted_if_none(default=None)
+    error: str | None = omitted_if_none(default=None)
     ms: float = 0.0
 
 
-@dataclass(frozen=True)
 class ReconcileTimes(JsonRecord):
+    """When the watcher reconciled last and will next."""
     last: str | None
     next: str | None
 
 
-@dataclass(frozen=True)
 class AgentStatus(JsonRecord):
     """One agent: its index (None when it could not be opened, `error`, or its status failed,
     `status_failed`) with what the daemon adds. In JSON the index's keys are the agent's."""
@@ -318,13 +314,12 @@ class AgentStatus(JsonRecord):
 
 # -- the daemon (server/handlers.py) or this process (api/handler.py) -------------------------
 
-@dataclass(frozen=True)
 class SchedulerStatus(JsonRecord):
+    """The scheduler and its jobs' next runs."""
     running: bool
     jobs: Mapping[str, str | None]  # job id -> its next run
 
 
-@dataclass(frozen=True)
 class OtherDaemon(JsonRecord):
     """A daemon that answered but serves other workspaces (`status` without a daemon)."""
 
@@ -333,29 +328,29 @@ class OtherDaemon(JsonRecord):
     agents: Mapping[str, Any]  # as its ping names them
 
 
-@dataclass(frozen=True)
 class DaemonStatus(JsonRecord):
     """The `status` reply. Keys only a daemon knows (pid, uptime, scheduler, ...) are absent
     when no daemon answers; `reason` says why none does."""
 
     running: bool
     health: str
-    problems: tuple[str, ...] | None = omitted_if_none()
-    reason: str | None = omitted_if_none()
+    problems: tuple[str, ...] | None = omitted_if_none(default=None)
+    reason: str | None = omitted_if_none(default=None)
     version: str = ""
-    pid: int | None = omitted_if_none()
-    endpoint: str | None = omitted_if_none()
-    started_at: str | None = omitted_if_none()
-    uptime_seconds: float | None = omitted_if_none()
-    rss_bytes: int | None = omitted_if_none()
-    cpu_seconds: float | None = omitted_if_none()
+    pid: int | None = omitted_if_none(default=None)
+    endpoint: str | None = omitted_if_none(default=None)
+    started_at: str | None = omitted_if_none(default=None)
+    uptime_seconds: float | None = omitted_if_none(default=None)
+    rss_bytes: int | None = omitted_if_none(default=None)
+    cpu_seconds: float | None = omitted_if_none(default=None)
     config_file: str | None = None
-    config_files: tuple[str, ...] | None = omitted_if_none()
-    notes: tuple[str, ...] | None = omitted_if_none()
-    scheduler: SchedulerStatus | None = omitted_if_none()
-    server: Mapping[str, Any] | None = omitted_if_none()  # the request server's counters
-    agents: tuple[AgentStatus, ...] = not_in_json(())  # by id in JSON: see to_json
-    other_daemons: tuple[OtherDaemon, ...] | None = omitted_if_none()
+    config_files: tuple[str, ...] | None = omitted_if_none(default=None)
+    notes: tuple[str, ...] | None = omitted_if_none(default=None)
+    scheduler: SchedulerStatus | None = omitted_if_none(default=None)
+    # the request server's counters
+    server: Mapping[str, Any] | None = omitted_if_none(default=None)
+    agents: tuple[AgentStatus, ...] = not_in_json(default=())  # by id in JSON: see to_json
+    other_daemons: tuple[OtherDaemon, ...] | None = omitted_if_none(default=None)
 
     def agent(self, agent_id: str) -> AgentStatus | None:
         return next((a for a in self.agents if a.agent == agent_id), None)

@@ -9,7 +9,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from openmemd.search.evidence import evidence, keyword_evidence, median, term_weights
+from openmemd.search.evidence import (
+    coincidental,
+    corpus_idf,
+    evidence,
+    keyword_evidence,
+    median,
+    term_weights,
+)
 from openmemd.search.focus import Focus, focus_of, line_terms
 from openmemd.search.results import LegHit, NearestMiss, SearchHit, SearchOutcome
 from openmemd.search.snippets import citation, make_snippet
@@ -54,13 +61,21 @@ def weigh_evidence(candidates: list[Candidate], terms: QueryTerms,
                    calibrate: Callable[[float], float] | None = None) -> dict[str, float]:
     """Each candidate's evidence (evidence.py), with IDF over all candidates and the
     `calibrate`d cosine of the median candidate as the query's own baseline; returns the
-    query terms' weights (the focus uses them too)."""
+    query terms' IDF over the candidates, which the focus weighs lines by."""
     for c in candidates:
         c.found = frozenset(covered_terms(terms, c.text))
-    weights = term_weights(terms.all, (c.found for c in candidates))
+    idf = corpus_idf(terms.all, (c.found for c in candidates))
+    weights = term_weights(idf)
+    words = frozenset(terms.words)
     cosines = [c.vector_cosine for c in candidates if c.vector_cosine is not None]
     for c in candidates:
         c.keyword_evidence = keyword_evidence(c.found, weights)
+        # A date the query names is one more part of the question, held by the notes of its
+        # range ("where did Joanna travel in July 2022": Joanna's July note holds two parts).
+        asked = len(words) + (c.date is not None)
+        held = len(c.found & words) + bool(c.date and c.date.get("inRange"))
+        if coincidental(held, asked, c.keyword_evidence):
+            c.keyword_evidence = 0.0  # only the chunk's meaning may show it answers
         baseline = 1.0  # no vector leg: the meaning-alone reading does not apply
         if calibrate is not None and c.vector_cosine is not None:
             # The median of the *other* candidates: a chunk is not its own baseline. With
@@ -69,7 +84,7 @@ def weigh_evidence(candidates: list[Candidate], terms: QueryTerms,
             mid = median(_without(cosines, c.vector_cosine))
             baseline = 0.0 if mid is None else calibrate(mid)
         c.evidence = evidence(c.vector_score, c.keyword_evidence, baseline)
-    return weights
+    return idf
 
 
 def _without(values: list[float], value: float) -> list[float]:

@@ -2,7 +2,7 @@
 
 A chunk is ~400 tokens (a day of chat is 20-30 lines); a citation of the whole chunk leaves
 the reader to find the answer. The focus starts at the chunk's line holding the most query
-information -- the IDF-weighted query terms it contains (`evidence.term_weights`), ties to the
+information -- the IDF-weighted query terms it contains (`evidence.corpus_idf`), ties to the
 earlier line -- and takes the FOCUS_FOLLOWING lines after it: the line naming what a question
 asks about is often not the one answering it, but the answer follows it (the reply to a
 question in a conversation, the body under a heading, the items after "decided:"). On

@@ -35,9 +35,10 @@ Modes:
   boosts; `min_score` is soft (if nothing passes, the best hits are returned anyway).
 
 In every mode a search returns nothing unless its best candidate's evidence (`evidence.py`:
-words and meaning together -- the mean of the calibrated vector score and the IDF-weighted
-share of the query's terms the chunk holds -- or meaning that stands out from the query's
-median candidate) reaches `min_score`: the scores above rank, the evidence says whether the
+words and meaning together -- the mean of the calibrated vector score and the share of the
+query's terms the chunk holds, weighted by IDF and by specificity in general English, nothing
+for one ordinary word of several -- or meaning that stands out from the query's median
+candidate) reaches `min_score`: the scores above rank, the evidence says whether the
 memory holds anything for the query at all. When nothing passes, the outcome names the nearest miss.
 Each hit carries its focus (`focus.py`), the lines of its chunk that answer best.
 """
@@ -60,6 +61,7 @@ from openmemd.search.candidate import outcome, query_evidence, weigh_evidence
 from openmemd.search.dated import TOPIC_BOOST, apply_dates, fetch_dated, keyword_scored
 from openmemd.search.dates import DateQuery
 from openmemd.search.decay import DecayCalculator, uses_mtime
+from openmemd.search.evidence import MAJORITY
 from openmemd.search.keyword import candidate_count, keyword_scores_for, keyword_search
 from openmemd.search.mmr import iter_mmr
 from openmemd.search.promoted import shown_once
@@ -76,7 +78,7 @@ from openmemd.store.base import FTS_ONLY_MODEL, CandidateFilter, StoreReader
 from openmemd.text.tokens import QueryTerms, query_terms, text_units
 
 T = TypeVar("T")
-RELAXED_MIN_EVIDENCE = 0.5  # keyword evidence a keyword hit needs for the relaxed fallback
+RELAXED_MIN_EVIDENCE = MAJORITY  # keyword evidence a keyword hit needs for the relaxed fallback
 
 
 def run_search(reader: StoreReader, query: str, *, query_vector: NDArray[np.float32] | None,

