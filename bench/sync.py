@@ -2,11 +2,13 @@
 
     python bench/sync.py ../shared/corpora/tldr-pages.tar.gz
     python bench/sync.py PATH --provider local --limit 500   # with the embedding model
+    python bench/sync.py PATH --provider local --memory-md FILE   # FILE as the root MEMORY.md
 
 CORPUS is a folder or a .tar.gz of Markdown files; it is unpacked into a temporary workspace
 under memory/ (the corpus is never copied into the repository). Default provider is `none`
 (keyword index only) so the figures measure scanning, chunking and SQLite; embedding speed is
-measured by bench/embed.py.
+measured by bench/embed.py. `--memory-md` puts a file at the workspace root as MEMORY.md, the
+file the index cuts by Markdown block (index/blocks.py) rather than into windows.
 """
 
 from __future__ import annotations
@@ -84,12 +86,17 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=None, help="index at most N files")
     parser.add_argument("--provider", default="none", choices=("none", "local"))
     parser.add_argument("--repeat", type=int, default=5, help="runs of the no-op timings")
+    parser.add_argument("--memory-md", type=Path, default=None,
+                        help="copied to the workspace root as MEMORY.md")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="openmemd-bench-") as tmp:
         workspace = Path(tmp) / "workspace"
         (workspace / "memory").mkdir(parents=True)
         files = unpack(args.corpus, workspace / "memory", args.limit)
+        if args.memory_md is not None:
+            shutil.copyfile(args.memory_md, workspace / "MEMORY.md")
+            files += 1
         config = Path(tmp) / "config.toml"
         config.write_text(f'[embedding]\nprovider = "{args.provider}"\n', encoding="utf-8")
         settings = load_settings(config, env={})

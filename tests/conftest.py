@@ -123,6 +123,7 @@ SLOW_MODULES = frozenset({
     "dreaming/test_dreaming_sweep.py", "embed/test_embed.py", "index/test_index_recovery.py",
     "index/test_index_vectors.py", "index/test_read_race.py", "mcp/test_mcp.py",
     "mcp/test_mcp_context.py", "mcp/test_mcp_daemon.py", "search/test_date_search.py",
+    "search/test_long_term_units.py",
     "server/test_daemon_context.py", "server/test_daemon_e2e.py",
     "server/test_daemon_fresh.py", "server/test_daemon_heal.py",
     "server/test_daemon_lifecycle.py", "server/test_daemon_postgres.py",

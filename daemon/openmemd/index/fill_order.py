@@ -14,9 +14,9 @@ import re
 from collections.abc import Iterable, Sequence
 from datetime import date
 
+from openmemd.index.blocks import LONG_TERM_FILES
 from openmemd.store.base import PendingFile
 
-_LONG_TERM = frozenset({"MEMORY.md", "memory.md", "USER.md"})
 # memory/…/YYYY-MM-DD.md and its slugged variants (memory/YYYY-MM-DD-<slug>.md)
 _DATED = re.compile(r"(?:^|/)memory/(?:[^/]+/)*(\d{4})-(\d{2})-(\d{2})(?:-[^/]*)?\.md$")
 
@@ -35,7 +35,7 @@ def rank(path: str, source: str) -> tuple[int, int, str]:
     """Sort key of a file in the fill: smaller goes first."""
     if source != "memory":
         return (3, 0, path)
-    if path in _LONG_TERM:
+    if path in LONG_TERM_FILES:
         return (0, 0, path)
     day = _day(path)
     if day is not None:

@@ -7,10 +7,12 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from openmemd.index.blocks import UNITS
+
 # Keys of the meta JSON that must match for an index to be reused. `vectorDims` is compared
 # only when both sides know it (an OpenAI model's dims are learnt from its first reply).
 _COMPARED = ("model", "provider", "providerKey", "sources", "scopeHash", "chunkTokens",
-             "chunkOverlap", "ftsTokenizer", "tokenizer")
+             "chunkOverlap", "chunkUnits", "ftsTokenizer", "tokenizer")
 
 
 def _sha256_json(value: object) -> str:
@@ -32,6 +34,8 @@ class IndexIdentity:
     # store that holds the index names it.
     fts_tokenizer: str
     tokenizer: str = "cl100k_base"
+    # How long-term files are cut (index/blocks.py): ours, not OpenClaw's, so its own key.
+    chunk_units: str = UNITS
 
     @classmethod
     def fts_only(cls, **kw: Any) -> IndexIdentity:
@@ -47,6 +51,7 @@ class IndexIdentity:
             "scopeHash": _sha256_json({"extraPaths": sorted(self.extra_paths),
                                        "multimodal": {"enabled": False}}),
             "chunkTokens": self.chunk_tokens, "chunkOverlap": self.chunk_overlap,
+            "chunkUnits": self.chunk_units,
             "ftsTokenizer": self.fts_tokenizer, "tokenizer": self.tokenizer,
         }
         if self.dims:

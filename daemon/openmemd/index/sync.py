@@ -19,6 +19,7 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from openmemd.index import tiktoken_offline
+from openmemd.index.blocks import chunk_blocks, is_long_term
 from openmemd.index.chunking import Chunk, chunk_ids, chunk_text
 from openmemd.index.report import FTS_ONLY_MODEL, Progress, SyncReport, VectorTarget
 from openmemd.index.scan import (
@@ -156,7 +157,7 @@ class IndexSync:
             in_transaction(self.writer, touch)
             report.unchanged += 1
             return
-        chunks = self._chunk(content, line_map)
+        chunks = self._chunk(entry, content, line_map)
         report.chunks += self._replace_file(entry, content.hash, chunks, report)
         report.indexed += 1
 
@@ -175,8 +176,13 @@ class IndexSync:
             self._encoding = tiktoken_offline.get_encoding()
         return self._encoding
 
-    def _chunk(self, content: FileContent, line_map: Sequence[int] | None) -> list[Chunk]:
+    def _chunk(self, entry: FileEntry, content: FileContent, line_map: Sequence[int] | None
+               ) -> list[Chunk]:
         encoding = self._tokenizer()
+        if is_long_term(entry.path, entry.source):  # one fact, one chunk (index/blocks.py)
+            return chunk_blocks(content.text, tokens=self.chunk_tokens,
+                                overlap=self.chunk_overlap, encode=encoding.encode_ordinary,
+                                decode_bytes=encoding.decode_bytes)
         return chunk_text(content.text, tokens=self.chunk_tokens, overlap=self.chunk_overlap,
                           encode=encoding.encode_ordinary, decode_bytes=encoding.decode_bytes,
                           line_numbers=line_map)

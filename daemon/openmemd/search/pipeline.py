@@ -48,7 +48,7 @@ from __future__ import annotations
 import contextvars
 import functools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TypeVar
 
@@ -64,6 +64,7 @@ from openmemd.search.decay import DecayCalculator, uses_mtime
 from openmemd.search.evidence import MAJORITY
 from openmemd.search.keyword import candidate_count, keyword_scores_for, keyword_search
 from openmemd.search.mmr import iter_mmr
+from openmemd.search.promoted import shown_once
 from openmemd.search.results import LegHit, SearchHit, SearchOutcome
 from openmemd.search.scoring import (
     calibration_for,
@@ -329,23 +330,24 @@ def _order(candidates: list[_Candidate], settings: QuerySettings, *, min_score: 
     ordered = sorted(candidates, key=lambda c: (-c.score, c.order, c.id))
     if settings.mmr.enabled and len(ordered) > 1:
         picked: list[_Candidate] = []
-        passed: list[_Candidate] = []
         taken = set()
-        for position, i in enumerate(iter_mmr([c.score for c in ordered],
-                                              [c.text for c in ordered],
-                                              settings.mmr.lambda_), 1):
-            c = ordered[i]
-            c.mmr_position = position
-            picked.append(c)
-            taken.add(i)
-            if c.gate >= min_score:
-                passed.append(c)
-                if len(passed) >= max_results:
-                    break
+
+        def picks() -> Iterator[_Candidate]:
+            for position, i in enumerate(iter_mmr([c.score for c in ordered],
+                                                  [c.text for c in ordered],
+                                                  settings.mmr.lambda_), 1):
+                c = ordered[i]
+                c.mmr_position = position
+                picked.append(c)
+                taken.add(i)
+                if c.gate >= min_score:
+                    yield c
+
+        passed = shown_once(picks(), max_results)
         rest = [c for i, c in enumerate(ordered) if i not in taken]
         return picked + rest, passed
-    passed = [c for c in ordered if c.gate >= min_score][:max_results]
-    return ordered, passed
+    # A promoted entry beside the note it copies is left out (promoted.py).
+    return ordered, shown_once((c for c in ordered if c.gate >= min_score), max_results)
 
 
 def _keyword_only(reader: StoreReader, hits: list[LegHit], terms: QueryTerms,
