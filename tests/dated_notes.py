@@ -22,7 +22,8 @@ NOTES = {
     "memory/2026-06-20.md": "# 2026-06-20\n\n- Read a book about gardening. Planted tomatoes.\n",
     "memory/2026-07-08.md": "# 2026-07-08\n\n- Booked train tickets to Lisbon for August.\n",
     "MEMORY.md": "# Long-term memory\n\n- The user prefers TypeScript for new projects.\n\n"
-                 "## 2026-06-30 decisions\n\n- Chose Redis for the background job queue.\n",
+                 "## 2026-06-30 decisions\n\n- Chose Redis for the background job queue.\n"
+                 "- Moved the nightly backups to the office NAS.\n",
 }
 
 
@@ -76,6 +77,12 @@ def check_date_search(index: MemoryIndex) -> None:
     hits = index.search("which job queue did we choose last week", min_score=0.0,
                         explain=True, today=TODAY)
     assert explain_of(hits, "MEMORY.md")["date"]["day"] == "2026-06-30"
+    # ... and so does a later fact of that section, cut apart from the heading (MEMORY.md is
+    # indexed fact by fact)
+    hits = index.search("where did the nightly backups go last week", min_score=0.0,
+                        explain=True, today=TODAY)
+    backups = next(h for h in hits if h.path == "MEMORY.md" and "backups" in h.snippet)
+    assert backups.explain["date"]["day"] == "2026-06-30" and hits[0] is backups
     # A day without a note: nothing is made up for it at the default threshold.
     assert index.search("what did I do on June 2nd", today=TODAY) == []
 

@@ -25,7 +25,7 @@ from openmemd.dreaming.clock import day_bucket, resolve_timezone
 from openmemd.embed.base import EmbeddingError, EmbeddingProvider
 from openmemd.embed.shared import ProviderHealth, QueryVectors
 from openmemd.errors import BadRequestError, IndexLockedError, UnavailableError
-from openmemd.index.transcript_days import TranscriptDays
+from openmemd.index.line_days import LineDays
 from openmemd.log import get_logger
 from openmemd.protocol import params
 from openmemd.search import citations
@@ -66,7 +66,7 @@ class Searcher:
         # daemon: its writer thread rebuilds, the request answers `unavailable` at once).
         self.on_damage: Callable[[str], None] | None = None
         self._query_vectors = QueryVectors(settings.embedding.query_cache_size)
-        self._transcript_days = TranscriptDays()  # message days, for queries naming a date
+        self._line_days = LineDays()  # transcripts' and MEMORY.md's days, for dated queries
         self._local = threading.local()  # this thread's last search mode
         self._built = False  # see ensure_built
 
@@ -98,9 +98,9 @@ class Searcher:
         if today is None:
             today = date.fromisoformat(day_bucket(datetime.now(timezone.utc), tz))
         dates = self._local.dates = understand_dates(query, today)
-        if dates is not None and (sources is None or "sessions" in sources):
-            dates = dataclasses.replace(dates, session_days=self._transcript_days.in_range(
-                self.maintainer.scope, dates.start, dates.covers, tz))
+        if dates is not None:
+            dates = dataclasses.replace(dates, line_days=self._line_days.in_range(
+                self.maintainer.scope, dates.start, dates.covers, tz, sources=sources))
         wanted = query if dates is None else dates.query  # the date words are not searched
 
         def run(reader: StoreReader) -> SearchOutcome:

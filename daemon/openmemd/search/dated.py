@@ -7,9 +7,10 @@ A chunk is of the range when
 - it holds a Markdown heading with an ISO date in the range ("## 2026-07-03 standup", as
   MEMORY.md-like files are often kept). Only the candidates the search already has are read
   for headings: finding every such heading would mean reading every chunk.
-- it is a session transcript's chunk holding a message written in the range: the index does
-  not keep message times, so the caller reads them from the transcripts
-  (`index/transcript_days.py`) into `DateQuery.session_days` (JSONL line -> day).
+- it is a session transcript's chunk holding a message written in the range, or a chunk of
+  MEMORY.md (cut fact by fact, `index/blocks.py`) inside a section whose heading names a day of
+  the range: the index keeps neither, so the caller reads them from the files
+  (`index/line_days.py`) into `DateQuery.line_days` (line -> day).
 
 What the range does (after fusion and decay, before ordering and the threshold):
 - a query ABOUT the date ("what happened on May 8th"): the range's chunks are the answer,
@@ -43,15 +44,15 @@ from openmemd.search.dates import DateQuery
 from openmemd.search.keyword import keyword_scores_for
 from openmemd.search.results import LegHit
 from openmemd.store.base import CandidateFilter, StoreReader
+from openmemd.text.headings import heading_days
 from openmemd.text.tokens import QueryTerms, covered_terms
 
 TOPIC_BOOST = 1.25
 ABOUT_FLOOR = 0.5  # a range chunk of a date query scores at least this; others at most this
 MAX_PATTERNS = 64  # store patterns per search; past that, whole years (filtered here)
-MAX_SESSION_CHUNKS = 4096  # chunks of the range's transcripts read to find the range's lines
+MAX_LINE_DAY_CHUNKS = 4096  # chunks of files with lines in the range, read to find those lines
 
 _NOTE = re.compile(r"(?:^|/)memory/(?:[^/]+/)*(\d{4})-(\d{2})-(\d{2})(?:[^/\d][^/]*)?\.md$")
-_HEADING = re.compile(r"^#{1,6}[ \t].*?(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)", re.MULTILINE)
 
 
 def _day(groups: tuple[str | Any, ...]) -> dt.date | None:
@@ -69,19 +70,18 @@ def note_date(path: str) -> dt.date | None:
 
 def day_in_range(path: str, text: str, dates: DateQuery, lines: tuple[int, int] = (0, 0)
                  ) -> dt.date | None:
-    """The day of the range this chunk (of `lines`) is of: its note's date, the first message
-    of the range it holds (a transcript), else a dated heading of it."""
+    """The day of the range this chunk (of `lines`) is of: its note's date, the first day of
+    the range among its lines (a transcript's messages, a long-term file's dated sections),
+    else a dated heading inside it."""
     day = note_date(path)
     if day is not None:
         return day if dates.covers(day) else None
-    messages = dates.session_days.get(path)
-    if messages:
-        held = [d for line, d in messages.items() if lines[0] <= line <= lines[1]]
-        return min(held) if held else None
+    held = [d for line, d in dates.line_days.get(path, {}).items() if lines[0] <= line <= lines[1]]
+    if held:
+        return min(held)
     if "#" in text:
-        for m in _HEADING.finditer(text):
-            day = _day(m.groups())
-            if day is not None and dates.covers(day):
+        for day in heading_days(text):
+            if dates.covers(day):
                 return day
     return None
 
@@ -115,14 +115,14 @@ def _month_end(day: dt.date) -> dt.date:
 
 def fetch_dated(reader: StoreReader, dates: DateQuery, *, limit: int,
                 where: CandidateFilter) -> list[LegHit]:
-    """The range's dated-note chunks (newest first), then its transcripts' chunks holding
-    messages of the range, straight from the store."""
+    """The range's dated-note chunks (newest first), then the chunks of the range's lines in
+    transcripts and long-term files, straight from the store."""
     found = [c for c in reader.chunks_by_path(path_patterns(dates), limit=limit, where=where)
              if (day := note_date(c.path)) is not None and dates.covers(day)]
     # `*` is the patterns' only wildcard: a name holding one cannot be asked for exactly
-    sessions = [p for p in dates.session_days if "*" not in p]
-    if sessions and (where.sources is None or "sessions" in where.sources):
-        chunks = reader.chunks_by_path(sessions, limit=MAX_SESSION_CHUNKS, where=where)
+    placed = [p for p in dates.line_days if "*" not in p]
+    if placed:  # the store keeps to `where` (a search of memory only skips transcripts)
+        chunks = reader.chunks_by_path(placed, limit=MAX_LINE_DAY_CHUNKS, where=where)
         found += [c for c in chunks if day_in_range(c.path, "", dates,
                                                     (c.start_line, c.end_line))][:limit]
     return [LegHit(id=c.id, path=c.path, source=c.source, start_line=c.start_line,

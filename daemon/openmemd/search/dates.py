@@ -89,14 +89,15 @@ class DateRange:
 class DateQuery:
     """A query's dates: `ranges` (in query order), `query` (the query without its date words,
     what the search legs look for) and `topic` (the words naming what else is asked for;
-    none: the query is about the date itself). `session_days`: for each transcript holding
-    messages of the range, the day of each such message by its JSONL line (filled in by the
-    caller, who can read transcripts: `index/transcript_days.py`)."""
+    none: the query is about the date itself). `line_days`: for each file with lines of the
+    range the index cannot date by itself (a transcript's messages by their JSONL line, a
+    long-term file's dated sections), each such line's day (filled in by the caller, who can
+    read files: `index/line_days.py`)."""
 
     ranges: tuple[DateRange, ...]
     query: str
     topic: QueryTerms = QueryTerms((), ())
-    session_days: Mapping[str, Mapping[int, dt.date]] = field(default_factory=dict)
+    line_days: Mapping[str, Mapping[int, dt.date]] = field(default_factory=dict)
 
     @property
     def about_date(self) -> bool:

@@ -1,4 +1,5 @@
-"""Reading when a transcript's messages were written (index/transcript_days.py), on real files."""
+"""The days of lines the index cannot date (index/line_days.py): transcript messages and
+MEMORY.md's dated sections, on real files."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ import os
 from datetime import date, timezone
 from pathlib import Path
 
+from openmemd.index.line_days import LineDays
 from openmemd.index.scan import ScanScope
-from openmemd.index.transcript_days import TranscriptDays
 
 JULY = (date(2026, 7, 1), date(2026, 7, 31))
 
@@ -32,7 +33,7 @@ def test_days_by_jsonl_line_only_for_recent_transcripts_and_remembered(tmp_path:
     os.utime(sessions / "old.jsonl", (0, 1_600_000_000))  # last written in 2020: not read
     (sessions / "notes.txt").write_text("not a transcript")
     scope = ScanScope(tmp_path, sources=("memory", "sessions"))
-    days = TranscriptDays()
+    days = LineDays()
     assert days.in_range(scope, JULY[0], in_july, timezone.utc) == {
         "sessions/now.jsonl": {2: date(2026, 7, 2)}}  # line 3 has no time: no day
     # the same size and mtime: what was read is remembered, the file is not read again
@@ -46,3 +47,15 @@ def test_days_by_jsonl_line_only_for_recent_transcripts_and_remembered(tmp_path:
         1: date(2026, 7, 9), 2: date(2026, 7, 2)}
     # transcripts are not searched: nothing is read
     assert days.in_range(ScanScope(tmp_path), JULY[0], in_july, timezone.utc) == {}
+
+
+def test_long_term_sections_by_their_dated_headings(tmp_path: Path) -> None:
+    (tmp_path / "MEMORY.md").write_text(
+        "# Long-term memory\n\n- Prefers tea.\n\n## 2026-07-02 decisions\n\n"
+        "- Chose Redis for the job queue.\n- Dropped the cron host.\n\n## People\n\n"
+        "- Alice runs the CI.\n")
+    scope = ScanScope(tmp_path)
+    days = LineDays().in_range(scope, JULY[0], in_july, timezone.utc)
+    assert days == {"MEMORY.md": {n: date(2026, 7, 2) for n in range(5, 10)}}
+    # not over transcripts only
+    assert LineDays().in_range(scope, JULY[0], in_july, timezone.utc, sources=["sessions"]) == {}
