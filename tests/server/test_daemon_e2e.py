@@ -166,7 +166,9 @@ def test_searches_accumulate_recalls_and_dreaming_runs(running: Daemon) -> None:
         again = c.dream(phase="all")["result"]
         assert again["promoted"] == [] and again["deep"]["promoted"] == 0
         assert (running.workspace / "MEMORY.md").read_text().count(marker) == 1
-        # the watcher re-indexes what dreaming wrote, like any other edit
+        # the watcher re-indexes what dreaming wrote, like any other edit; the promoted copy is
+        # not shown beside the note it came from, so it is seen once the note is gone
+        (running.workspace / note).unlink()
         assert wait_for(searchable(running, "Ferrous", "MEMORY.md"))
         status = c.status()
         assert status["agents"]["main"]["dreaming"]["lastSweep"] is not None

@@ -12,8 +12,8 @@ Two kinds of file hold lines of many days, and the index keeps none of them:
   holds the heading.
 
 Files are read at query time within the indexer's own bounds (size, no symlinks) and each
-file's days are remembered by (mtime, size, time zone), so a second date query reads nothing
-again.
+file's days are remembered by (mtime, size, ctime, time zone), so a second date query reads
+nothing again.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from openmemd.text.headings import dated_sections
 MAX_TRANSCRIPTS = 64  # transcripts read for one query, newest first
 MAX_REMEMBERED = 256  # files whose line days are kept between queries
 
-_Key = tuple[int, int, str]  # mtime ms, size, time zone
+_Key = tuple[int, int, int, str]  # mtime ms, size, ctime ns, time zone
 
 
 class LineDays:
@@ -74,7 +74,7 @@ class LineDays:
         return found
 
     def _days_of(self, scope: ScanScope, entry: FileEntry, tz: tzinfo) -> dict[int, date]:
-        key = (entry.mtime_ms, entry.size, str(tz))
+        key = (entry.mtime_ms, entry.size, entry.ctime_ns, str(tz))
         with self._lock:
             held = self._days.get(entry.path)
             if held is not None and held[0] == key:
