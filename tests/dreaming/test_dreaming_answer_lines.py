@@ -8,8 +8,9 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from openmemd.config import DeepPhaseSettings, DreamingSettings
-from openmemd.dreaming import RecallHit, explain, record_recalls, run_sweep
+from openmemd.dreaming import RecallHit, record_recalls, run_sweep
 from openmemd.dreaming.answer_lines import best_lines
+from openmemd.dreaming.explain import explain
 from openmemd.index.tiktoken_offline import get_encoding
 
 UTC = timezone.utc

@@ -11,11 +11,11 @@ from pathlib import Path
 from openmemd.config import DeepPhaseSettings, DreamingSettings
 from openmemd.dreaming import (
     RecallHit,
-    explain,
     last_sweep,
     record_recalls,
     run_sweep,
 )
+from openmemd.dreaming.explain import explain
 
 UTC = timezone.utc
 T0 = datetime(2026, 4, 6, 10, 0, tzinfo=UTC)

@@ -25,10 +25,10 @@ from test_dreaming_sweep import (
 from openmemd.dreaming import (
     RecallHit,
     UnsafePathError,
-    explain,
     record_recalls,
     run_sweep,
 )
+from openmemd.dreaming.explain import explain
 from openmemd.errors import BadRequestError, WorkspaceError
 
 
