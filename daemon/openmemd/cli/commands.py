@@ -24,12 +24,12 @@ from openmemd.cli.fast import (
     context_request,
     get_request,
     guarded,
-    print_json,
     search_request,
     show_context,
     show_get,
 )
 from openmemd.cli.hits import show_search
+from openmemd.cli.output import print_json
 from openmemd.cli.parser import load_settings
 from openmemd.config import ConfigError, Settings
 from openmemd.errors import OpenmemdError

@@ -12,7 +12,6 @@ are built here for both paths.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Callable
@@ -20,6 +19,7 @@ from typing import Any, TypeVar
 
 from openmemd import discovery
 from openmemd.cli.hits import show_search
+from openmemd.cli.output import print_json
 from openmemd.cli.parser import load_settings, overrides
 from openmemd.config.locate import locate
 from openmemd.errors import ConfigError, OpenmemdError
@@ -46,10 +46,6 @@ def guarded(command: Callable[[], _T]) -> _T | int:
         return 130
     except BrokenPipeError:
         return EXIT_OK
-
-
-def print_json(value: Any) -> None:
-    print(json.dumps(value, ensure_ascii=False, indent=2))
 
 
 def search_request(args: argparse.Namespace) -> SearchRequest:

@@ -9,10 +9,11 @@ A hit from another namespace (a shared PostgreSQL store searching several) carri
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
+
+from openmemd.cli.output import print_json
 
 if TYPE_CHECKING:
     from openmemd.config import Settings
@@ -73,7 +74,7 @@ def show_search(args: argparse.Namespace, reply: dict[str, Any],
         print("openmemd: the rest is embedded by `openmemd index`, the daemon (`openmemd "
               "run`) or the next search", file=sys.stderr)
     if args.json:
-        print(json.dumps({"results": results, **meta}, ensure_ascii=False, indent=2))
+        print_json({"results": results, **meta})
         return 0
     if meta.get("dates"):
         d = meta["dates"]

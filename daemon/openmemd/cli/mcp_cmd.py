@@ -15,6 +15,7 @@ import shlex
 import shutil
 import sys
 
+from openmemd.cli.output import print_json
 from openmemd.config import DEFAULT_AGENT, Settings
 
 EXIT_OK, EXIT_USAGE = 0, 2
@@ -29,7 +30,7 @@ def cmd_add(settings: Settings, args: argparse.Namespace) -> int:
     note = ask(settings, args, AddRequest(text=" ".join(args.text), agent=args.agent,
                                           target="long-term" if args.long_term else "daily"))
     if args.json:
-        print(json.dumps(note, ensure_ascii=False, indent=2))
+        print_json(note)
     else:
         print(f"Added {note['citation']}")
     if note.get("indexError"):  # saved all the same: running the command again adds it twice

@@ -8,13 +8,13 @@ no daemon keeps that index fresh, whatever else may be running.
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from openmemd import __version__, discovery, paths
 from openmemd.api.health import HEALTHY
+from openmemd.cli.output import print_json
 from openmemd.config.locate import DEFAULT_AGENT, Located
 from openmemd.errors import WorkspaceError
 from openmemd.progress import describe
@@ -30,10 +30,6 @@ if TYPE_CHECKING:  # the records are loaded only when the command runs in proces
     from openmemd.config import Settings
 
 EXIT_OK, EXIT_DEGRADED, EXIT_NOT_RUNNING = 0, 1, 2
-
-
-def _print_json(value: Any) -> None:
-    print(json.dumps(value, ensure_ascii=False, indent=2))
 
 
 def cmd_status(settings: Settings, args: argparse.Namespace) -> int:
@@ -82,7 +78,7 @@ def _show_daemon_status(endpoint: str, args: argparse.Namespace) -> int:
         reply = client.status(deep=args.deep, agent=args.agent if named else None)
     status = DaemonStatus.from_json(reply)
     if args.json:  # what the daemon said, as it said it
-        _print_json({k: v for k, v in reply.items() if k != "ok"})
+        print_json({k: v for k, v in reply.items() if k != "ok"})
     else:
         print_status_text(status)
     return EXIT_OK if status.health == HEALTHY else EXIT_DEGRADED
@@ -108,7 +104,7 @@ def _status_offline(settings: Settings, args: argparse.Namespace, scope: list[st
         out = status.to_json()
         # without a daemon, `status --json` has always listed the agents
         out["agents"] = list(out["agents"].values())
-        _print_json(out)
+        print_json(out)
     else:
         print_status_text(status)
     return EXIT_NOT_RUNNING

@@ -13,10 +13,10 @@ workspace filled (a writer for another workspace is refused, see `api.store_adop
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
+from openmemd.cli.output import print_json
 from openmemd.config import Settings
 from openmemd.errors import BadRequestError
 
@@ -38,7 +38,7 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
     if not quiet:
         print(file=sys.stderr)
     if args.json:
-        print(json.dumps(report.to_dict(), ensure_ascii=False, indent=2))
+        print_json(report.to_dict())
     else:
         print(f"Copied {_n(report.files, 'file')}, {_n(report.chunks, 'chunk')} "
               f"({report.vectors} with vectors) and "
@@ -63,7 +63,7 @@ def _adopt(settings: Settings, args: argparse.Namespace) -> int:
     report = adopt_namespace(settings, args.agent,
                              Path(args.workspace) if args.workspace else None)
     if args.json:
-        print(json.dumps(report.to_dict(), ensure_ascii=False, indent=2))
+        print_json(report.to_dict())
         return EXIT_OK
     print(f"Adopted {report.location}: this workspace ({report.workspace}) fills it from now on")
     print(f"  it was filled from {report.previous}" if report.previous
