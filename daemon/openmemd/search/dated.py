@@ -37,14 +37,14 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from openmemd.search.dates import DateQuery
 from openmemd.search.keyword import keyword_scores_for
 from openmemd.search.results import LegHit
 from openmemd.store.base import CandidateFilter, StoreReader
-from openmemd.text.headings import heading_days
+from openmemd.text.headings import calendar_day, heading_days
 from openmemd.text.tokens import QueryTerms, covered_terms
 
 TOPIC_BOOST = 1.25
@@ -55,17 +55,10 @@ MAX_LINE_DAY_CHUNKS = 4096  # chunks of files with lines in the range, read to f
 _NOTE = re.compile(r"(?:^|/)memory/(?:[^/]+/)*(\d{4})-(\d{2})-(\d{2})(?:[^/\d][^/]*)?\.md$")
 
 
-def _day(groups: tuple[str | Any, ...]) -> dt.date | None:
-    try:
-        return dt.date(int(groups[0]), int(groups[1]), int(groups[2]))
-    except ValueError:
-        return None
-
-
 def note_date(path: str) -> dt.date | None:
     """The date of a dated note's file name; None for any other file."""
     m = _NOTE.search(path.replace("\\", "/"))
-    return None if m is None else _day(m.groups())
+    return None if m is None else calendar_day(*m.groups())
 
 
 def day_in_range(path: str, text: str, dates: DateQuery, lines: tuple[int, int] = (0, 0)
@@ -76,7 +69,7 @@ def day_in_range(path: str, text: str, dates: DateQuery, lines: tuple[int, int] 
     day = note_date(path)
     if day is not None:
         return day if dates.covers(day) else None
-    held = [d for line, d in dates.line_days.get(path, {}).items() if lines[0] <= line <= lines[1]]
+    held = _days_within(dates.line_days.get(path, {}), *lines)
     if held:
         return min(held)
     if "#" in text:
@@ -84,6 +77,14 @@ def day_in_range(path: str, text: str, dates: DateQuery, lines: tuple[int, int] 
             if dates.covers(day):
                 return day
     return None
+
+
+def _days_within(days: Mapping[int, dt.date], first: int, last: int) -> list[dt.date]:
+    """The days of lines first..last, looked up by whichever is fewer, the lines or the days
+    (`fetch_dated` asks this of every chunk of a transcript that may hold thousands of both)."""
+    if last - first < len(days):
+        return [days[n] for n in range(first, last + 1) if n in days]
+    return [d for n, d in days.items() if first <= n <= last]
 
 
 def path_patterns(dates: DateQuery) -> list[str]:

@@ -14,7 +14,7 @@ _ANY_HEADING = re.compile(r"^(#{1,6})[ \t]")
 def heading_day(line: str) -> dt.date | None:
     """The day a heading line names (its first ISO date); None for any other line."""
     m = _HEADING.match(line)
-    return None if m is None else _date(m.group(2), m.group(3), m.group(4))
+    return None if m is None else calendar_day(m.group(2), m.group(3), m.group(4))
 
 
 def heading_days(text: str) -> Iterator[dt.date]:
@@ -43,7 +43,9 @@ def dated_sections(text: str) -> dict[int, dt.date]:
     return days
 
 
-def _date(year: str, month: str, day: str) -> dt.date | None:
+def calendar_day(year: str, month: str, day: str) -> dt.date | None:
+    """The day these digits spell (a heading's, a dated note's name); None if there is none
+    ("2026-02-30")."""
     try:
         return dt.date(int(year), int(month), int(day))
     except ValueError:
