@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 
 from openmemd.index.chunking import Chunk, DecodeBytes, Encode, chunk_text
+from openmemd.text.headings import HEADING
 
 # The files an agent loads at every start (`openmemd.context`) that the index may hold:
 # MEMORY.md (memory.md) at the root, USER.md when an extra path names it.
@@ -31,7 +32,6 @@ LONG_TERM_FILES = frozenset({"MEMORY.md", "memory.md", "USER.md"})
 UNITS = "blocks-v1"
 
 _ITEM = re.compile(r"^\s{0,12}(?:[-*+]|\d{1,9}[.)])(?:\s|$)")
-_HEADING = re.compile(r"^\s{0,3}#{1,6}(?:\s|$)")
 _COMMENT = re.compile(r"^\s*<!--.*-->\s*$")
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 
@@ -53,7 +53,7 @@ def block_ranges(lines: list[str]) -> list[tuple[int, int]]:
             continue
         opening = _FENCE.match(line)
         blank = not line.strip()
-        prefix = bool(_HEADING.match(line) or _COMMENT.match(line))
+        prefix = bool(HEADING.match(line) or _COMMENT.match(line))
         starts = bool(opening or _ITEM.match(line) or prefix)
         if start is not None and body and (blank or starts):
             blocks.append((start, _last_text(lines, start, i - 1)))

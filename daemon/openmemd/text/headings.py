@@ -8,7 +8,10 @@ import re
 from collections.abc import Iterator
 
 _HEADING = re.compile(r"^(#{1,6})[ \t].*?(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
-_ANY_HEADING = re.compile(r"^(#{1,6})[ \t]")
+# Any ATX heading (up to 3 spaces in, "#" to "######", then a space or the line's end), as
+# Markdown reads one: where a section ends, and what a block of a long-term file starts with
+# (index/blocks.py).
+HEADING = re.compile(r"^\s{0,3}(#{1,6})(?:\s|$)")
 
 
 def heading_day(line: str) -> dt.date | None:
@@ -31,7 +34,7 @@ def dated_sections(text: str) -> dict[int, dt.date]:
     days: dict[int, dt.date] = {}
     open_sections: list[tuple[int, dt.date | None]] = []  # (heading level, its day)
     for number, line in enumerate(text.split("\n"), start=1):
-        m = _ANY_HEADING.match(line)
+        m = HEADING.match(line)
         if m is not None:
             level = len(m.group(1))
             while open_sections and open_sections[-1][0] >= level:
