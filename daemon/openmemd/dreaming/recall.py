@@ -143,19 +143,20 @@ def answer_hits(workspace: Path, query: str, hits: Sequence[RecallHit]) -> list[
     return out
 
 
-def best_hits(hits: Sequence[Any]) -> list[Any]:
-    """The hits that answered the search: its best-scored (every one of a tie). A hit without
-    a readable, finite score cannot be compared and is not the answer."""
+def best_hits(hits: Sequence[Any]) -> list[RecallHit]:
+    """The hits that answered the search: its best-scored (every one of a tie), read as
+    RecallHits. A hit without a readable, finite score cannot be compared and is not the
+    answer."""
     scored = []
     for raw in hits:
         try:
-            score = as_hit(raw).score
+            hit = as_hit(raw)
         except (AttributeError, TypeError, ValueError):
             continue
-        if math.isfinite(score):
-            scored.append((score, raw))
-    top = max((score for score, _ in scored), default=None)
-    return [raw for score, raw in scored if score == top]
+        if math.isfinite(hit.score):
+            scored.append(hit)
+    top = max((hit.score for hit in scored), default=None)
+    return [hit for hit in scored if hit.score == top]
 
 
 def eligible_hits(hits: Sequence[Any]) -> list[RecallHit]:
