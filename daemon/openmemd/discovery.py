@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from openmemd import paths
 from openmemd.client import Client
-from openmemd.config.locate import Located
+from openmemd.config.locate import Located, config_signature
 from openmemd.errors import OpenmemdError
 
 if TYPE_CHECKING:  # a command the daemon answers finds it with a `Located` (`cli/fast.py`)
@@ -46,6 +46,7 @@ class Seen(NamedTuple):
     endpoint: str
     pid: int | None
     agents: dict[str, Any]
+    config: list[int] | None = None  # `config_signature` of the file it checked (ping)
 
     def serves(self, target: Target) -> bool:
         info = self.agents.get(target.agent)
@@ -130,7 +131,9 @@ def _ping(endpoint: str, timeout: float) -> Seen | None:
     except OpenmemdError:
         return None
     agents = reply.get("agents")
-    return Seen(endpoint, reply.get("pid"), agents if isinstance(agents, dict) else {})
+    config = reply.get("config")
+    return Seen(endpoint, reply.get("pid"), agents if isinstance(agents, dict) else {},
+                config if isinstance(config, list) else None)
 
 
 def find(settings: Settings | Located, wanted: list[Target],
@@ -143,10 +146,20 @@ def find(settings: Settings | Located, wanted: list[Target],
             continue
         if daemon.pid is not None:
             seen_pids.add(daemon.pid)
-        if wanted and all(daemon.serves(t) for t in wanted):
+        if wanted and all(daemon.serves(t) for t in wanted) and _checked(settings, daemon):
             return Lookup(endpoint, tuple(others))
         others.append(daemon)
     return Lookup(None, tuple(others))
+
+
+def _checked(settings: Settings | Located, daemon: Seen) -> bool:
+    """Whether this command may leave its config file unchecked: a light reading (`Located`)
+    reads only the keys that locate the index, so it relies on the daemon having loaded and
+    checked this very file as it is now; any other file, or this one changed since, takes the
+    full path, which checks it whole (and then uses this daemon all the same)."""
+    if not isinstance(settings, Located):
+        return True
+    return daemon.config == config_signature(settings.config_file)
 
 
 def connect(settings: Settings | Located, agent: str, workspace: str | None,

@@ -125,6 +125,19 @@ def valid_agent_id(agent_id: str) -> bool:
     return bool(agent_id) and all(c.isalnum() or c in "-_" for c in agent_id)
 
 
+def config_signature(config_file: str) -> list[int]:
+    """Which file, as it is now, `config_file` is ([device, inode, mtime ns, size, ctime ns];
+    [] for no file): a daemon reports that of the file it loaded and checked, and a command it
+    answers on the light path compares it with its own (`discovery.find`)."""
+    if not config_file:
+        return []
+    try:
+        st = os.stat(config_file)
+    except OSError:
+        return []
+    return [st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size, st.st_ctime_ns]
+
+
 class Located:
     """The settings a request to a running daemon needs, read from the config file, the
     environment and the flags the way `load_settings` layers them (file < env < flags), for

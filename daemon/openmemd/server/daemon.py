@@ -32,6 +32,7 @@ import zmq
 from openmemd import __version__
 from openmemd.config import ConfigError, Settings, load_settings
 from openmemd.config.layers import config_files
+from openmemd.config.locate import config_signature
 from openmemd.errors import OpenmemdError, UnavailableError
 from openmemd.log import configure_logging, get_logger
 from openmemd.protocol.endpoint import (
@@ -114,6 +115,9 @@ class Daemon:
                  env: Mapping[str, str] | None = None, force_polling: bool = False,
                  long_lived: bool = False) -> None:
         self.settings = self._started_with = settings
+        # the config file these settings were loaded from, as it was (taken after the load: a
+        # change in between only makes a command check the file itself)
+        self._config_checked = config_signature(settings.config_file)
         self._restart_needed: list[str] = []  # changed by reloads; applied at the next start
         self._long_lived = long_lived  # see MemoryIndex
         self._reload_fn = reload
@@ -193,7 +197,7 @@ class Daemon:
             config_file=s.config_file, config_files=lambda: config_files(self.settings),
             notes=self._notes,
             mcp_socket=lambda: self.mcp.advertised() if self.mcp is not None else None,
-            install_problems=install.problems)
+            install_problems=install.problems, config_checked=lambda: self._config_checked)
         self._ctx = zmq.Context()
         self.server = ZmqServer(endpoint, dispatcher, workers=s.server.workers,
                                 max_message_bytes=s.server.max_message_bytes, context=self._ctx)
@@ -270,6 +274,7 @@ class Daemon:
             log.error("reload failed; keeping the current settings", error=str(exc))
             return
         old = self.settings
+        self._config_checked = config_signature(new.config_file)
         self.settings = dataclasses.replace(old, **{
             k: getattr(new, k) for k in ("query", "sync", "dreaming", "log", "citations",
                                          "loaded")})  # loaded: openclaw.json re-read too

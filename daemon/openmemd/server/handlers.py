@@ -42,7 +42,8 @@ class Dispatcher:
                  config_files: Callable[[], list[str]] | None = None,
                  notes: Callable[[], list[str]] | None = None,
                  mcp_socket: Callable[[], str | None] | None = None,
-                 install_problems: Callable[[], list[str]] | None = None) -> None:
+                 install_problems: Callable[[], list[str]] | None = None,
+                 config_checked: Callable[[], list[int]] | None = None) -> None:
         self.agents = agents
         self.endpoint = endpoint
         self.started = time.time()
@@ -55,6 +56,7 @@ class Dispatcher:
         self._notes = notes or list
         self._mcp_socket = mcp_socket or (lambda: None)
         self._install_problems = install_problems or list  # install_watch.py
+        self._config_checked = config_checked or list  # the config file it loaded (discovery)
 
     def __call__(self, request: Request) -> dict[str, Any]:
         if isinstance(request, PingRequest):
@@ -66,7 +68,10 @@ class Dispatcher:
                                             "index": index_location(a.settings, a.agent_id)}
                                for a in self.agents.values()},
                     # where `openmemd mcp` finds the sessions this daemon hosts (mcp_host.py)
-                    "mcp": self._mcp_socket()}
+                    "mcp": self._mcp_socket(),
+                    # the config file it loaded and checked, as it was then: a command it
+                    # answers without checking its own (cli/fast.py) needs this to be that file
+                    "config": self._config_checked()}
         if isinstance(request, StatusRequest):
             return self.status(request).to_json()
         agent = self._agent(request.agent)
