@@ -35,6 +35,10 @@ def test_query_terms_drop_stop_words_and_dedupe():
     assert tokens.query_terms("who is it").words == ("who", "is", "it")
     # Contractions do not leave "didn"/"t" behind.
     assert tokens.query_terms("I didn't go").words == ("go",)
+    # One word in two inflections is one term: "coding" and "code" are not two of the
+    # question's words (a chunk holding "code" once held "two of five" of them).
+    assert tokens.query_terms("favourite coding language for fresh code").words == (
+        "favourite", "coding", "language", "fresh")
 
 
 def test_query_terms_cjk_bigrams_and_single_characters():

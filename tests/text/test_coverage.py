@@ -26,7 +26,8 @@ def _by_tokenising(terms: QueryTerms, text: str) -> set[str]:
 # capital I (lowercases to two characters), CJK glued to Latin, emoji, control characters.
 _PIECES = ["note", "notes", "noted", "not", "nothing", "denote", "keynote", "run", "running",
            "runner", "runs", "group", "groups", "regroup", "kelvin", "\u212aelvin", "İstanbul",
-           "istanbul", "café", "cafés", "a", "is", "x1", "note_2", "_note", "北京", "北京run",
+           "istanbul", "café", "cafés", "rejection", "rejected", "vacationed", "vacation", "nation",
+           "a", "is", "x1", "note_2", "_note", "北京", "北京run",
            "run北京", "😀note", "n\u00f6te", "NOTE", "Notes,", "(running)", "re-group", "it's"]
 _GLUE = [" ", " ", " ", "", ".", ",", "_", "-", "'", "\n", "\t", "\x1f", "\u3000", "北", "7"]
 
@@ -58,3 +59,17 @@ def test_a_word_ending_in_ss_is_not_a_plural():
     assert covered_terms(QueryTerms(words=("pass", "away", "class"), cjk=()),
                          "my grandma passed away; two classes") == {"pass", "away", "class"}
     assert light_stem("notes") == light_stem("note")  # a plain plural still matches
+
+
+def test_a_noun_in_ion_holds_its_verb():
+    # The keyword index (Porter) matched "rejection" for "rejected", but coverage did not:
+    # "How many times has Joanna's scripts been rejected?" saw a note of "a rejection letter"
+    # as holding only "Joanna", a coincidence.
+    assert light_stem("rejection") == light_stem("rejected") == light_stem("rejections")
+    assert light_stem("promotion") == light_stem("promoted")
+    assert light_stem("question") == light_stem("questions") == light_stem("questioned")
+    assert light_stem("vacation") == light_stem("vacationed") == light_stem("vacations")
+    assert light_stem("information") == light_stem("informed")  # -ation keeps its rule
+    assert light_stem("nation") == "nation" and light_stem("action") == "action"  # too short
+    assert covered_terms(QueryTerms(words=("rejected", "promotion"), cjk=()),
+                         "a rejection letter; she got promoted") == {"rejected", "promotion"}

@@ -135,7 +135,12 @@ def query_terms(query: str) -> QueryTerms:
     content = [w for w, k in zip(raw, keep, strict=True) if k]
     words = content if (content or cjk) else raw
     phrases = _dedupe(phrases)
-    words = _dedupe(words)
+    # One word in two inflections is one term ("favourite coding language for fresh code"):
+    # counted twice, a chunk holding "code" would hold two of the question's words.
+    by_stem: dict[str, str] = {}
+    for w in words:
+        by_stem.setdefault(light_stem(w), w)
+    words = list(by_stem.values())
     cjk = _dedupe(cjk)
     # Keep the cap fair across scripts: words first (they are usually fewer and rarer).
     words = words[:MAX_QUERY_TERMS]
@@ -178,8 +183,23 @@ _SUFFIXES = ("ational", "ization", "fulness", "iveness", "ments", "ement", "atio
              "er", "s", "e", "y")
 
 
+# Nouns in -ion after s or t share their verb's stem, as the keyword index's Porter stemmer
+# has them: "rejection" and "rejected" (reject), "promotion" and "promoted" (promot); their
+# own inflections first go back to the noun ("vacationed", "questions").
+_ION = re.compile(r"(?<=[st])ion$")
+_ION_INFLECTED = re.compile(r"(?<=[st]ion)(?:s|ed|ing)$")
+
+
 @lru_cache(maxsize=65536)
 def light_stem(word: str) -> str:
+    noun = _ION_INFLECTED.sub("", word)
+    if len(noun) >= 7 and _ION.search(noun):
+        # "-ation" keeps its own rule (information -> inform, like informed).
+        return _strip_suffix(noun) if noun.endswith("ation") else noun[:-3]
+    return _strip_suffix(word)
+
+
+def _strip_suffix(word: str) -> str:
     for suffix in _SUFFIXES:
         # A word ending in "ss" is not a plural (Porter's step 1a): "pass" must keep its stem
         # "pass", or it would never match "passed", "passes" or "passing".
