@@ -80,6 +80,8 @@ def test_a_date_the_question_names_is_one_more_part_a_note_of_its_range_holds():
     weigh_evidence([july, june], query_terms("where did Joanna travel"))
     assert july.keyword_evidence > 0 and july.evidence == july.keyword_evidence
     assert june.keyword_evidence == 0.0
+    # which the pipeline also ranks by: June's one word does not lift it (pipeline._score_fused)
+    assert june.coincidental and not july.coincidental
 
 
 def test_evidence_needs_words_and_meaning_or_meaning_that_stands_out():

@@ -48,6 +48,7 @@ class Candidate:
     namespace: str = ""  # where the chunk lives (a backend with namespaces)
     found: frozenset[str] = frozenset()  # the query terms the chunk holds
     keyword_evidence: float = 0.0
+    coincidental: bool = False  # its words are one ordinary word of several (evidence.py)
     evidence: float = 0.0  # evidence.py: whether this chunk shows the memory holds an answer
     date: dict[str, Any] | None = None  # what the query's dates did to it (`explain`)
 
@@ -74,7 +75,8 @@ def weigh_evidence(candidates: list[Candidate], terms: QueryTerms,
         # range ("where did Joanna travel in July 2022": Joanna's July note holds two parts).
         asked = len(words) + (c.date is not None)
         held = len(c.found & words) + bool(c.date and c.date.get("inRange"))
-        if coincidental(held, asked, c.keyword_evidence):
+        c.coincidental = coincidental(held, asked, c.keyword_evidence)
+        if c.coincidental:
             c.keyword_evidence = 0.0  # only the chunk's meaning may show it answers
         baseline = 1.0  # no vector leg: the meaning-alone reading does not apply
         if calibrate is not None and c.vector_cosine is not None:

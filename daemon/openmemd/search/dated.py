@@ -26,7 +26,7 @@ What the range does (after fusion and decay, before ordering and the threshold):
   another time is at best a mention of it (on LoCoMo-dev, ranking the range first where it
   used to get × TOPIC_BOOST found 7 more answers in the top 5 and lost 2, both notes written
   days after the event they answer). What the date does not do is make an answer: the
-  range's chunks show evidence (`pipeline._dated_evidence`) of their own words and meaning,
+  range's chunks show evidence (`dated_evidence`) of their own words and meaning,
   × TOPIC_BOOST, so a question nothing answers ("what did the dentist say last week") still
   finds nothing. Only a range chunk that names the whole topic (`holds_topic`: "database" and
   "decided" in last week's note) counts as the answer outright ("first", evidence 1).
@@ -163,12 +163,13 @@ class Scored(Protocol):
     text: str
     score: float
     gate: float
+    evidence: float
     date: dict[str, Any] | None
 
 
-def apply_dates(candidates: Sequence[Scored], dates: DateQuery | None) -> None:
-    """Move each candidate's score and gate by the query's dates (see above) and note what
-    was done (`explain`'s "date")."""
+def judge_dates(candidates: Sequence[Scored], dates: DateQuery | None) -> None:
+    """Note what the query's dates make of each candidate (`explain`'s "date": whether it is
+    of the range, its day, the rule `apply_dates` applies)."""
     if dates is None:
         return
     judged = [(day_in_range(c.path, c.text, dates, (c.start_line, c.end_line)), c)
@@ -179,14 +180,40 @@ def apply_dates(candidates: Sequence[Scored], dates: DateQuery | None) -> None:
     halve = any(day is not None for day, _ in judged) or dates.about_date
     for day, c in judged:
         if id(c) in first:
-            rule, floor, factor = "first", ABOUT_FLOOR, 1 - ABOUT_FLOOR
+            rule = "first"
         elif day is not None:
-            rule, floor, factor = "range", ABOUT_FLOOR, 1 - ABOUT_FLOOR
-        elif halve:
-            rule, floor, factor = "halved", 0.0, ABOUT_FLOOR
+            rule = "range"
         else:
-            rule, floor, factor = "kept", 0.0, 1.0
-        c.score = min(1.0, floor + factor * c.score)
-        c.gate = min(1.0, floor + factor * c.gate)
+            rule = "halved" if halve else "kept"
         c.date = {"inRange": day is not None, "day": day.isoformat() if day else None,
                   "rule": rule}
+
+
+# rule -> (floor, factor): score = floor + factor * score.
+_MOVES = {"first": (ABOUT_FLOOR, 1 - ABOUT_FLOOR), "range": (ABOUT_FLOOR, 1 - ABOUT_FLOOR),
+          "halved": (0.0, ABOUT_FLOOR), "kept": (0.0, 1.0)}
+
+
+def apply_dates(candidates: Sequence[Scored]) -> None:
+    """Move each candidate's score and gate by the rule `judge_dates` noted (see above)."""
+    for c in candidates:
+        if c.date is None:
+            continue
+        floor, factor = _MOVES[c.date["rule"]]
+        c.score = min(1.0, floor + factor * c.score)
+        c.gate = min(1.0, floor + factor * c.gate)
+
+
+def dated_evidence(candidates: Sequence[Scored]) -> None:
+    """The date is part of the question, so a note of its range is evidence by that much too:
+    a query about a day is answered by that day's notes whatever their words (the date words
+    were taken out of what the legs search), one naming the whole topic is what was asked for,
+    and any other note of the range shows its own evidence x TOPIC_BOOST (ranked first by the
+    date, it still answers only what its words and meaning answer)."""
+    for c in candidates:
+        if c.date is None or not c.date.get("inRange"):
+            continue
+        if c.date.get("rule") == "first":
+            c.evidence = max(c.evidence, 1.0)
+        elif c.date.get("rule") == "range":
+            c.evidence = min(1.0, c.evidence * TOPIC_BOOST)

@@ -39,7 +39,8 @@ its chunk stands out from the rest: a query about nothing is about as close to e
 (its cosines are flat), so its best chunk gains nothing over its median one. With min_score
 0.35, a chunk sharing no word must stand ~0.05 of e5 cosine above the median candidate.
 A search returns results only when its best candidate's evidence reaches `min_score`; the
-results themselves are still chosen and ordered by the fused score.
+results themselves are chosen and ordered by the fused score, in which a chunk whose words are
+`coincidental` ranks by its meaning alone (pipeline._score_fused).
 """
 
 from __future__ import annotations

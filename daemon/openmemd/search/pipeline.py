@@ -21,9 +21,10 @@ Entry point::
 Modes:
 - **hybrid** (a query vector, hybrid enabled, both legs found something): union by chunk id;
   a candidate missing from one leg's list gets its real score on that leg (looked up by id)
-  instead of 0; weighted fusion of the calibrated vector score and the keyword score (or
+  instead of 0; weighted fusion of the calibrated vector score and the keyword score (a
+  chunk holding one ordinary word of several ranks by its vector score alone, evidence.py), or
   reciprocal-rank fusion, ordered by RRF and gated by the weighted score so `min_score` keeps
-  its meaning),
+  its meaning,
   then decay and MMR (both opt-in), then `score ≥ min_score`, then top K. If nothing passes,
   the relaxed fallback keeps keyword-leg hits whose keyword score is
   ≥ min(min_score, text_weight) and that hold at least half of the query's information
@@ -58,7 +59,13 @@ from numpy.typing import NDArray
 from openmemd.config import QuerySettings
 from openmemd.search.candidate import Candidate as _Candidate
 from openmemd.search.candidate import outcome, query_evidence, weigh_evidence
-from openmemd.search.dated import TOPIC_BOOST, apply_dates, fetch_dated, keyword_scored
+from openmemd.search.dated import (
+    apply_dates,
+    dated_evidence,
+    fetch_dated,
+    judge_dates,
+    keyword_scored,
+)
 from openmemd.search.dates import DateQuery
 from openmemd.search.decay import DecayCalculator, uses_mtime
 from openmemd.search.evidence import MAJORITY
@@ -143,6 +150,8 @@ def search_outcome(reader: StoreReader, query: str, *,
         _fill_missing_legs(reader, joined, terms, [], q=q, model=model, calibrate=calibrate)
         for c in joined:
             c.score = c.gate = c.vector_score or 0.0
+        judge_dates(candidates, dates)
+        weights = weigh_evidence(candidates, terms, calibrate)
     else:
         mode = "hybrid"
         candidates = _fuse(vector_hits, keyword_hits, calibrate)
@@ -150,12 +159,13 @@ def search_outcome(reader: StoreReader, query: str, *,
         assert q is not None  # the vector leg found something
         _fill_missing_legs(reader, candidates, terms, keyword_hits, q=q, model=model,
                            calibrate=calibrate)
+        judge_dates(candidates, dates)
+        weights = weigh_evidence(candidates, terms, calibrate)
         _score_fused(candidates, vector_hits, keyword_hits, settings)
 
     _apply_decay(reader, candidates, settings, now)
-    apply_dates(candidates, dates)
-    weights = weigh_evidence(candidates, terms, calibrate)
-    _dated_evidence(candidates)
+    apply_dates(candidates)
+    dated_evidence(candidates)
     ordered, passed = _order(candidates, settings, min_score=min_score, max_results=max_results)
     if query_evidence(candidates) < min_score:
         passed = []
@@ -234,21 +244,6 @@ def _join_dated(candidates: list[_Candidate], dated: list[LegHit]) -> list[_Cand
     return joined
 
 
-def _dated_evidence(candidates: list[_Candidate]) -> None:
-    """The date is part of the question, so a note of its range is evidence by that much too:
-    a query about a day is answered by that day's notes whatever their words (the date words
-    were taken out of what the legs search), one naming the whole topic is what was asked for,
-    and any other note of the range shows its own evidence x dated.TOPIC_BOOST (ranked first by
-    the date, it still answers only what its words and meaning answer)."""
-    for c in candidates:
-        if c.date is None or not c.date.get("inRange"):
-            continue
-        if c.date.get("rule") == "first":
-            c.evidence = max(c.evidence, 1.0)
-        elif c.date.get("rule") == "range":
-            c.evidence = min(1.0, c.evidence * TOPIC_BOOST)
-
-
 def _fill_missing_legs(reader: StoreReader, candidates: list[_Candidate], terms: QueryTerms,
                        keyword_hits: list[LegHit], *, q: NDArray[np.float32], model: str,
                        calibrate: Callable[[float], float]) -> None:
@@ -294,12 +289,20 @@ def _score_fused(candidates: list[_Candidate], vector_hits: list[LegHit],
     text_scores = {c.id: c.keyword_score for c in candidates if c.keyword_score is not None}
     weighted = weighted_fusion(vector_scores, text_scores, hybrid.vector_weight,
                                hybrid.text_weight)
+    # A chunk sharing one ordinary word of several with the query (evidence.coincidental)
+    # ranks by its meaning alone: the keyword score is relative to the best keyword hit, so
+    # the chunk holding "code" once outranked the one fact that answers "favourite coding
+    # language for fresh code" with no word in common.
+    chance = {c.id for c in candidates if c.coincidental}
+    ranking_text = {i: s for i, s in text_scores.items() if i not in chance}
     if hybrid.fusion == "rrf":
         # Ranks are those of the legs' own candidate lists (filled-in scores do not rank).
-        ranked = rrf_fusion([h.id for h in vector_hits], [h.id for h in keyword_hits],
+        ranked = rrf_fusion([h.id for h in vector_hits],
+                            [h.id for h in keyword_hits if h.id not in chance],
                             hybrid.vector_weight, hybrid.text_weight, k=hybrid.rrf_k)
     else:
-        ranked = weighted
+        ranked = weighted_fusion(vector_scores, ranking_text, hybrid.vector_weight,
+                                 hybrid.text_weight)
     for c in candidates:
         c.score, c.gate = ranked.get(c.id, 0.0), weighted.get(c.id, 0.0)
 
@@ -372,10 +375,11 @@ def _keyword_only(reader: StoreReader, hits: list[LegHit], terms: QueryTerms,
             path_hits=sum(1 for t in distinct if t in path_lower),
             text_length=len(hit.text))
         candidates.append(c)
-    _apply_decay(reader, candidates, settings, now)
-    apply_dates(candidates, dates)
+    judge_dates(candidates, dates)
     weights = weigh_evidence(candidates, terms)
-    _dated_evidence(candidates)
+    _apply_decay(reader, candidates, settings, now)
+    apply_dates(candidates)
+    dated_evidence(candidates)
     ordered, passed = _order(candidates, settings, min_score=min_score, max_results=max_results)
     relaxed = False
     if query_evidence(candidates) < min_score:
