@@ -17,7 +17,7 @@ from openmemd.search.evidence import (
     median,
     term_weights,
 )
-from openmemd.search.focus import FOCUS_FOLLOWING, best_line, focus_of, line_terms
+from openmemd.search.focus import FOCUS_FOLLOWING, asks, best_line, focus_of, line_terms
 from openmemd.search.snippets import make_snippet
 from openmemd.text.tokens import covered_terms, query_terms
 
@@ -118,6 +118,21 @@ def test_focus_starts_at_the_best_line_and_takes_the_lines_after_it():
     assert best_line(lines, weights) == 2
     focus = focus_of(10, 15, lines, weights)  # the chunk is lines 10-15 of its file
     assert (focus.start_line, focus.end_line) == (12, 12 + FOCUS_FOLLOWING)  # the reply: 13
+
+
+def test_a_focus_ending_on_a_question_takes_the_reply():
+    # "Busy! What about you?" ends the window of the best line: the answer is the next line
+    lines = _lines("how was the weekend")
+    weights = corpus_idf(query_terms("how was the weekend").all, lines)
+    questions = [asks(line) for line in CHAT.split("\n")]
+    assert questions == [True, True, True, False, False, False]
+    focus = focus_of(10, 15, lines, weights, questions)
+    assert (focus.start_line, focus.end_line) == (10, 13)
+    # a window ending on a statement stays three lines; the reply is never past the chunk
+    assert focus_of(10, 15, lines, weights, [False] * 6) == focus_of(10, 15, lines, weights)
+    assert (focus_of(10, 12, lines[:3], weights, questions[:3]).end_line) == 12
+    assert asks("- **A**: Nice! Where was it? [shared a photo: a lake]") and asks("好吗？")
+    assert not asks("- **A**: I asked why? Because.")
 
 
 def test_focus_stays_inside_the_chunk_and_falls_back_to_it():
