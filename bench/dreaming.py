@@ -32,7 +32,8 @@ Reported on the same askings, with and without dreaming:
     evidence more than the promotion.
 
 Embeddings come from the state dir's cache: copy a filled one (e.g. /work/qstate/locomo) there
-first, or the first run pays for them. `--limit` takes the first N conversations.
+first, or the first run pays for them. `--limit` takes the first N conversations; `--losses
+FILE` writes the askings MEMORY.md cost (found without it, not with it) to study them.
 """
 
 from __future__ import annotations
@@ -92,6 +93,7 @@ class Tally:
     only_with: int = 0  # askings found in the top five with MEMORY.md and not without it
     only_without: int = 0
     memory_chars: list[int] = field(default_factory=list)
+    losses: list[dict] = field(default_factory=list)  # askings found only without MEMORY.md
 
 
 def overlaps(path: str, start: int, end: int, span: dict) -> bool:
@@ -144,6 +146,13 @@ def replay(root: Path, state: Path, name: str, questions: list[dict], asks: int,
                 tally.search_without += found_without
                 tally.only_with += found_with and not found_without
                 tally.only_without += found_without and not found_with
+                if found_without and not found_with:
+                    tally.losses.append({
+                        "conversation": name, "day": day, "query": q["query"],
+                        "evidence": [f"{s['path']}#L{s['start_line']}" for s in q["relevant"]],
+                        "top5": [{"citation": f"{h.path}#L{h.start_line}-L{h.end_line}",
+                                  "score": round(h.score, 3), "text": h.snippet[:160]}
+                                 for h in seen[:5]]})
                 # Every hit the agent saw, MEMORY.md's too: the library decides what a
                 # search's recall goes to (dreaming/recall.py).
                 record_recalls(ws, q["query"], [
@@ -205,6 +214,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--limit", type=int, default=0, help="first N conversations only")
     ap.add_argument("--asks", type=int, default=3, help="later session days a question is "
                     "asked on")
+    ap.add_argument("--losses", type=Path, help="write here (JSONL) the askings found in the "
+                    "top five without MEMORY.md and not with it: query, evidence, the top five")
     args = ap.parse_args(argv)
     dataset = args.dataset.resolve()
     questions: dict[str, list[dict]] = defaultdict(list)
@@ -221,6 +232,8 @@ def main(argv: list[str] | None = None) -> int:
                questions[name], args.asks, tally)
         print(f"  {name}: {time.monotonic() - t0:.0f}s, {tally.askings} askings so far, "
               f"{len(tally.promoted)} promoted", flush=True)
+    if args.losses:
+        args.losses.write_text("".join(json.dumps(x) + "\n" for x in tally.losses), "utf-8")
     n = max(1, tally.askings)
     promoted = len(tally.promoted)
     print(f"conversations {len(names)}, askings {tally.askings} "
