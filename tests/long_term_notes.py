@@ -242,3 +242,27 @@ def check_copy_left_out(workspace: Path, open_index: Callable[[], MemoryIndex]) 
         index.sync()
         hits = index.search(COPY_QUERY, min_score=0.0, record=False)
         assert any(h.path == "MEMORY.md" and h.end_line == COPY_MEMORY.count("\n") for h in hits)
+
+
+# The same note's line 3 inside a long day: its chunk holds two dozen other lines, so on its
+# own the short copy would outrank it (BM25 and e5 both favour short texts).
+LONG_COPY_NOTE = COPY_NOTE.replace("- Ramen.\n", "".join(
+    f"- {thing} on the list for the weekend, with the usual errands.\n"
+    for thing in ("Groceries", "Laundry", "Bike repair", "Library books", "Plants", "Post office",
+                  "Pharmacy", "Bakery", "Hardware store", "Dry cleaning", "Car wash", "Gym bag",
+                  "Birthday card", "Train tickets", "Recycling", "Window cleaning",
+                  "Shoe repair", "Bank", "Florist", "Tailor")))
+
+
+def check_copy_ranks_after_note(workspace: Path, open_index: Callable[[], MemoryIndex]) -> None:
+    """A promoted entry ranks no higher than the note it copies (search/promoted.py), even when
+    the note's chunk is long and would rank below the short copy."""
+    (workspace / "memory" / "2026-06-12.md").write_text(LONG_COPY_NOTE, encoding="utf-8")
+    (workspace / "MEMORY.md").write_text(
+        "# Long-Term Memory\n\n## Promoted From Short-Term Memory (2026-06-20)\n\n"
+        + COPY_ENTRY, encoding="utf-8")
+    with open_index() as index:
+        index.sync()
+        hits = index.search(COPY_QUERY, max_results=1, min_score=0.0, record=False)
+        assert [h.path for h in hits] == ["memory/2026-06-12.md"], hits
+        assert hits[0].focus_start == 3  # and its focus is the copied line

@@ -5,13 +5,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from long_term_notes import COPY_ENTRY, check_copy_left_out
+import pytest
+
+from long_term_notes import COPY_ENTRY, check_copy_left_out, check_copy_ranks_after_note
 from openmemd.api import MemoryIndex
-from openmemd.search.promoted import entry_source, shown_once
+from openmemd.search.promoted import entry_source, rank_after_sources, shown_once
 
 
 def test_the_note_is_shown_and_its_promoted_copy_is_not(make_settings, workspace) -> None:
     check_copy_left_out(workspace, lambda: MemoryIndex.open(workspace, config=make_settings()))
+
+
+@pytest.mark.parametrize("provider", ["none", "local"])  # keyword-only and hybrid
+def test_the_copy_ranks_after_its_note_however_long_the_note(make_settings, workspace,
+                                                             provider) -> None:
+    settings = make_settings(provider=provider)
+    check_copy_ranks_after_note(workspace, lambda: MemoryIndex.open(workspace, config=settings))
 
 
 def test_only_a_chunk_of_one_entry_is_a_copy() -> None:
@@ -36,3 +45,28 @@ def test_the_copy_is_left_out_before_or_after_its_note_and_the_next_fills_its_pl
     assert shown_once([copy, note, other], 2) == [note, other]
     assert shown_once([note, copy, other], 2) == [note, other]
     assert shown_once([copy, part, other], 2) == [copy, part]
+
+
+@dataclass
+class Ranked:
+    path: str
+    start_line: int
+    end_line: int
+    text: str = ""
+    score: float = 0.0
+
+
+def test_a_copy_ranks_just_below_the_best_chunk_holding_its_source_lines() -> None:
+    copy = Ranked("MEMORY.md", 5, 6, COPY_ENTRY, 0.9)
+    note = Ranked("memory/2026-06-12.md", 1, 30, score=0.4)
+    other = Ranked("memory/2026-06-12.md", 2, 3, score=0.6)  # also holds line 3: the best
+    part = Ranked("memory/2026-06-12.md", 4, 9, score=0.8)  # not line 3
+    user = Ranked("MEMORY.md", 1, 1, "- Ana reads the dashboards.", 0.95)
+    rank_after_sources([copy, note, other, part, user])
+    assert other.score > copy.score > 0.59 and user.score == 0.95 and part.score == 0.8
+    low = Ranked("MEMORY.md", 5, 6, COPY_ENTRY, 0.3)  # already below its note: unchanged
+    rank_after_sources([low, note])
+    assert low.score == 0.3
+    alone = Ranked("MEMORY.md", 5, 6, COPY_ENTRY, 0.9)  # its note is not a candidate
+    rank_after_sources([alone, part])
+    assert alone.score == 0.9

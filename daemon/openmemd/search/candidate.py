@@ -58,6 +58,31 @@ class Candidate:
                    namespace=hit.namespace)
 
 
+def joining_chunks(dated: list[LegHit], copied: list[LegHit]) -> dict[str, tuple[str, LegHit]]:
+    """Chunks no leg returned that join with their real scores, by id, with what brought
+    them (`explain`'s legs): the notes of the query's dates (dated.py), the notes promoted
+    entries copy (promoted.py)."""
+    joining: dict[str, tuple[str, LegHit]] = {}
+    for leg, hits in (("date", dated), ("source", copied)):
+        for hit in hits:
+            joining.setdefault(hit.id, (leg, hit))
+    return joining
+
+
+def join_candidates(candidates: list[Candidate], joining: dict[str, tuple[str, LegHit]]
+          ) -> list[Candidate]:
+    """Add the `joining` chunks the legs did not find; the ones added."""
+    have = {c.id for c in candidates}
+    joined: list[Candidate] = []
+    for leg, hit in joining.values():
+        if hit.id not in have:
+            c = Candidate.from_leg(hit)
+            c.order, c.legs = len(candidates) + len(joined), (leg,)
+            joined.append(c)
+    candidates.extend(joined)
+    return joined
+
+
 def weigh_evidence(candidates: list[Candidate], terms: QueryTerms,
                    calibrate: Callable[[float], float] | None = None) -> dict[str, float]:
     """Each candidate's evidence (evidence.py), with IDF over all candidates and the

@@ -132,11 +132,12 @@ def fetch_dated(reader: StoreReader, dates: DateQuery, *, limit: int,
 
 
 def keyword_scored(reader: StoreReader, terms: QueryTerms, hits: list[LegHit],
-                   dated: list[LegHit]) -> list[LegHit]:
-    """The dated chunks the keyword leg did not return, with their keyword scores (for a
-    keyword-only search; the hybrid one fills both legs' scores for any candidate)."""
+                   joining: list[LegHit]) -> list[LegHit]:
+    """The joining chunks (a date's notes, a copy's note) the keyword leg did not return, with
+    their keyword scores (for a keyword-only search; the hybrid one fills both legs' scores
+    for any candidate)."""
     have = {h.id for h in hits}
-    extra = [h for h in dated if h.id not in have]
+    extra = [h for h in joining if h.id not in have]
     top = max((h.relevance for h in hits), default=0.0)
     scores = keyword_scores_for(reader, terms, extra, top_relevance=top)
     return [dataclasses.replace(h, score=scores[h.id][0], raw=scores[h.id][1],

@@ -58,7 +58,13 @@ from numpy.typing import NDArray
 
 from openmemd.config import QuerySettings
 from openmemd.search.candidate import Candidate as _Candidate
-from openmemd.search.candidate import outcome, query_evidence, weigh_evidence
+from openmemd.search.candidate import (
+    join_candidates,
+    joining_chunks,
+    outcome,
+    query_evidence,
+    weigh_evidence,
+)
 from openmemd.search.dated import (
     apply_dates,
     dated_evidence,
@@ -71,7 +77,7 @@ from openmemd.search.decay import DecayCalculator, uses_mtime
 from openmemd.search.evidence import MAJORITY
 from openmemd.search.keyword import candidate_count, keyword_scores_for, keyword_search
 from openmemd.search.mmr import iter_mmr
-from openmemd.search.promoted import shown_once
+from openmemd.search.promoted import fetch_sources, rank_after_sources, shown_once
 from openmemd.search.results import LegHit, SearchHit, SearchOutcome
 from openmemd.search.scoring import (
     calibration_for,
@@ -129,12 +135,16 @@ def search_outcome(reader: StoreReader, query: str, *,
         vector_hits = vector_search(reader, q, model=model, limit=n_candidates, sources=src,
                                     skip_derived=skip)
     if not vector_hits:
-        return _keyword_only(reader, keyword_leg.hits(), terms, settings,
-                             max_results=max_results, min_score=min_score, now=now,
-                             explain=explain, dated=dated, dates=dates)
+        hits = keyword_leg.hits()
+        copied = fetch_sources(reader, [*hits, *dated], where=keyword_where)
+        return _keyword_only(reader, hits, terms, settings, max_results=max_results,
+                             min_score=min_score, now=now, explain=explain,
+                             joining=joining_chunks(dated, copied), dates=dates)
 
     calibrate = calibration_for(model)
     keyword_hits = keyword_leg.hits() if hybrid.enabled else []
+    copied = fetch_sources(reader, [*vector_hits, *keyword_hits, *dated], where=keyword_where)
+    joining = joining_chunks(dated, copied)
     if not keyword_hits:
         mode = "vector-only"
         candidates = []
@@ -146,7 +156,7 @@ def search_outcome(reader: StoreReader, query: str, *,
             c.legs = ("vector",)
             candidates.append(c)
         assert q is not None  # the vector leg found something
-        joined = _join_dated(candidates, dated)
+        joined = join_candidates(candidates, joining)
         _fill_missing_legs(reader, joined, terms, [], q=q, model=model, calibrate=calibrate)
         for c in joined:
             c.score = c.gate = c.vector_score or 0.0
@@ -155,7 +165,7 @@ def search_outcome(reader: StoreReader, query: str, *,
     else:
         mode = "hybrid"
         candidates = _fuse(vector_hits, keyword_hits, calibrate)
-        _join_dated(candidates, dated)
+        join_candidates(candidates, joining)
         assert q is not None  # the vector leg found something
         _fill_missing_legs(reader, candidates, terms, keyword_hits, q=q, model=model,
                            calibrate=calibrate)
@@ -166,6 +176,7 @@ def search_outcome(reader: StoreReader, query: str, *,
     _apply_decay(reader, candidates, settings, now)
     apply_dates(candidates)
     dated_evidence(candidates)
+    rank_after_sources(candidates)
     ordered, passed = _order(candidates, settings, min_score=min_score, max_results=max_results)
     if query_evidence(candidates) < min_score:
         passed = []
@@ -229,19 +240,6 @@ def _fuse(vector_hits: list[LegHit], keyword_hits: list[LegHit],
         c.keyword_score, c.bm25_rank, c.coverage = hit.score, hit.raw, hit.coverage
         c.legs = (*c.legs, "keyword")
     return list(by_id.values())
-
-
-def _join_dated(candidates: list[_Candidate], dated: list[LegHit]) -> list[_Candidate]:
-    """Add the range's dated chunks the legs did not find (legs: "date"); the ones added."""
-    have = {c.id for c in candidates}
-    joined = []
-    for position, hit in enumerate(dated):
-        if hit.id not in have:
-            c = _Candidate.from_leg(hit)
-            c.order, c.legs = len(candidates) + position, ("date",)
-            joined.append(c)
-    candidates.extend(joined)
-    return joined
 
 
 def _fill_missing_legs(reader: StoreReader, candidates: list[_Candidate], terms: QueryTerms,
@@ -355,16 +353,16 @@ def _order(candidates: list[_Candidate], settings: QuerySettings, *, min_score: 
 
 def _keyword_only(reader: StoreReader, hits: list[LegHit], terms: QueryTerms,
                   settings: QuerySettings, *, max_results: int, min_score: float, now: float,
-                  explain: bool, dated: list[LegHit], dates: DateQuery | None
-                  ) -> SearchOutcome:
+                  explain: bool, joining: dict[str, tuple[str, LegHit]],
+                  dates: DateQuery | None) -> SearchOutcome:
     distinct = set(terms.all)
     n_keyword = len(hits)
-    hits = hits + keyword_scored(reader, terms, hits, dated)  # the range's notes, if any
+    hits = hits + keyword_scored(reader, terms, hits, [h for _, h in joining.values()])
     candidates = []
     for position, hit in enumerate(hits):
         c = _Candidate.from_leg(hit)
         c.order = position
-        c.legs = ("keyword",) if position < n_keyword else ("date",)
+        c.legs = ("keyword",) if position < n_keyword else (joining[hit.id][0],)
         c.keyword_score, c.bm25_rank, c.coverage = hit.score, hit.raw, hit.coverage
         units = text_units(hit.text)
         found = hit.coverage * len(distinct)
@@ -380,6 +378,7 @@ def _keyword_only(reader: StoreReader, hits: list[LegHit], terms: QueryTerms,
     _apply_decay(reader, candidates, settings, now)
     apply_dates(candidates)
     dated_evidence(candidates)
+    rank_after_sources(candidates)
     ordered, passed = _order(candidates, settings, min_score=min_score, max_results=max_results)
     relaxed = False
     if query_evidence(candidates) < min_score:

@@ -9,13 +9,27 @@ the first five. The note's chunk holds every line the entry holds (and the lines
 them), so when both are shown the entry is the one left out. A chunk holding several entries
 (an older index's windows) or a line the user wrote is never left out: it says more than one
 note's lines.
+
+Nor does a copy rank above its note. A promoted entry is a line or two; its note's chunk holds
+them among the lines around them, so the short copy can match a question better than the note
+(BM25 favours short texts, and so does e5) without saying anything the note does not: on the
+same replay, copies whose notes ranked outside the first twenty took top-five places from the
+notes that answered other questions in 8 askings, and never answered one the notes did not.
+So the chunks holding an entry's source lines join the candidates with their real scores on
+both legs (`fetch_sources`, as a date query's notes do), and each copy ranks right after the
+best of them (`rank_after_sources`). A copy whose note is gone (deleted, or never indexed)
+ranks by its own scores: it is then the only place the fact is kept.
 """
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Protocol, TypeVar
+
+from openmemd.search.results import LegHit
+from openmemd.store.base import CandidateFilter, StoreReader
 
 # The annotation ending a promoted entry: the source note and its lines.
 _SOURCE = re.compile(r"\[score=[^\]\n]*\bsource=([^\]\n]+):(\d+)-(\d+)\]")
@@ -28,7 +42,13 @@ class _Shown(Protocol):
     text: str
 
 
+class _Ranked(_Shown, Protocol):
+    score: float
+
+
 T = TypeVar("T", bound=_Shown)
+# Chunks read to find the source lines of the copies among one search's candidates.
+MAX_SOURCE_CHUNKS = 512
 
 
 def entry_source(text: str) -> tuple[str, int, int] | None:
@@ -60,3 +80,36 @@ def shown_once(candidates: Iterable[T], limit: int) -> list[T]:
 def _holds(chunk: _Shown, source: tuple[str, int, int]) -> bool:
     path, first, last = source
     return chunk.path == path and chunk.start_line <= first and last <= chunk.end_line
+
+
+def fetch_sources(reader: StoreReader, hits: Iterable[LegHit], *,
+                  where: CandidateFilter) -> list[LegHit]:
+    """The chunks holding the source lines of the promoted entries among `hits` (scores 0:
+    the pipeline scores them like any candidate a leg did not return)."""
+    wanted: dict[str, list[tuple[int, int]]] = {}
+    for hit in hits:
+        source = entry_source(hit.text)
+        # `*` is the store's only wildcard: a name holding one cannot be asked for exactly
+        if source is not None and "*" not in source[0]:
+            wanted.setdefault(source[0], []).append(source[1:])
+    if not wanted:
+        return []
+    chunks = reader.chunks_by_path(list(wanted), limit=MAX_SOURCE_CHUNKS, where=where)
+    return [LegHit(id=c.id, path=c.path, source=c.source, start_line=c.start_line,
+                   end_line=c.end_line, text=c.text, score=0.0, raw=0.0, namespace=c.namespace)
+            for c in chunks
+            if any(c.start_line <= first and last <= c.end_line
+                   for first, last in wanted.get(c.path, ()))]
+
+
+def rank_after_sources(candidates: Sequence[_Ranked]) -> None:
+    """Lower each promoted entry's ranking score to just below the best candidate holding its
+    source lines, when that one ranks lower (see above)."""
+    for c in candidates:
+        source = entry_source(c.text)
+        if source is None:
+            continue
+        best = max((s.score for s in candidates if s is not c and _holds(s, source)),
+                   default=None)
+        if best is not None and c.score >= best:
+            c.score = math.nextafter(best, -math.inf)
