@@ -124,15 +124,32 @@ def test_a_focus_ending_on_a_question_takes_the_reply():
     # "Busy! What about you?" ends the window of the best line: the answer is the next line
     lines = _lines("how was the weekend")
     weights = corpus_idf(query_terms("how was the weekend").all, lines)
-    questions = [asks(line) for line in CHAT.split("\n")]
-    assert questions == [True, True, True, False, False, False]
-    focus = focus_of(10, 15, lines, weights, questions)
+    texts = CHAT.split("\n")
+    assert [asks(line) for line in texts] == [True, True, True, False, False, False]
+    focus = focus_of(10, 15, lines, weights, texts)
     assert (focus.start_line, focus.end_line) == (10, 13)
     # a window ending on a statement stays three lines; the reply is never past the chunk
-    assert focus_of(10, 15, lines, weights, [False] * 6) == focus_of(10, 15, lines, weights)
-    assert (focus_of(10, 12, lines[:3], weights, questions[:3]).end_line) == 12
+    statements = [t.replace("?", ".") for t in texts]
+    assert focus_of(10, 15, lines, weights, statements) == focus_of(10, 15, lines, weights)
+    assert (focus_of(10, 12, lines[:3], weights, texts[:3]).end_line) == 12
     assert asks("- **A**: Nice! Where was it? [shared a photo: a lake]") and asks("好吗？")
     assert not asks("- **A**: I asked why? Because.")
+
+
+def test_a_focus_on_a_heading_starts_at_what_it_heads():
+    # "## Conversation between Joanna and Nate" holds "Joanna"; what happened is below it
+    texts = ["## Conversation between Joanna and Nate at 2:01 pm", "",
+             "- **Joanna**: I finished my first screenplay!", "- **Nate**: Wow, congrats!",
+             "- **Joanna**: Thanks! It took a year.", "- **Nate**: What is it about?"]
+    terms = query_terms("what did Joanna accomplish")
+    lines = line_terms("\n".join(texts), lambda line: covered_terms(terms, line))
+    weights = corpus_idf(terms.all, lines)
+    assert best_line(lines, weights) == 0  # the heading holds the most (ties to the earlier)
+    focus = focus_of(1, 6, lines, weights, texts)
+    assert (focus.start_line, focus.end_line) == (3, 5)
+    # without the texts (or with a heading and nothing under it) the best line stays
+    assert focus_of(1, 6, lines, weights).start_line == 1
+    assert focus_of(1, 1, lines[:1], weights, texts[:1]).start_line == 1
 
 
 def test_focus_stays_inside_the_chunk_and_falls_back_to_it():

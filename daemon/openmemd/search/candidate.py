@@ -17,7 +17,7 @@ from openmemd.search.evidence import (
     median,
     term_weights,
 )
-from openmemd.search.focus import Focus, asks, focus_of, line_terms
+from openmemd.search.focus import Focus, focus_of, line_terms
 from openmemd.search.results import LegHit, NearestMiss, SearchHit, SearchOutcome
 from openmemd.search.snippets import citation, make_snippet
 from openmemd.text.tokens import QueryTerms, covered_terms
@@ -146,7 +146,7 @@ def outcome(ordered: list[Candidate], passed: list[Candidate], terms: QueryTerms
 def _focus(c: Candidate, terms: QueryTerms, weights: dict[str, float]) -> Focus:
     return focus_of(c.start_line, c.end_line,
                     line_terms(c.text, lambda line: covered_terms(terms, line)), weights,
-                    [asks(line) for line in c.text.split("\n")])
+                    c.text.split("\n"))
 
 
 def to_hit(c: Candidate, mode: str, explain: bool, terms: QueryTerms,

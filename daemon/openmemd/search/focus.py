@@ -7,10 +7,13 @@ earlier line -- and takes the FOCUS_FOLLOWING lines after it: the line naming wh
 asks about is often not the one answering it, but the answer follows it (the reply to a
 question in a conversation, the body under a heading, the items after "decided:"). When the
 last of them is a question, its reply joins the focus: what was asked is answered next
-("What made you pick it?" -- "They help LGBTQ+ folks ..."). On LoCoMo-dev the evidence line
-lies inside such a focus of a top-5 hit for 0.799 of questions, 2.99 lines a focus (without the
-reply: 0.793, 2.83; the matching line alone: 0.60; the best window of up to three lines by
-terms alone: 0.60; the line after a question holding the question's terms: 0.787).
+("What made you pick it?" -- "They help LGBTQ+ folks ..."). When the best line is a heading,
+the focus starts at the first line under it: a heading names what follows, it does not say it
+("## Conversation between Joanna and Nate" holds "Joanna"). On LoCoMo-dev the evidence line
+lies inside such a focus of a top-5 hit for 0.801 of questions, 2.99 lines a focus (without the
+heading rule 0.799; without the reply too 0.793, 2.83 lines; the matching line alone: 0.60; the
+best window of up to three lines by terms alone: 0.60; the line after a question holding the
+question's terms: 0.787).
 
 Lines are the chunk's own text lines. When they do not map one to one onto the chunk's line
 range (a transcript chunk, whose lines come from JSONL line numbers, or a line split because
@@ -22,6 +25,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+
+from openmemd.text.headings import HEADING
 
 FOCUS_FOLLOWING = 2  # lines after the best line (three lines, four with a reply)
 
@@ -57,15 +62,19 @@ def best_line(lines: Sequence[set[str]], weights: Mapping[str, float]) -> int | 
 
 
 def focus_of(start_line: int, end_line: int, lines: Sequence[set[str]],
-             weights: Mapping[str, float], questions: Sequence[bool] = ()) -> Focus:
+             weights: Mapping[str, float], texts: Sequence[str] = ()) -> Focus:
     """The focus of a chunk of lines `start_line`..`end_line` (`lines`: `line_terms` of its
-    text; `questions`: whether each line `asks`), in file line numbers."""
+    text; `texts`: the lines themselves, for the heading and question rules), in file line
+    numbers."""
     if len(lines) != end_line - start_line + 1:
         return Focus(start_line, end_line)
     first = best_line(lines, weights)
     if first is None:
         return Focus(start_line, end_line)
+    if first < len(texts) and HEADING.match(texts[first]):
+        # A heading names what follows it; the lines under it are what it says.
+        first = next((i for i in range(first + 1, len(texts)) if texts[i].strip()), first)
     last = first + FOCUS_FOLLOWING
-    if last < len(questions) - 1 and questions[last]:
+    if last < len(texts) - 1 and asks(texts[last]):
         last += 1
     return Focus(start_line + first, min(end_line, start_line + last))
