@@ -12,12 +12,13 @@ from pathlib import Path
 from typing import Any
 
 from openmemd.config import DreamingSettings
+from openmemd.text.promotion import MARKER_PREFIX
 
 from .clock import as_utc, iso_z
 from .events import recall_queries
 from .layout import MEMORY_FILE
 from .markdown_io import read_text
-from .memory_md import MARKER_PREFIX, citation, clean_text, contains_text, extract_markers
+from .memory_md import citation, clean_text, contains_text, extract_markers
 from .promotion_score import WEIGHTS, Gate, evaluate
 from .recall_store import load_store
 from .rehydrate import rehydrate

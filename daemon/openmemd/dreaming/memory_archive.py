@@ -17,18 +17,16 @@ the entry, so the archive says where each line came from.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+
+from openmemd.text.promotion import SECTION, entry_recalls, marker_key
 
 from .markdown_io import atomic_write_text, read_text
 from .memory_write import MemoryFileUnreadableError
 
 ARCHIVE_DIR = "memory/archive"
-_MARKER_LINE_RE = re.compile(r"^<!--\s*openclaw-memory-promotion:([^\n]+?)\s*-->$")
-_BULLET_RE = re.compile(r"^- .*\[score=[\d.]+ recalls=(\d+) avg=[\d.]+ source=[^\]]+\]$")
-_SECTION_RE = re.compile(r"^## Promoted From Short-Term Memory \(\d{4}-\d{2}-\d{2}\)$")
 
 
 @dataclass(frozen=True)
@@ -47,11 +45,10 @@ def promoted_blocks(memory_text: str) -> list[PromotedBlock]:
     lines = memory_text.split("\n")
     out = []
     for i, line in enumerate(lines[:-1]):
-        marker = _MARKER_LINE_RE.match(line.strip())
-        bullet = _BULLET_RE.match(lines[i + 1].rstrip())
-        if marker and bullet:
-            out.append(PromotedBlock(marker.group(1).strip(), int(bullet.group(1)), i,
-                                     f"{line}\n{lines[i + 1]}"))
+        key = marker_key(line)
+        recalls = entry_recalls(lines[i + 1]) if key else None
+        if key and recalls is not None:
+            out.append(PromotedBlock(key, recalls, i, f"{line}\n{lines[i + 1]}"))
     return out
 
 
@@ -71,7 +68,7 @@ def _drop_empty_sections(lines: list[str]) -> list[str]:
     out: list[str] = []
     i = 0
     while i < len(lines):
-        if _SECTION_RE.match(lines[i]):
+        if SECTION.match(lines[i]):
             j = i + 1
             while j < len(lines) and not lines[j].strip():
                 j += 1

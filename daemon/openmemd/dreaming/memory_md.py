@@ -1,12 +1,7 @@
 """MEMORY.md editing for promotion: markers, the dated section, and the size cap.
 
-The section format is OpenClaw's, byte for byte:
-
-    <blank>
-    ## Promoted From Short-Term Memory (YYYY-MM-DD)
-    <blank>
-    <!-- openclaw-memory-promotion:<key> -->
-    - <text> Source: <path>#L<s>-L<e> [score=0.xxx recalls=N avg=0.xxx source=<path>:<s>-<e>]
+The section format is OpenClaw's, byte for byte (`text/promotion.py`, the one grammar every
+reader of it shares), appended after a blank line.
 
 The text is the few lines that answered the searches (one fact an entry), cut to
 `max_promoted_snippet_tokens`; `Source: path#Lx-Ly` is OpenClaw's citation form, which its
@@ -21,13 +16,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from openmemd.index.tiktoken_offline import get_encoding
+from openmemd.text.promotion import (
+    MARKER,
+    annotation,
+    marker,
+    section_heading,
+    without_annotation,
+)
 
 from .snippet_filter import normalize_snippet
 
-MARKER_PREFIX = "openclaw-memory-promotion:"
 NEW_FILE_HEADER = "# Long-Term Memory\n\n"
-_MARKER_RE = re.compile(r"<!--\s*openclaw-memory-promotion:([^\n]+?)\s*-->", re.I)
-_ANNOTATION_TAIL_RE = re.compile(r"\s*\[score=[^\]]*source=[^\]]*\]\s*$")
 _LEADING_MARKUP_RE = re.compile(r"^(?:(?:[-*+>]|\d+[.)]|#{1,6}|\[[ xX]\])\s+)+")
 
 
@@ -44,14 +43,13 @@ class SectionEntry:
         path, _, span = self.source.rpartition(":")
         first, _, last = span.partition("-")
         cite = citation(path, int(first), int(last or first))
-        return (f"<!-- {MARKER_PREFIX}{self.key} -->",
+        return (marker(self.key),
                 f"- {self.text or '(no snippet captured)'} Source: {cite} "
-                f"[score={self.score:.3f} recalls={self.recalls} avg={self.avg:.3f} "
-                f"source={self.source}]")
+                + annotation(self.score, self.recalls, self.avg, self.source))
 
 
 def extract_markers(text: str) -> set[str]:
-    return {m.group(1).strip() for m in _MARKER_RE.finditer(text) if m.group(1).strip()}
+    return {m.group(1).strip() for m in MARKER.finditer(text) if m.group(1).strip()}
 
 
 def contains_text(memory_text: str, snippet: str) -> bool:
@@ -75,11 +73,11 @@ def in_haystack(haystack: str, snippet: str) -> bool:
 
 
 def _strip_annotations(text: str) -> str:
-    return "\n".join(_ANNOTATION_TAIL_RE.sub("", line) for line in text.splitlines())
+    return "\n".join(without_annotation(line) for line in text.splitlines())
 
 
 def build_section(entries: Sequence[SectionEntry], day: str) -> str:
-    lines = ["", f"## Promoted From Short-Term Memory ({day})", ""]
+    lines = ["", section_heading(day), ""]
     for entry in entries:
         lines.extend(entry.lines())
     lines.append("")

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import re
 
+from openmemd.text.promotion import MARKER_PREFIX
+
 _WS_RE = re.compile(r"\s+")
 # A search layer may append the citation to the snippet (OpenClaw's tool does); it is not text.
 _CITATION_SUFFIX_RE = re.compile(r"\n\s*Source:\s*\S+#L\d+(?:-L?\d+)?\s*$")
 _ELLIPSIS_EDGE_RE = re.compile(r"^(?:\.\.\.|…)\s*|\s*(?:\.\.\.|…)$")
 
-_PROMOTION_MARKER_RE = re.compile(r"<!--\s*openclaw-memory-promotion:", re.I)
+_PROMOTION_MARKER_RE = re.compile(r"<!--\s*" + re.escape(MARKER_PREFIX), re.I)
 _DREAMING_FENCE_RE = re.compile(r"<!--\s*openclaw:dreaming:[a-z][a-z0-9-]*:", re.I)
 _NARRATIVE_PROMPT_RE = re.compile(
     r"\[[^\]]*dreaming-narrative[^\]]*]\s*(?:User|Assistant):\s*"

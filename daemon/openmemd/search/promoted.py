@@ -24,15 +24,12 @@ ranks by its own scores: it is then the only place the fact is kept.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable, Sequence
 from typing import Protocol, TypeVar
 
 from openmemd.search.results import LegHit
 from openmemd.store.base import CandidateFilter, StoreReader
-
-# The annotation ending a promoted entry: the source note and its lines.
-_SOURCE = re.compile(r"\[score=[^\]\n]*\bsource=([^\]\n]+):(\d+)-(\d+)\]")
+from openmemd.text.promotion import SourceLines, annotated_sources
 
 
 class _Shown(Protocol):
@@ -51,20 +48,17 @@ T = TypeVar("T", bound=_Shown)
 MAX_SOURCE_CHUNKS = 512
 
 
-def entry_source(text: str) -> tuple[str, int, int] | None:
-    """(path, first, last line) of the note a chunk copies, when the chunk is one promoted
-    entry (its marker, heading and a wrapped line may come with it); None otherwise."""
-    found = _SOURCE.findall(text)
-    if len(found) != 1:
-        return None
-    path, first, last = found[0]
-    return path.strip(), int(first), int(last)
+def entry_source(text: str) -> SourceLines | None:
+    """The note lines a chunk copies, when the chunk is one promoted entry (its marker,
+    heading and a wrapped line may come with it); None otherwise."""
+    found = annotated_sources(text)
+    return found[0] if len(found) == 1 else None
 
 
 def shown_once(candidates: Iterable[T], limit: int) -> list[T]:
     """The first `limit` of `candidates` (in order), leaving out each promoted entry whose
     source lines lie inside another candidate shown."""
-    shown: list[tuple[T, tuple[str, int, int] | None]] = []
+    shown: list[tuple[T, SourceLines | None]] = []
     for c in candidates:
         source = entry_source(c.text)
         if source is not None and any(_holds(s, source) for s, _ in shown):
@@ -77,7 +71,7 @@ def shown_once(candidates: Iterable[T], limit: int) -> list[T]:
     return [s for s, _ in shown]
 
 
-def _holds(chunk: _Shown, source: tuple[str, int, int]) -> bool:
+def _holds(chunk: _Shown, source: SourceLines) -> bool:
     path, first, last = source
     return chunk.path == path and chunk.start_line <= first and last <= chunk.end_line
 
