@@ -259,7 +259,8 @@ class MemoryIndex:
         return startup_context(self.workspace, self.settings, today).to_dict()
 
     def warm(self) -> None:
-        """Load the model and run one query embedding, so the first real search is fast."""
+        """Load the model, run one query embedding and read the word ranks evidence weighs
+        terms by, so the first real search is fast."""
         self._searcher.warm()
 
     def warm_store(self) -> None:

@@ -29,6 +29,7 @@ from openmemd.index.line_days import LineDays
 from openmemd.log import get_logger
 from openmemd.protocol import params
 from openmemd.search import citations
+from openmemd.search.commonness import specificity
 from openmemd.search.results import SearchHit, SearchOutcome
 from openmemd.store.base import (
     DiskFullError,
@@ -198,6 +199,7 @@ class Searcher:
 
     def warm(self) -> None:
         """Load the model and run one query embedding, so the first real search is fast."""
+        specificity("memory")  # reads English word ranks (~25 ms) here, not in a request
         if self.provider is not None:
             try:
                 self._query_vectors.get(self.provider, "openmemd warm-up")
