@@ -266,3 +266,9 @@ def check_copy_ranks_after_note(workspace: Path, open_index: Callable[[], Memory
         hits = index.search(COPY_QUERY, max_results=1, min_score=0.0, record=False)
         assert [h.path for h in hits] == ["memory/2026-06-12.md"], hits
         assert hits[0].focus_start == 3  # and its focus is the copied line
+        # At the defaults the long day may not pass min_score; then the copy shows the fact,
+        # with its own score (not one below min_score).
+        hits = index.search("who owns the payments queue migration", record=False)
+        assert hits and "Ana owns the migration" in hits[0].snippet, hits
+        if hits[0].path == "MEMORY.md":
+            assert hits[0].score >= index.settings.query.min_score, hits

@@ -54,6 +54,7 @@ class Ranked:
     end_line: int
     text: str = ""
     score: float = 0.0
+    gate: float = 1.0
 
 
 def test_a_copy_ranks_just_below_the_best_chunk_holding_its_source_lines() -> None:
@@ -62,11 +63,18 @@ def test_a_copy_ranks_just_below_the_best_chunk_holding_its_source_lines() -> No
     other = Ranked("memory/2026-06-12.md", 2, 3, score=0.6)  # also holds line 3: the best
     part = Ranked("memory/2026-06-12.md", 4, 9, score=0.8)  # not line 3
     user = Ranked("MEMORY.md", 1, 1, "- Ana reads the dashboards.", 0.95)
-    rank_after_sources([copy, note, other, part, user])
+    rank_after_sources([copy, note, other, part, user], 0.35)
     assert other.score > copy.score > 0.59 and user.score == 0.95 and part.score == 0.8
     low = Ranked("MEMORY.md", 5, 6, COPY_ENTRY, 0.3)  # already below its note: unchanged
-    rank_after_sources([low, note])
+    rank_after_sources([low, note], 0.35)
     assert low.score == 0.3
     alone = Ranked("MEMORY.md", 5, 6, COPY_ENTRY, 0.9)  # its note is not a candidate
-    rank_after_sources([alone, part])
+    rank_after_sources([alone, part], 0.35)
     assert alone.score == 0.9
+    # its note does not pass min_score (a long day): the copy is what shows the fact
+    weak = Ranked("memory/2026-06-12.md", 1, 30, score=0.3, gate=0.3)
+    shown = Ranked("MEMORY.md", 5, 6, COPY_ENTRY, 0.6)
+    rank_after_sources([shown, weak], 0.35)
+    assert shown.score == 0.6
+    rank_after_sources([shown, weak], 0.0)  # at min_score 0 the note can be shown
+    assert shown.score < 0.3

@@ -176,7 +176,7 @@ def search_outcome(reader: StoreReader, query: str, *,
     _apply_decay(reader, candidates, settings, now)
     apply_dates(candidates)
     dated_evidence(candidates)
-    rank_after_sources(candidates)
+    rank_after_sources(candidates, min_score)
     ordered, passed = _order(candidates, settings, min_score=min_score, max_results=max_results)
     if query_evidence(candidates) < min_score:
         passed = []
@@ -378,7 +378,7 @@ def _keyword_only(reader: StoreReader, hits: list[LegHit], terms: QueryTerms,
     _apply_decay(reader, candidates, settings, now)
     apply_dates(candidates)
     dated_evidence(candidates)
-    rank_after_sources(candidates)
+    rank_after_sources(candidates, min_score)
     ordered, passed = _order(candidates, settings, min_score=min_score, max_results=max_results)
     relaxed = False
     if query_evidence(candidates) < min_score:

@@ -17,8 +17,9 @@ same replay, copies whose notes ranked outside the first twenty took top-five pl
 notes that answered other questions in 8 askings, and never answered one the notes did not.
 So the chunks holding an entry's source lines join the candidates with their real scores on
 both legs (`fetch_sources`, as a date query's notes do), and each copy ranks right after the
-best of them (`rank_after_sources`). A copy whose note is gone (deleted, or never indexed)
-ranks by its own scores: it is then the only place the fact is kept.
+best of them (`rank_after_sources`). A copy whose note cannot be shown ranks by its own scores:
+the note is gone (deleted, or never indexed) or does not pass `min_score` (a long day whose
+one line answers), and the copy is then what shows the fact.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ class _Shown(Protocol):
 
 class _Ranked(_Shown, Protocol):
     score: float
+    gate: float
 
 
 T = TypeVar("T", bound=_Shown)
@@ -96,14 +98,14 @@ def fetch_sources(reader: StoreReader, hits: Iterable[LegHit], *,
                    for first, last in wanted.get(c.path, ()))]
 
 
-def rank_after_sources(candidates: Sequence[_Ranked]) -> None:
+def rank_after_sources(candidates: Sequence[_Ranked], min_score: float) -> None:
     """Lower each promoted entry's ranking score to just below the best candidate holding its
-    source lines, when that one ranks lower (see above)."""
+    source lines that passes `min_score`, when that one ranks lower (see above)."""
     for c in candidates:
         source = entry_source(c.text)
         if source is None:
             continue
-        best = max((s.score for s in candidates if s is not c and _holds(s, source)),
-                   default=None)
+        best = max((s.score for s in candidates
+                    if s is not c and s.gate >= min_score and _holds(s, source)), default=None)
         if best is not None and c.score >= best:
             c.score = math.nextafter(best, -math.inf)
