@@ -126,9 +126,7 @@ def fetch_dated(reader: StoreReader, dates: DateQuery, *, limit: int,
         chunks = reader.chunks_by_path(placed, limit=MAX_LINE_DAY_CHUNKS, where=where)
         found += [c for c in chunks if day_in_range(c.path, "", dates,
                                                     (c.start_line, c.end_line))][:limit]
-    return [LegHit(id=c.id, path=c.path, source=c.source, start_line=c.start_line,
-                   end_line=c.end_line, text=c.text, score=0.0, raw=0.0, namespace=c.namespace)
-            for c in found]
+    return [LegHit.unscored(c) for c in found]
 
 
 def keyword_scored(reader: StoreReader, terms: QueryTerms, hits: list[LegHit],

@@ -256,8 +256,7 @@ def _fill_missing_legs(reader: StoreReader, candidates: list[_Candidate], terms:
     keyword_scores: Future[dict[str, tuple[float, float, float]]] | None = None
     if no_keyword:
         top = max((h.relevance for h in keyword_hits), default=0.0)
-        chunks = [LegHit(c.id, c.path, c.source, c.start_line, c.end_line, c.text, 0.0, 0.0)
-                  for c in no_keyword]
+        chunks = [LegHit.unscored(c) for c in no_keyword]
         score = functools.partial(keyword_scores_for, reader, terms, chunks, top_relevance=top)
         if reader.thread_safe:  # beside the cosines below: two round trips at once
             keyword_scores = _beside(score)

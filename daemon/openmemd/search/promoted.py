@@ -34,10 +34,16 @@ from openmemd.text.promotion import SourceLines, annotated_sources
 
 
 class _Shown(Protocol):
-    path: str
-    start_line: int
-    end_line: int
-    text: str
+    """A chunk, as a store, a leg or the pipeline holds it (read only)."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def start_line(self) -> int: ...
+    @property
+    def end_line(self) -> int: ...
+    @property
+    def text(self) -> str: ...
 
 
 class _Ranked(_Shown, Protocol):
@@ -82,20 +88,17 @@ def fetch_sources(reader: StoreReader, hits: Iterable[LegHit], *,
                   where: CandidateFilter) -> list[LegHit]:
     """The chunks holding the source lines of the promoted entries among `hits` (scores 0:
     the pipeline scores them like any candidate a leg did not return)."""
-    wanted: dict[str, list[tuple[int, int]]] = {}
+    wanted: dict[str, list[SourceLines]] = {}
     for hit in hits:
         source = entry_source(hit.text)
         # `*` is the store's only wildcard: a name holding one cannot be asked for exactly
-        if source is not None and "*" not in source[0]:
-            wanted.setdefault(source[0], []).append(source[1:])
+        if source is not None and "*" not in source.path:
+            wanted.setdefault(source.path, []).append(source)
     if not wanted:
         return []
     chunks = reader.chunks_by_path(list(wanted), limit=MAX_SOURCE_CHUNKS, where=where)
-    return [LegHit(id=c.id, path=c.path, source=c.source, start_line=c.start_line,
-                   end_line=c.end_line, text=c.text, score=0.0, raw=0.0, namespace=c.namespace)
-            for c in chunks
-            if any(c.start_line <= first and last <= c.end_line
-                   for first, last in wanted.get(c.path, ()))]
+    return [LegHit.unscored(c) for c in chunks
+            if any(_holds(c, source) for source in wanted.get(c.path, ()))]
 
 
 def rank_after_sources(candidates: Sequence[_Ranked], min_score: float) -> None:

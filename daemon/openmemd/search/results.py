@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 
 @dataclass(frozen=True)
@@ -71,6 +71,25 @@ class SearchOutcome:
     mode: str = ""
 
 
+class _Located(Protocol):
+    """A chunk and where it is: what a store or the pipeline holds of it."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def path(self) -> str: ...
+    @property
+    def source(self) -> str: ...
+    @property
+    def start_line(self) -> int: ...
+    @property
+    def end_line(self) -> int: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def namespace(self) -> str: ...
+
+
 @dataclass(frozen=True)
 class LegHit:
     """A chunk found by one leg (keyword or vector) before fusion.
@@ -92,3 +111,11 @@ class LegHit:
     coverage: float = 0.0
     relevance: float = 0.0  # keyword leg: coverage-weighted BM25 relevance (−rank × ...)
     namespace: str = ""
+
+    @classmethod
+    def unscored(cls, chunk: _Located) -> LegHit:
+        """A chunk no leg returned (fetched by where it is: a date's notes, a copy's note; or
+        a candidate missing one leg), scored later on the legs by id."""
+        return cls(id=chunk.id, path=chunk.path, source=chunk.source,
+                   start_line=chunk.start_line, end_line=chunk.end_line, text=chunk.text,
+                   score=0.0, raw=0.0, namespace=chunk.namespace)
