@@ -28,7 +28,7 @@ import logging
 import math
 import threading
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, tzinfo
 from pathlib import Path
@@ -147,14 +147,7 @@ def best_hits(hits: Sequence[Any]) -> list[RecallHit]:
     """The hits that answered the search: its best-scored (every one of a tie), read as
     RecallHits. A hit without a readable, finite score cannot be compared and is not the
     answer."""
-    scored = []
-    for raw in hits:
-        try:
-            hit = as_hit(raw)
-        except (AttributeError, TypeError, ValueError):
-            continue
-        if math.isfinite(hit.score):
-            scored.append(hit)
+    scored = [hit for hit in _readable(hits) if math.isfinite(hit.score)]
     top = max((hit.score for hit in scored), default=None)
     return [hit for hit in scored if hit.score == top]
 
@@ -162,11 +155,7 @@ def best_hits(hits: Sequence[Any]) -> list[RecallHit]:
 def eligible_hits(hits: Sequence[Any]) -> list[RecallHit]:
     """The hits that may be recorded: memory source, short-term note, promotable text."""
     kept = []
-    for raw in hits:
-        try:
-            hit = as_hit(raw)
-        except (AttributeError, TypeError, ValueError):
-            continue
+    for hit in _readable(hits):
         path = normalize_memory_path(hit.path)
         if hit.source != "memory" or not is_safe_relative(path) or not is_short_term_path(path):
             continue
@@ -177,6 +166,16 @@ def eligible_hits(hits: Sequence[Any]) -> list[RecallHit]:
                             start_line=max(1, int(hit.start_line)),
                             end_line=max(1, int(hit.end_line))))
     return kept
+
+
+def _readable(hits: Sequence[Any]) -> Iterator[RecallHit]:
+    """`hits` read as RecallHits, leaving out each that cannot be read (one bad hit of a
+    reply affects only itself)."""
+    for raw in hits:
+        try:
+            yield as_hit(raw)
+        except (AttributeError, TypeError, ValueError):
+            continue
 
 
 def apply_recalls(store: RecallStore, query: str, hits: Sequence[RecallHit], *, day: str,
