@@ -14,7 +14,7 @@ from openmemd.dreaming.concepts import derive_concept_tags
 from openmemd.dreaming.diary import insert_entry
 from openmemd.dreaming.ingest import build_chunks, strip_managed_blocks
 from openmemd.dreaming.layout import is_short_term_path
-from openmemd.dreaming.memory_md import clean_text, extract_markers, truncate_tokens
+from openmemd.dreaming.memory_md import clean_text, truncate_tokens
 from openmemd.dreaming.promotion_score import (
     consolidation_component,
     evaluate,
@@ -26,6 +26,7 @@ from openmemd.dreaming.recall_store import RecallEntry
 from openmemd.dreaming.rehydrate import relocate
 from openmemd.dreaming.snippet_filter import is_unpromotable, looks_like_dreaming_output
 from openmemd.dreaming.state import PhaseSignal
+from openmemd.text.promotion import marker_keys
 
 UTC = timezone.utc
 NOW = datetime(2026, 4, 10, 12, tzinfo=UTC)
@@ -156,7 +157,7 @@ def test_relocate_prefers_exact_then_nearest_and_rejects_fragments() -> None:
 
 
 def test_memory_md_helpers() -> None:
-    assert extract_markers("<!-- openclaw-memory-promotion:memory:a.md:1:2 -->\n"
+    assert marker_keys("<!-- openclaw-memory-promotion:memory:a.md:1:2 -->\n"
                            "<!--openclaw-memory-promotion: memory:b.md:3:4 -->") == {
         "memory:a.md:1:2", "memory:b.md:3:4"}
     assert clean_text("- [ ] ship it") == "ship it" and clean_text("## Plan: go") == "Plan: go"

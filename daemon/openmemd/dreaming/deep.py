@@ -22,6 +22,7 @@ from datetime import datetime
 from pathlib import Path
 
 from openmemd.config import ContextSettings, DeepPhaseSettings
+from openmemd.text.promotion import marker_keys
 
 from .clock import iso_z
 from .layout import MEMORY_FILE
@@ -31,7 +32,6 @@ from .memory_md import (
     SectionEntry,
     clean_text,
     compose,
-    extract_markers,
     in_haystack,
     memory_haystack,
     size_bytes,
@@ -71,7 +71,7 @@ class DeepPlan:
         fresh = current
         if self.memory_before and current.startswith(self.memory_before):
             fresh = current[len(self.memory_before):]
-        markers = extract_markers(fresh)
+        markers = marker_keys(fresh)
         haystack = memory_haystack(fresh)
         todo = [s for s in self.sections
                 if s.key not in markers and not in_haystack(haystack, s.text)]
@@ -95,7 +95,7 @@ def plan(workspace: Path, store: RecallStore, signals: PhaseSignals,
         return DeepPlan((), (), (), (), "", None, False, 0, {},
                         ("MEMORY.md is not a readable UTF-8 file; promotion skipped",))
     existing = existing or ""
-    markers = extract_markers(existing)
+    markers = marker_keys(existing)
     haystack = memory_haystack(existing)
     updates: dict[str, RecallEntry] = {}
     reconciled: list[str] = []

@@ -12,13 +12,13 @@ from pathlib import Path
 from typing import Any
 
 from openmemd.config import DreamingSettings
-from openmemd.text.promotion import MARKER_PREFIX
+from openmemd.text.promotion import MARKER_PREFIX, marker_keys
 
 from .clock import as_utc, iso_z
 from .events import recall_queries
 from .layout import MEMORY_FILE
 from .markdown_io import read_text
-from .memory_md import citation, clean_text, contains_text, extract_markers
+from .memory_md import citation, clean_text, contains_text
 from .promotion_score import WEIGHTS, Gate, evaluate
 from .recall_store import load_store
 from .rehydrate import rehydrate
@@ -92,7 +92,7 @@ class CandidateExplanation:
 def _marker_line(memory_text: str, key: str) -> str | None:
     """`MEMORY.md:<line>` of the promoted text of `key` (the line after its marker)."""
     for number, line in enumerate(memory_text.split("\n"), start=1):
-        if MARKER_PREFIX in line and key in extract_markers(line):
+        if MARKER_PREFIX in line and key in marker_keys(line):
             return f"{MEMORY_FILE}:{number + 1}"
     return None
 
@@ -108,7 +108,7 @@ def explain(workspace: Path, selector: str, settings: DreamingSettings,
     store = load_store(ws, moment, recover=False).store
     signals = load_phase_signals(ws, iso_z(moment))
     memory_text = read_text(ws, MEMORY_FILE) or ""
-    markers = extract_markers(memory_text)
+    markers = marker_keys(memory_text)
     needle = selector.strip()
     if needle in store.entries:
         matches = [store.entries[needle]]

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 
 from openmemd.index.tiktoken_offline import get_encoding
 from openmemd.text.promotion import (
-    MARKER,
     annotation,
     marker,
     section_heading,
@@ -46,10 +45,6 @@ class SectionEntry:
         return (marker(self.key),
                 f"- {self.text or '(no snippet captured)'} Source: {cite} "
                 + annotation(self.score, self.recalls, self.avg, self.source))
-
-
-def extract_markers(text: str) -> set[str]:
-    return {m.group(1).strip() for m in MARKER.finditer(text) if m.group(1).strip()}
 
 
 def contains_text(memory_text: str, snippet: str) -> bool:

@@ -47,6 +47,11 @@ def annotation(score: float, recalls: int, avg: float, source: str) -> str:
     return f"[score={score:.3f} recalls={recalls} avg={avg:.3f} source={source}]"
 
 
+def marker_keys(text: str) -> set[str]:
+    """The keys of every marker in `text`."""
+    return {m.group(1).strip() for m in MARKER.finditer(text) if m.group(1).strip()}
+
+
 def marker_key(line: str) -> str | None:
     """The key of a line that is a marker alone, else None."""
     m = MARKER.fullmatch(line.strip())
