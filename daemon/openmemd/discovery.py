@@ -115,8 +115,8 @@ def read_endpoint_record(state: Path) -> str | None:
 
 
 def candidate_endpoints(settings: Settings | Located) -> list[str]:
-    if settings.configured_endpoint():  # chosen by flag, env or config: look nowhere else
-        return [settings.configured_endpoint()]
+    if chosen := settings.configured_endpoint():  # by flag, env or config: look nowhere else
+        return [chosen]
     found = [read_endpoint_record(settings.state_path())]
     found += [f"ipc://{d / 'openmemd.sock'}" for d in paths.runtime_dir_candidates()]
     return list(dict.fromkeys(url for url in found if url))
