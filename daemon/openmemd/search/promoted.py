@@ -28,30 +28,17 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Protocol, TypeVar
 
-from openmemd.search.results import LegHit
+from openmemd.search.results import ChunkText, LegHit
 from openmemd.store.base import CandidateFilter, StoreReader
 from openmemd.text.promotion import SourceLines, annotated_sources
 
 
-class _Shown(Protocol):
-    """A chunk, as a store, a leg or the pipeline holds it (read only)."""
-
-    @property
-    def path(self) -> str: ...
-    @property
-    def start_line(self) -> int: ...
-    @property
-    def end_line(self) -> int: ...
-    @property
-    def text(self) -> str: ...
-
-
-class _Ranked(_Shown, Protocol):
+class _Ranked(ChunkText, Protocol):
     score: float
     gate: float
 
 
-T = TypeVar("T", bound=_Shown)
+T = TypeVar("T", bound=ChunkText)
 # Chunks read to find the source lines of the copies among one search's candidates.
 MAX_SOURCE_CHUNKS = 512
 
@@ -79,7 +66,7 @@ def shown_once(candidates: Iterable[T], limit: int) -> list[T]:
     return [s for s, _ in shown]
 
 
-def _holds(chunk: _Shown, source: SourceLines) -> bool:
+def _holds(chunk: ChunkText, source: SourceLines) -> bool:
     path, first, last = source
     return chunk.path == path and chunk.start_line <= first and last <= chunk.end_line
 

@@ -71,21 +71,26 @@ class SearchOutcome:
     mode: str = ""
 
 
-class _Located(Protocol):
-    """A chunk and where it is: what a store or the pipeline holds of it."""
+class ChunkText(Protocol):
+    """A chunk's lines and text, as a store, a leg or the pipeline holds them (read only)."""
 
     @property
-    def id(self) -> str: ...
-    @property
     def path(self) -> str: ...
-    @property
-    def source(self) -> str: ...
     @property
     def start_line(self) -> int: ...
     @property
     def end_line(self) -> int: ...
     @property
     def text(self) -> str: ...
+
+
+class _Located(ChunkText, Protocol):
+    """A chunk with its id and where it lives."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def source(self) -> str: ...
     @property
     def namespace(self) -> str: ...
 
