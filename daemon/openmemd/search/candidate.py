@@ -58,12 +58,14 @@ class Candidate:
                    namespace=hit.namespace)
 
 
-def joining_chunks(dated: list[LegHit], copied: list[LegHit]) -> dict[str, tuple[str, LegHit]]:
+def joining_chunks(dated: list[LegHit], copied: list[LegHit],
+                   replies: list[LegHit]) -> dict[str, tuple[str, LegHit]]:
     """Chunks no leg returned that join with their real scores, by id, with what brought
     them (`explain`'s legs): the notes of the query's dates (dated.py), the notes promoted
-    entries copy (promoted.py)."""
+    entries copy (promoted.py), the chunks after leading hits ending on a question
+    (replies.py)."""
     joining: dict[str, tuple[str, LegHit]] = {}
-    for leg, hits in (("date", dated), ("source", copied)):
+    for leg, hits in (("date", dated), ("source", copied), ("reply", replies)):
         for hit in hits:
             joining.setdefault(hit.id, (leg, hit))
     return joining

@@ -35,6 +35,9 @@ Modes:
 - **keyword-only** (no provider, or no vectors found): keyword score plus OpenClaw's lexical
   boosts; `min_score` is soft (if nothing passes, the best hits are returned anyway).
 
+The chunk after the best hit, when that hit ends on a question about the query, ranks right
+after it (`replies.py`): in a conversation the answer is the next line.
+
 In every mode a search returns nothing unless its best candidate's evidence (`evidence.py`:
 words and meaning together -- the mean of the calibrated vector score and the share of the
 query's terms the chunk holds, weighted by IDF and by specificity in general English, nothing
@@ -78,6 +81,7 @@ from openmemd.search.evidence import MAJORITY
 from openmemd.search.keyword import candidate_count, keyword_scores_for, keyword_search
 from openmemd.search.mmr import iter_mmr
 from openmemd.search.promoted import fetch_sources, rank_after_sources, shown_once
+from openmemd.search.replies import fetch_replies, rank_reply
 from openmemd.search.results import LegHit, SearchHit, SearchOutcome
 from openmemd.search.scoring import (
     calibration_for,
@@ -137,14 +141,17 @@ def search_outcome(reader: StoreReader, query: str, *,
     if not vector_hits:
         hits = keyword_leg.hits()
         copied = fetch_sources(reader, [*hits, *dated], where=keyword_where)
+        replies = fetch_replies(reader, hits[:max_results], terms, where=keyword_where)
         return _keyword_only(reader, hits, terms, settings, max_results=max_results,
                              min_score=min_score, now=now, explain=explain,
-                             joining=joining_chunks(dated, copied), dates=dates)
+                             joining=joining_chunks(dated, copied, replies), dates=dates)
 
     calibrate = calibration_for(model)
     keyword_hits = keyword_leg.hits() if hybrid.enabled else []
     copied = fetch_sources(reader, [*vector_hits, *keyword_hits, *dated], where=keyword_where)
-    joining = joining_chunks(dated, copied)
+    replies = fetch_replies(reader, [*vector_hits[:max_results], *keyword_hits[:max_results]],
+                            terms, where=keyword_where)
+    joining = joining_chunks(dated, copied, replies)
     if not keyword_hits:
         mode = "vector-only"
         candidates = []
@@ -177,6 +184,7 @@ def search_outcome(reader: StoreReader, query: str, *,
     apply_dates(candidates)
     dated_evidence(candidates)
     rank_after_sources(candidates, min_score)
+    rank_reply(candidates, terms, min_score)
     ordered, passed = _order(candidates, settings, min_score=min_score, max_results=max_results)
     if query_evidence(candidates) < min_score:
         passed = []
@@ -378,6 +386,7 @@ def _keyword_only(reader: StoreReader, hits: list[LegHit], terms: QueryTerms,
     apply_dates(candidates)
     dated_evidence(candidates)
     rank_after_sources(candidates, min_score)
+    rank_reply(candidates, terms, min_score)
     ordered, passed = _order(candidates, settings, min_score=min_score, max_results=max_results)
     relaxed = False
     if query_evidence(candidates) < min_score:
