@@ -24,7 +24,9 @@ What is parsed by whom:
 Conventions: weeks run Monday to Sunday (ISO 8601, as Chinese 上周 is read); a date without
 a year ("July 3rd", 3月27号, "in March") is the most recent one not after today, because
 notes are about what has happened; "last Friday", "Friday" are the most recent Friday before
-today, 上周五 the Friday of last week, "this Friday"/这周五 the Friday of this week.
+today, 上周五 and "Friday of last week" the Friday of last week, "this Friday"/这周五 the
+Friday of this week; "on the 27th" is the latest 27th not after today; a count said loosely
+("a couple of days ago": 2, "a few weeks ago": 3) is a unit either side of it.
 """
 
 from __future__ import annotations
@@ -80,6 +82,14 @@ _YEAR = r"(?:(?:19|20)\d\d(?!\d|[:.]\d)|'\d\d(?!\d))"
 _NUMBER_WORD = (r"(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
                 r"|\d{1,3})")
 _UNIT = r"(?:days?|weeks?|months?|years?)"
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_COUNTS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+           "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "couple": 2, "few": 3,
+           "several": 3}
+_COUNT = (r"(?:\d{1,3}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
+          r"|(?:a\s+)?couple(?:\s+of)?|(?:a\s+)?few|several)")
+# What runs from one day of a month to another: "27-29", "1 to 10", "27th through the 29th".
+_TO = r"\s*(?:-|–|—|to|through|thru|until|till)\s*(?:the\s+)?"
 
 
 def parse_words(text: str, today: dt.date) -> tuple[dt.date, str] | None:
@@ -170,6 +180,40 @@ def _year(match: re.Match[str], today: dt.date) -> Resolved:
     return year_range(year)
 
 
+def _day_range(match: re.Match[str], today: dt.date) -> Resolved:
+    """March 27-29, 2023; 27 to 29 March: days of one month (the month's latest not after
+    today when no year is given)."""
+    month = _MONTHS.index(match["mon"][:3].lower()) + 1
+    first, last = _number(match["d1"]), _number(match["d2"])
+    if first >= last:
+        return None
+    if match["year"]:
+        year = int(match["year"].lstrip("'"))
+        year += 2000 if year < 100 else 0
+        start, end = ymd(year, month, first), ymd(year, month, last)
+        return None if start is None or end is None else (start, end)
+    end = latest_not_after(today, month, last) or latest_not_after(today, month, first)
+    start = None if end is None else ymd(end.year, month, first)
+    if start is None or end is None:
+        return None
+    return start, max(start, ymd(end.year, month, last) or start), False
+
+
+def _number(text: str) -> int:
+    return int(re.sub(r"\D", "", text))
+
+
+@relative
+def _day_of_month(match: re.Match[str], today: dt.date) -> Resolved:
+    """on the 27th: the latest 27th not after today."""
+    wanted = _number(match["d"])
+    for back in range(12):
+        day = ymd(*shift_months(today, -back), wanted)
+        if day is not None and day <= today:
+            return day, day, False
+    return None
+
+
 # -- relative English -----------------------------------------------------------------------------
 
 @relative
@@ -187,12 +231,40 @@ def _relative_unit(match: re.Match[str], today: dt.date) -> Resolved:
     return year_range(today.year - back)
 
 
+def _count(text: str) -> int:
+    """12, twelve, a couple of, a few -> a number."""
+    words = text.lower().split()
+    return int(words[0]) if words[0].isdigit() else _COUNTS[words[-1] if words[-1] != "of"
+                                                             else words[-2]]
+
+
 @relative
 def _past_n(match: re.Match[str], today: dt.date) -> Resolved:
     """the past/last N days|weeks: up to today."""
-    n = int(match["n"])
+    n = _count(match["n"])
     days = n * {"day": 1, "week": 7, "month": 30, "year": 365}[match["unit"].lower().rstrip("s")]
     return (today - days * DAY, today) if 0 < days <= 3660 else None
+
+
+@relative
+def _about_ago(match: re.Match[str], today: dt.date) -> Resolved:
+    """a couple of / a few / several days|weeks|months ago: a count said loosely (a couple is
+    2, a few 3), so a unit either side of it."""
+    n, unit = _count(match["n"]), match["unit"].lower().rstrip("s")
+    if unit == "day":
+        return today - (n + 1) * DAY, today - (n - 1) * DAY
+    if unit == "week":
+        return week_of(today - 7 * (n + 1) * DAY)[0], week_of(today - 7 * (n - 1) * DAY)[1]
+    return (month_range(*shift_months(today, -(n + 1)))[0],
+            month_range(*shift_months(today, -(n - 1)))[1])
+
+
+@relative
+def _weekday_of_week(match: re.Match[str], today: dt.date) -> Resolved:
+    """Tuesday of last week, last week's Tuesday, this week on Monday."""
+    back = 0 if match["which"].lower() == "this" else 1
+    day = week_of(today)[0] + (_WEEKDAYS.index(match["wd"].lower()) - 7 * back) * DAY
+    return day, day
 
 
 @relative
@@ -226,6 +298,14 @@ _FORMS: tuple[Form, ...] = (
     # "March 27, 2023", "Monday, May 8th 2023", "Mar 27 2023", "July 3rd"
     (re.compile(rf"\b(?:{_WD_ANY},?\s+)?{_MONTH}\s+(?:the\s+)?{_DAYNUM}"
                 rf"(?:(?:,\s*|\s+)(?P<year>{_YEAR}))?(?![a-z])", _I), _words),
+    # "March 27-29, 2023", "Mar 1 to 10", "27-29 March 2023", "the 1st to the 10th of March"
+    (re.compile(rf"\b(?P<mon>{_MONTH})\s+(?:the\s+)?(?P<d1>{_DAYNUM}){_TO}(?P<d2>{_DAYNUM})"
+                rf"(?:(?:,\s*|\s+)(?P<year>{_YEAR}))?(?![a-z])", _I), _day_range),
+    (re.compile(rf"\b(?:the\s+)?(?P<d1>{_DAYNUM}){_TO}(?P<d2>{_DAYNUM})\s+(?:of\s+)?"
+                rf"(?P<mon>{_MONTH})(?:(?:,\s*|\s+)(?P<year>{_YEAR}))?(?![a-z])", _I), _day_range),
+    # "on the 27th" (an ordinal the sentence ends on, or a comma: "the 3rd floor" is no date)
+    (re.compile(r"\bon\s+the\s+(?P<d>3[01]|[12]\d|0?[1-9])(?:st|nd|rd|th)\b(?!\s*[a-z0-9])",
+                _I), _day_of_month),
     # "March 2023", "Sept. 2023"
     (re.compile(rf"\b{_MONTH},?\s+(?P<year>(?:19|20)\d\d)(?!\d|[:.]\d)", _I), _words),
     # "in March", "during May" (a month without its year needs the preposition: "may" is a verb)
@@ -256,8 +336,14 @@ _FORMS: tuple[Form, ...] = (
                 r"|year)(?P<before>\s+before\s+last)?\b", _I), _relative_unit),
     (re.compile(r"\bthe\s+(?P<which>)(?P<unit>week)(?P<before>\s+before\s+last)\b", _I),
      _relative_unit),
-    (re.compile(r"\b(?:the\s+)?(?:past|last)\s+(?P<n>\d{1,3})\s+(?P<unit>days?|weeks?|months?"
-                r"|years?)\b", _I), _past_n),
+    (re.compile(rf"\b(?:the\s+)?(?:past|last)\s+(?P<n>{_COUNT})\s+(?P<unit>days?|weeks?"
+                r"|months?|years?)\b", _I), _past_n),
+    (re.compile(r"\b(?P<n>(?:a\s+)?couple(?:\s+of)?|(?:a\s+)?few|several)\s+(?P<unit>days?"
+                r"|weeks?|months?)\s+ago\b", _I), _about_ago),
+    (re.compile(rf"\b(?:on\s+)?(?P<wd>{'|'.join(_WEEKDAYS)})\s+(?:of\s+)?(?P<which>last|this"
+                r"|previous)\s+week\b", _I), _weekday_of_week),
+    (re.compile(rf"\b(?P<which>last|this|previous)\s+week(?:'s|\s+on)?\s+"
+                rf"(?P<wd>{'|'.join(_WEEKDAYS)})\b", _I), _weekday_of_week),
     (re.compile(rf"\b(?:(?P<which>last|this|past|on)\s+)?(?P<wd>{'|'.join(_WEEKDAYS)})\b", _I),
      _weekday),
     (re.compile(r"\b(?:(?P<which>last|this|past|the)\s+)?weekend\b", _I), _weekend),

@@ -29,6 +29,10 @@ _CN_DIGITS = {c: i for i, c in enumerate("〇一二三四五六七八九")} | {"
 _CN_NUM = r"(?:\d{1,2}|[一二三四五六七八九十两]{1,3})"
 _CN_YEAR = r"(?:\d{4}|[〇零一二三四五六七八九]{4})"
 _CN_DAY_END = r"(?:日|号|號)"
+# 今年三月, 去年3月27日: a year said relative to today.
+_CN_YEAR_OR_RELATIVE = rf"(?:(?P<y>{_CN_YEAR})\s*年|(?P<ry>今年|去年|前年))\s*"
+# 2023年3月27日星期一, 3月27日（周一）: the weekday said with the date is part of it.
+_CN_WITH_WEEKDAY = r"(?:\s*[（(]?\s*(?:星期|周|週|礼拜|禮拜)[一二三四五六日天]\s*[)）]?)?"
 
 
 def cn_number(text: str) -> int | None:
@@ -44,12 +48,19 @@ def cn_number(text: str) -> int | None:
     return None if high < 0 or low < 0 else high * 10 + low
 
 
+def _year_of(match: re.Match[str], today: dt.date) -> int | None:
+    """The year a match names (2023年, 二〇二三年, 去年), None when it names none or a bad one."""
+    if match["ry"]:
+        return today.year - _CN_RELATIVE_YEAR[match["ry"]]
+    return cn_number(match["y"]) if match["y"] else None
+
+
 def _cn_date(match: re.Match[str], today: dt.date) -> Resolved:
     month, day = cn_number(match["m"]), cn_number(match["d"])
     if month is None or day is None:
         return None
-    if match["y"]:
-        year = cn_number(match["y"])
+    if match["y"] or match["ry"]:
+        year = _year_of(match, today)
         found = None if year is None else ymd(year, month, day)
         return None if found is None else (found, found)
     if not 1 <= month <= 12:
@@ -62,8 +73,8 @@ def _cn_month(match: re.Match[str], today: dt.date) -> Resolved:
     month = cn_number(match["m"])
     if month is None or not 1 <= month <= 12:
         return None
-    if match["y"]:
-        year = cn_number(match["y"])
+    if match["y"] or match["ry"]:
+        year = _year_of(match, today)
         if year is None or not MIN_YEAR <= year <= MAX_YEAR:
             return None
         return month_range(year, month)
@@ -116,6 +127,42 @@ def _cn_weekend(match: re.Match[str], today: dt.date) -> Resolved:
     return monday + 5 * DAY, monday + 6 * DAY
 
 
+def _cn_day_range(match: re.Match[str], today: dt.date) -> Resolved:
+    """3月27日到29日, 2023年3月1日至10日: days of one month."""
+    last = cn_number(match["d2"])
+    first = _cn_date(match, today)
+    if first is None or last is None or last <= first[0].day:
+        return None
+    end = ymd(first[0].year, first[0].month, last)
+    return None if end is None else (first[0], end, *first[2:])
+
+
+@relative
+def _cn_month_day(match: re.Match[str], today: dt.date) -> Resolved:
+    """上个月27号, 这个月5日, 本月1号."""
+    day = cn_number(match["d"])
+    found = None if day is None else ymd(*shift_months(today, -match["which"].count("上")), day)
+    return None if found is None else (found, found)
+
+
+@relative
+def _cn_recent(match: re.Match[str], today: dt.date) -> Resolved:
+    """最近三天, 过去一周, 近两个月: the days up to today; 这两天 (2), 这几天 (a few: 3)."""
+    if match["n2"]:
+        return today - (2 if match["n2"] == "两" else 3) * DAY, today
+    n = cn_number(match["n"])
+    if n is None or not 0 < n <= 3660:
+        return None
+    days = n * {"天": 1, "日": 1, "个月": 30, "年": 365}.get(match["unit"], 7)
+    return today - days * DAY, today
+
+
+@relative
+def _cn_few_days_ago(match: re.Match[str], today: dt.date) -> Resolved:
+    """前几天, 几天前: a few days ago (as "a few days ago": 2 to 4 days back)."""
+    return today - 4 * DAY, today - 2 * DAY
+
+
 @relative
 def _cn_ago(match: re.Match[str], today: dt.date) -> Resolved:
     n = cn_number(match["n"])
@@ -132,14 +179,24 @@ def _cn_ago(match: re.Match[str], today: dt.date) -> Resolved:
 
 
 
+_CN_MONTH_DAY = (rf"(?:{_CN_YEAR_OR_RELATIVE})?(?<![个\d一二三四五六七八九十两])"
+                 rf"(?P<m>{_CN_NUM})\s*月\s*(?P<d>{_CN_NUM})")
 CN_FORMS: tuple[Form, ...] = (
-    # 2023年3月27日, 3月27号, 二〇二三年三月二十七日
-    (re.compile(rf"(?:(?P<y>{_CN_YEAR})\s*年\s*)?(?<![个\d一二三四五六七八九十两])"
-                rf"(?P<m>{_CN_NUM})\s*月\s*(?P<d>{_CN_NUM})(?:\s*{_CN_DAY_END}|(?![\d个]))"),
-     _cn_date),
-    # 2023年3月, 三月份, 3月底 (not 一个月: that is a length)
-    (re.compile(rf"(?:(?P<y>{_CN_YEAR})\s*年\s*)?(?<![个\d一二三四五六七八九十两])"
+    # 2023年3月27日, 3月27号, 二〇二三年三月二十七日, 去年3月27日, 2023年3月27日星期一
+    (re.compile(rf"{_CN_MONTH_DAY}(?:\s*{_CN_DAY_END}|(?![\d个])){_CN_WITH_WEEKDAY}"), _cn_date),
+    # 3月27日到29日, 2023年3月1日至10号
+    (re.compile(rf"{_CN_MONTH_DAY}\s*{_CN_DAY_END}?\s*(?:到|至|-|–|—|~)\s*"
+                rf"(?P<d2>{_CN_NUM})\s*{_CN_DAY_END}"), _cn_day_range),
+    # 2023年3月, 三月份, 3月底, 去年三月 (not 一个月: that is a length)
+    (re.compile(rf"(?:{_CN_YEAR_OR_RELATIVE})?(?<![个\d一二三四五六七八九十两])"
                 rf"(?P<m>{_CN_NUM})\s*月(?:份|底|初|中旬|上旬|下旬)?(?!\s*{_CN_NUM})"), _cn_month),
+    # 上个月27号, 本月5日
+    (re.compile(rf"(?P<which>上上|上|这|本)(?:个)?月\s*(?P<d>{_CN_NUM})\s*{_CN_DAY_END}"),
+     _cn_month_day),
+    (re.compile(rf"(?:最近|过去|過去|近)(?:的)?\s*(?P<n>{_CN_NUM})\s*"
+                r"(?P<unit>天|日|周|週|个星期|星期|个礼拜|礼拜|个月|年)"
+                r"|这(?P<n2>两|几)天"), _cn_recent),
+    (re.compile(r"前几天|几天前|幾天前"), _cn_few_days_ago),
     (re.compile(rf"(?P<y>{_CN_YEAR})\s*年(?!\s*{_CN_NUM}\s*月)"), _cn_year),
     (re.compile(r"今天|今日|今晚|今早|今天早上"), offset(0)),
     (re.compile(r"昨天|昨日|昨晚"), offset(1)),

@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from openmemd.search.date_calendar import week_of
 from openmemd.search.date_forms import Span, find_spans
 from openmemd.text.tokens import CJK_RUN, STOP_WORDS, QueryTerms, cjk_ngrams, word_tokens
 
@@ -42,6 +43,9 @@ _LEAD = re.compile(r"(?:\b(?:on|in|from|of|for|at|during|since|around|between|th
                    r"[在于於从從自])\s*$", re.IGNORECASE)
 _SINCE_BEFORE = re.compile(r"(?:\bsince|自从?)\s*$", re.IGNORECASE)
 _SINCE_IN = re.compile(r"since\b", re.IGNORECASE)
+# "the week of March 27, 2023", "3月27日那周": the week (Monday to Sunday) holding the day.
+_WEEK_BEFORE = re.compile(r"\b(?:the\s+)?week\s+of\s+(?:the\s+)?$", re.IGNORECASE)
+_WEEK_AFTER = re.compile(r"\s*(?:所在的)?(?:那一?周|那一?週|那个星期|那个礼拜)")
 _TRAIL_CJK = re.compile(r"\s*(?:的|那天|当天|當天|那周|那个月)")
 # "from X to Y", "between X and Y", "X - Y", "X至Y": one range from X's start to Y's end
 # ("X and Y" without "between" names two days, not the days between them).
@@ -135,7 +139,7 @@ def understand_dates(query: str, today: dt.date) -> DateQuery | None:
     anchor = _anchor(query, spans)
     if anchor is not None:  # "last Friday before 23 January 2022": that Friday, not today's
         spans = _choose(list(find_spans(query, anchor)))
-    spans = _since(query, _join(query, spans), today)
+    spans = _weeks(query, _since(query, _join(query, spans), today))
     ranges = tuple(DateRange(s.first, s.last, query[s.start:s.end].strip()) for s in spans)
     rest = _remove(query, spans)
     return DateQuery(ranges, rest, _topic_of(rest))
@@ -196,6 +200,19 @@ def _since(query: str, spans: list[Span], today: dt.date) -> list[Span]:
     return [Span(s.start, s.end, s.first, max(s.last, today), s.year_given)
             if _SINCE_BEFORE.search(query[:s.start]) or _SINCE_IN.match(query, s.start) else s
             for s in spans]
+
+
+def _weeks(query: str, spans: list[Span]) -> list[Span]:
+    """"the week of March 27": the week holding the day, the words "the week of" with it."""
+    out = []
+    for s in spans:
+        before, after = _WEEK_BEFORE.search(query[:s.start]), _WEEK_AFTER.match(query, s.end)
+        if s.first == s.last and (before or after):
+            first, last = week_of(s.first)
+            s = Span(before.start() if before else s.start, after.end() if after else s.end,
+                     first, last, s.year_given, s.relative)
+        out.append(s)
+    return out
 
 
 def _remove(query: str, spans: list[Span]) -> str:
