@@ -91,6 +91,11 @@ ROWS: list[tuple[str, dt.date, dt.date, dt.date, bool]] = [
     ("what did we do from 1 to 10 March 2023", FRI, D(2023, 3, 1), D(2023, 3, 10), True),
     ("notes from March 27 to 29", FRI, D(2026, 3, 27), D(2026, 3, 29), True),
     ("the week of March 27, 2023", FRI, D(2023, 3, 27), D(2023, 4, 2), True),
+    ("8-May-2023", FRI, D(2023, 5, 8), D(2023, 5, 8), True),
+    ("the eighth of May 2023", FRI, D(2023, 5, 8), D(2023, 5, 8), True),
+    ("May twenty-seventh, 2023", FRI, D(2023, 5, 27), D(2023, 5, 27), True),
+    ("anything from Monday (May 8, 2023)?", FRI, D(2023, 5, 8), D(2023, 5, 8), True),
+    ("the chat dated 8.5.2023", FRI, D(2023, 5, 8), D(2023, 5, 8), True),
     # a day of the month alone; counts said loosely; a weekday of a named week
     ("on the 27th", FRI, D(2026, 6, 27), D(2026, 6, 27), True),
     ("what did we do on the 10th?", FRI, FRI, FRI, True),
@@ -117,6 +122,8 @@ ROWS: list[tuple[str, dt.date, dt.date, dt.date, bool]] = [
     ("过去一周", FRI, D(2026, 7, 3), FRI, True),
     ("这两天", FRI, D(2026, 7, 8), FRI, True),
     ("前几天", FRI, D(2026, 7, 6), D(2026, 7, 8), True),
+    ("周一，3月23日的会议", FRI, D(2026, 3, 23), D(2026, 3, 23), False),
+    ("2023年5月8号那天聊了啥", FRI, D(2023, 5, 8), D(2023, 5, 8), True),
     ("2023年3月27日", FRI, D(2023, 3, 27), D(2023, 3, 27), True),
     ("2023年3月27日我们聊了什么", FRI, D(2023, 3, 27), D(2023, 3, 27), True),
     ("二〇二三年三月二十七日", FRI, D(2023, 3, 27), D(2023, 3, 27), True),
@@ -158,7 +165,7 @@ NO_DATE = [
     "port 8080 and 443", "ratio 3/4", "1.2.3", "we prefer TypeScript", "sat on the sun deck",
     "how do I configure the database", "数据库的配置", "一个月的预算", "第3章",
     "2 of 5 tests failed", "issue #2023", "", "   ", "on the 3rd floor", "the 2nd attempt failed",
-    "a few people came", "第3天的训练",
+    "a few people came", "第3天的训练", "we may first need to deploy", "first of all",
 ]
 
 
@@ -183,6 +190,8 @@ def test_things_that_only_look_like_dates_name_none(query: str) -> None:
     ("what did we decide about the database last week", "what did we decide about the database"),
     ("What did we talk about on Monday, May 8th 2023?", "What did we talk about?"),
     ("我昨天做了什么", "我做了什么"),
+    ("anything from Monday (May 8, 2023)?", "anything?"),
+    ("the week of March 27, 2023", ""),
     ("上个月的会议", "会议"),
     ("2023-03-27", ""),
 ])

@@ -88,6 +88,14 @@ _COUNTS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seve
            "several": 3}
 _COUNT = (r"(?:\d{1,3}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
           r"|(?:a\s+)?couple(?:\s+of)?|(?:a\s+)?few|several)")
+_ORDINAL_WORDS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth",
+                  "ninth", "tenth", "eleventh", "twelfth", "thirteenth", "fourteenth",
+                  "fifteenth", "sixteenth", "seventeenth", "eighteenth", "nineteenth",
+                  "twentieth")
+_ORDINALS = {w: i for i, w in enumerate(_ORDINAL_WORDS, 1)} | {
+    f"{tens}{sep}{w}": base + i for tens, base in (("twenty", 20), ("thirty", 30))
+    for sep in ("-", " ", "") for i, w in enumerate(_ORDINAL_WORDS[:9], 1)} | {"thirtieth": 30}
+_ORDINAL = "(?i:" + "|".join(sorted(map(re.escape, _ORDINALS), key=len, reverse=True)) + ")"
 # What runs from one day of a month to another: "27-29", "1 to 10", "27th through the 29th".
 _TO = r"\s*(?:-|–|—|to|through|thru|until|till)\s*(?:the\s+)?"
 
@@ -199,6 +207,19 @@ def _day_range(match: re.Match[str], today: dt.date) -> Resolved:
     return start, max(start, ymd(end.year, month, last) or start), False
 
 
+def _named_day(match: re.Match[str], today: dt.date) -> Resolved:
+    """8-May-2023, "the eighth of May 2023", "May twenty-seventh": a month's name and the day
+    in digits or in words (which dateparser does not read)."""
+    month = _MONTHS.index(match["mon"][:3].lower()) + 1
+    day = _ORDINALS.get(match["d"].lower()) or _number(match["d"])
+    if match["year"]:
+        year = int(match["year"].lstrip("'"))
+        found = ymd(year + (2000 if year < 100 else 0), month, day)
+        return None if found is None else (found, found)
+    found = latest_not_after(today, month, day)
+    return None if found is None else (found, found, False)
+
+
 def _number(text: str) -> int:
     return int(re.sub(r"\D", "", text))
 
@@ -298,6 +319,16 @@ _FORMS: tuple[Form, ...] = (
     # "March 27, 2023", "Monday, May 8th 2023", "Mar 27 2023", "July 3rd"
     (re.compile(rf"\b(?:{_WD_ANY},?\s+)?{_MONTH}\s+(?:the\s+)?{_DAYNUM}"
                 rf"(?:(?:,\s*|\s+)(?P<year>{_YEAR}))?(?![a-z])", _I), _words),
+    # 8-May-2023, 08-May-23
+    (re.compile(rf"\b(?P<d>3[01]|[12]\d|0?[1-9])-(?P<mon>{_MONTH})-(?P<year>(?:19|20)?\d\d)"
+                r"(?![\d-])", _I), _named_day),
+    # "the eighth of May 2023", "May twenty-seventh, 2023" ("May" only capitalised: "we may
+    # first ..." is no date)
+    (re.compile(rf"\b(?:(?i:{_WD_ANY}),?\s+)?(?i:the\s+)?(?P<d>{_ORDINAL})\s+(?i:of\s+)?"
+                rf"(?P<mon>{_MONTH_FULL})(?:(?:,\s*|\s+)(?P<year>{_YEAR}))?(?![a-z])"),
+     _named_day),
+    (re.compile(rf"\b(?:(?i:{_WD_ANY}),?\s+)?(?P<mon>{_MONTH_FULL})\s+(?i:the\s+)?"
+                rf"(?P<d>{_ORDINAL})(?:(?:,\s*|\s+)(?P<year>{_YEAR}))?(?![a-z])"), _named_day),
     # "March 27-29, 2023", "Mar 1 to 10", "27-29 March 2023", "the 1st to the 10th of March"
     (re.compile(rf"\b(?P<mon>{_MONTH})\s+(?:the\s+)?(?P<d1>{_DAYNUM}){_TO}(?P<d2>{_DAYNUM})"
                 rf"(?:(?:,\s*|\s+)(?P<year>{_YEAR}))?(?![a-z])", _I), _day_range),

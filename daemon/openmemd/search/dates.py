@@ -53,6 +53,9 @@ _JOIN = re.compile(r"^\s*(?:-|–|—|~|to|until|till|through|thru|至|到)\s*$"
 # What ties a relative phrase to the named day after it.
 _ANCHORED = re.compile(r"^[\s,]*(?:as\s+(?:mentioned|said|noted|written)\s+)?(?:on|before|after"
                        r"|as\s+of|prior\s+to)\s*$", re.IGNORECASE)
+_BESIDE = re.compile(r"^[\s,，、(（)）]*$")
+_WEEKDAY = re.compile(r"(?:on\s+)?(?:mon|tues?|wed(?:nes)?|thu(?:rs?)?|fri|sat(?:ur)?|sun)(?:day)?"
+                      r"|(?:星期|周|週|礼拜|禮拜)[一二三四五六日天]", re.IGNORECASE)
 _AND = re.compile(r"^\s*and\s*$", re.IGNORECASE)
 _BETWEEN = re.compile(r"\bbetween\s+$", re.IGNORECASE)
 # A query ASKS FOR its date when nothing but these words is left beside it: words for a
@@ -70,11 +73,11 @@ _FILLER = frozenset((
     "overview", "show", "give", "list", "find", "remind", "me", "do", "did", "done", "doing",
     "anything", "something", "everything", "things", "thing", "stuff", "day", "days", "date",
     "whats", "what's", "whatever", "all", "kind", "sort",
-    "event", "events", "happenings"))
+    "event", "events", "happenings", "dated", "session", "sessions"))
 _CJK_FILLER = re.compile(
     r"我们|我們|咱们|大家|什么|什麼|哪些|有没有|有沒有|发生|發生|讨论|討論|聊天|聊|谈|談|说|說|"
     r"做|干|幹|记录|記錄|笔记|筆記|日记|日記|事情|事|内容|內容|对话|對話|会话|會話|情况|情況|"
-    r"了|的|我|你|他|她|有|都|呢|吗|嗎|啊|吧|在|过|過|些|那|这|這|时候|時候|一下|看看|总结|總結")
+    r"了|的|我|你|他|她|有|都|呢|吗|嗎|啊|吧|啥|在|过|過|些|那|这|這|时候|時候|一下|看看|总结|總結")
 
 
 @dataclass(frozen=True)
@@ -133,7 +136,7 @@ def understand_dates(query: str, today: dt.date) -> DateQuery | None:
     """The dates `query` names, resolved against `today`; None when it names none."""
     if not query or not _MAYBE.search(query):
         return None
-    spans = _choose(list(find_spans(query, today)))
+    spans = _beside_named(query, _choose(list(find_spans(query, today))))
     if not spans:
         return None
     anchor = _anchor(query, spans)
@@ -162,6 +165,26 @@ def _choose(spans: list[Span]) -> list[Span]:
         if all(span.end <= c.start or span.start >= c.end for c in chosen):
             chosen.append(span)
     return sorted(chosen, key=lambda s: s.start)
+
+
+def _beside_named(query: str, spans: list[Span]) -> list[Span]:
+    """A weekday said beside the date it names ("Monday (May 8, 2023)", "周一，3月27日") is part
+    of that date, not a day of this week."""
+    out: list[Span] = []
+    for span in spans:
+        prev = out[-1] if out else None
+        if prev is not None and _BESIDE.match(query[prev.end:span.start]) and (
+                _weekday_beside(query, prev, span) or _weekday_beside(query, span, prev)):
+            named = span if prev.relative else prev
+            out[-1] = Span(prev.start, span.end, named.first, named.last, named.year_given)
+        else:
+            out.append(span)
+    return out
+
+
+def _weekday_beside(query: str, weekday: Span, named: Span) -> bool:
+    return (weekday.relative and not named.relative and named.first == named.last
+            and bool(_WEEKDAY.fullmatch(query[weekday.start:weekday.end].strip())))
 
 
 def _join(query: str, spans: list[Span]) -> list[Span]:
@@ -233,6 +256,9 @@ def _remove(query: str, spans: list[Span]) -> str:
         if part:  # no space where a date stood between two CJK words (我昨天做了 → 我做了)
             cjk = bool(text) and _CJK_END.search(text) and _CJK_START.match(part)
             text += part if not text or cjk else " " + part
+    for opening, closing in ("()", "（）"):  # a bracket whose date went: "anything )?"
+        if text.count(opening) != text.count(closing):
+            text = text.replace(opening, " ").replace(closing, " ")
     text = re.sub(r"\s+([,.?!;:，。？！；：])", r"\1", text)
     text = re.sub(r"^[\s,.;:，。；：-]+|[\s,;:，；：-]+$", "", text)
     return re.sub(r"\s{2,}", " ", text).strip()

@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""The dev set's date questions asked in other words: each question of
+`EVAL/locomo-dev/dates/queries.jsonl` keeps its day and its relevant note, and names the day in
+one of the phrasings below (none of them the dev set's own five), in turn.
+
+    python bench/date_phrasings.py EVAL/locomo-dev/dates/queries.jsonl > /tmp/phrasings.jsonl
+    python bench/quality.py EVAL/locomo-dev --queries /tmp/phrasings.jsonl --modes hybrid
+
+It measures how a question naming a day in a way we did not tune on is read; the phrasings were
+written with the date forms in view, so it is a check of their reach, not an unseen set.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import sys
+
+_ORDINAL = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth",
+            "tenth", "eleventh", "twelfth", "thirteenth", "fourteenth", "fifteenth",
+            "sixteenth", "seventeenth", "eighteenth", "nineteenth", "twentieth")
+_CN_WEEKDAY = "一二三四五六日"
+
+
+def _suffix(n: int) -> str:
+    return "th" if 11 <= n % 100 <= 13 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+
+
+def _ordinal_words(n: int) -> str:
+    if n <= 20:
+        return _ORDINAL[n - 1]
+    tens = "twenty" if n < 30 else "thirty"
+    return f"{tens}-{_ORDINAL[n % 10 - 1]}" if n % 10 else tens[:-1] + "ieth"
+
+
+PHRASINGS = (
+    lambda d: f"{d:%B} {d.day}, {d.year} conversation",
+    lambda d: f"what was discussed on the {d.day}{_suffix(d.day)} of {d:%B}, {d.year}?",
+    lambda d: f"{d.day}-{d:%b}-{d.year}",
+    lambda d: f"{d.year}/{d.month}/{d.day} notes",
+    lambda d: f"{d:%a}, {d.day} {d:%b} {d.year}",
+    lambda d: f"the chat of {d.month}/{d.day}/{d:%y}",
+    lambda d: f"{d.year}年{d.month}月{d.day}日星期{_CN_WEEKDAY[d.weekday()]}的对话",
+    lambda d: f"{d.year}年{d.month}月{d.day}号那天我们聊了啥",
+    lambda d: f"tell me about {d:%B} the {d.day}{_suffix(d.day)}, {d.year}",
+    lambda d: f"{d:%B} {_ordinal_words(d.day)}, {d.year}",
+    lambda d: f"anything from {d:%A} ({d:%B} {d.day}, {d.year})?",
+    lambda d: f"the session dated {d.day}.{d.month}.{d.year}",
+)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("queries", help="locomo-dev/dates/queries.jsonl")
+    args = ap.parse_args()
+    with open(args.queries, encoding="utf-8") as f:
+        for i, line in enumerate(f):
+            question = json.loads(line)
+            day = dt.date.fromisoformat(question["meta"]["date"])
+            question["query"] = PHRASINGS[i % len(PHRASINGS)](day)
+            question["id"] = question["id"].replace("/d", "/p")
+            sys.stdout.write(json.dumps(question, ensure_ascii=False) + "\n")
+
+
+if __name__ == "__main__":
+    main()
