@@ -29,9 +29,10 @@ that got any result at all (with `--defaults`, the configured max_results and mi
 figure for a no-answer set such as `locomo-dev/absent`, whose questions name no evidence and
 whose workspaces are its parent's; or `bench/locomo-offtopic.jsonl`, 40 real-word questions
 about things the LoCoMo-dev conversations never discuss, asked of each of its five workspaces
-with `--queries`). `--misses DIR` writes the focus misses of each mode (the
-evidence in a top-5 hit's chunk but outside its focus: query, focus lines, evidence lines), one
-JSON line a question, to study why the focus missed.
+with `--queries`; `bench/locomo-offtopic-names.jsonl`, 20 such questions naming one of each
+conversation's speakers, "What is Caroline's blood type?"). `--misses DIR` writes the focus
+misses of each mode (the evidence in a top-5 hit's chunk but outside its focus: query, focus
+lines, evidence lines), one JSON line a question, to study why the focus missed.
 
 `--dream` measures a workspace after dreaming: each workspace is copied into the state dir, its
 questions are asked once as recorded searches (what an agent's use leaves in the recall store),

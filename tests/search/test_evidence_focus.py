@@ -90,7 +90,11 @@ def test_evidence_needs_words_and_meaning_or_meaning_that_stands_out():
     # the same vector score standing out from a low median: a paraphrase passes
     assert evidence(0.52, 0.0, baseline=0.1) >= 0.35
     # words and meaning together
-    assert evidence(0.4, 0.6, baseline=0.45) == pytest.approx(0.5)
+    assert evidence(0.4, 0.6, baseline=0.3) == pytest.approx(0.5)
+    # words in a chunk whose meaning is below the query's median candidate's are in another
+    # sense ("both blood and the ones we choose" for "Caroline's blood type"): nothing
+    assert evidence(0.28, 0.7, baseline=0.38) < 0.35
+    assert evidence(0.38, 0.7, baseline=0.38) == pytest.approx(0.54)
     # no vector (keyword-only search): the keyword evidence is the only reading
     assert evidence(None, 0.8, baseline=1.0) == pytest.approx(0.8)
     assert median([]) is None and median([3.0, 1.0, 2.0]) == 2.0

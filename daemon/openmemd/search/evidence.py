@@ -11,7 +11,9 @@ Evidence of one chunk, 0..1, the larger of two readings:
 
     words and meaning together: (calibrated vector score + K) / 2, where
         K = the weighted share of the query's terms the chunk contains, or 0 when that is
-            one word of several carrying less than half the weight (`coincidental`)
+            one word of several carrying less than half the weight (`coincidental`), or
+            when the chunk's meaning is further from the query than the median candidate's
+            (its words are there in another sense)
     meaning alone:              calibrated vector score - calibrated score of the query's
                                 median other candidate (0, the calibration's "unrelated"
                                 level, when there is no other)
@@ -32,6 +34,15 @@ word; two of the question's words together, or the word carrying most of it, are
 words add nothing, and only its meaning can show it answers. The same questions now return
 something 4-5 % of the time, with 2 of 997 answerable LoCoMo-dev questions lost (both had
 passed on a speaker's name and at most one ordinary word, "car", not on the question's topic).
+
+A chunk whose calibrated vector score is below the query's median candidate's holds the
+question's words in another sense, and they show nothing: "what is Caroline's blood type"
+found "both blood and the ones we choose" (Caroline's name is in every chunk of her chat), and
+its (0.28 + 0.70) / 2 passed. Of 100 questions naming a speaker about things never discussed
+(bench/locomo-offtopic-names.jsonl) 48 returned something, 42 now; no answerable LoCoMo-dev
+question lost its evidence. Most of the 42 share the speaker's name and one of the question's
+words in the same sense ("Tim's shoes" for "Tim's shoe size"): words cannot tell those from a
+partial answer, and e5's meaning does not either.
 
 The second reading lets a paraphrase with no word in common through ("how did we ship
 the payments system to prod" for "Deployed the billing service to production"), but only when
@@ -98,6 +109,11 @@ def evidence(vector_score: float | None, keyword: float, baseline: float) -> flo
     evidence and `baseline`, the calibrated score of the query's median other candidate."""
     if vector_score is None:  # keyword-only: the one reading there is
         return keyword
+    if vector_score < baseline:
+        # Its meaning is further from the question than the query's median candidate's: it
+        # holds the question's words in another sense ("both blood and the ones we choose"
+        # for "what is Caroline's blood type"), and they show nothing.
+        keyword = 0.0
     return max(0.5 * vector_score + 0.5 * keyword, vector_score - baseline)
 
 
