@@ -305,9 +305,11 @@ def _score_fused(candidates: list[_Candidate], vector_hits: list[LegHit],
         ranked = rrf_fusion([h.id for h in vector_hits],
                             [h.id for h in keyword_hits if h.id not in chance],
                             hybrid.vector_weight, hybrid.text_weight, k=hybrid.rrf_k)
-    else:
+    elif chance:
         ranked = weighted_fusion(vector_scores, ranking_text, hybrid.vector_weight,
                                  hybrid.text_weight)
+    else:
+        ranked = weighted
     for c in candidates:
         c.score, c.gate = ranked.get(c.id, 0.0), weighted.get(c.id, 0.0)
 
