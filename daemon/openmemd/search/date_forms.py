@@ -196,8 +196,7 @@ def _day_range(match: re.Match[str], today: dt.date) -> Resolved:
     if first >= last:
         return None
     if match["year"]:
-        year = int(match["year"].lstrip("'"))
-        year += 2000 if year < 100 else 0
+        year = _full_year(match["year"])
         start, end = ymd(year, month, first), ymd(year, month, last)
         return None if start is None or end is None else (start, end)
     end = latest_not_after(today, month, last) or latest_not_after(today, month, first)
@@ -213,11 +212,16 @@ def _named_day(match: re.Match[str], today: dt.date) -> Resolved:
     month = _MONTHS.index(match["mon"][:3].lower()) + 1
     day = _ORDINALS.get(match["d"].lower()) or _number(match["d"])
     if match["year"]:
-        year = int(match["year"].lstrip("'"))
-        found = ymd(year + (2000 if year < 100 else 0), month, day)
+        found = ymd(_full_year(match["year"]), month, day)
         return None if found is None else (found, found)
     found = latest_not_after(today, month, day)
     return None if found is None else (found, found, False)
+
+
+def _full_year(text: str) -> int:
+    """2023, '23, 23 -> 2023."""
+    year = int(text.lstrip("'"))
+    return year + 2000 if year < 100 else year
 
 
 def _number(text: str) -> int:
