@@ -90,6 +90,7 @@ ROWS: list[tuple[str, dt.date, dt.date, dt.date, bool]] = [
     ("27-29 March 2023", FRI, D(2023, 3, 27), D(2023, 3, 29), True),
     ("what did we do from 1 to 10 March 2023", FRI, D(2023, 3, 1), D(2023, 3, 10), True),
     ("notes from March 27 to 29", FRI, D(2026, 3, 27), D(2026, 3, 29), True),
+    ("July 9-11", FRI, D(2026, 7, 9), D(2026, 7, 11), True),  # begun: this year's
     ("the week of March 27, 2023", FRI, D(2023, 3, 27), D(2023, 4, 2), True),
     ("8-May-2023", FRI, D(2023, 5, 8), D(2023, 5, 8), True),
     ("the eighth of May 2023", FRI, D(2023, 5, 8), D(2023, 5, 8), True),

@@ -189,8 +189,8 @@ def _year(match: re.Match[str], today: dt.date) -> Resolved:
 
 
 def _day_range(match: re.Match[str], today: dt.date) -> Resolved:
-    """March 27-29, 2023; 27 to 29 March: days of one month (the month's latest not after
-    today when no year is given)."""
+    """March 27-29, 2023; 27 to 29 March: days of one month (without a year, the range
+    begun most recently: on March 28th, "March 27 to 29" is this year's)."""
     month = _MONTHS.index(match["mon"][:3].lower()) + 1
     first, last = _number(match["d1"]), _number(match["d2"])
     if first >= last:
@@ -199,11 +199,9 @@ def _day_range(match: re.Match[str], today: dt.date) -> Resolved:
         year = _full_year(match["year"])
         start, end = ymd(year, month, first), ymd(year, month, last)
         return None if start is None or end is None else (start, end)
-    end = latest_not_after(today, month, last) or latest_not_after(today, month, first)
-    start = None if end is None else ymd(end.year, month, first)
-    if start is None or end is None:
-        return None
-    return start, max(start, ymd(end.year, month, last) or start), False
+    start = latest_not_after(today, month, first)
+    end = None if start is None else ymd(start.year, month, last)
+    return None if start is None or end is None else (start, end, False)
 
 
 def _named_day(match: re.Match[str], today: dt.date) -> Resolved:
