@@ -51,3 +51,25 @@ def test_transcript_messages_are_placed_by_their_timestamps(workspace, make_sett
     with MemoryIndex.open(workspace, config=make_settings(TRANSCRIPTS_CONFIG + LOCAL)) as index:
         index.sync()
         check_transcript_dates(index)
+
+
+def test_a_date_said_without_its_year_is_the_latest_one_the_notes_are_about(
+        workspace, make_settings) -> None:
+    """"in May", asked in December 2026 of notes that stop in 2023: May 2023 (the latest May
+    holding notes), and the reply says so; a date with its year, or counted from today, stays."""
+    (workspace / "memory").mkdir(exist_ok=True)
+    for day, line in (("2023-05-08", "Hiked the ridge trail with Ana."),
+                      ("2023-06-01", "Started the pottery class."),
+                      ("2022-05-20", "Moved into the new flat.")):
+        (workspace / "memory" / f"{day}.md").write_text(f"# {day}\n\n- {line}\n", "utf-8")
+    today = TODAY.replace(year=2026, month=12, day=2)
+    with MemoryIndex.open(workspace, config=make_settings()) as index:  # keyword-only
+        index.sync()
+        hits = index.search("what did we do in May", today=today, record=False)
+        assert hits[0].path == "memory/2023-05-08.md"
+        assert index.search_meta()["dates"]["from"] == "2023-05-01"
+        assert index.search_meta()["dates"]["to"] == "2023-05-31"
+        index.search("what did we do in May 2026", today=today, record=False)
+        assert index.search_meta()["dates"]["from"] == "2026-05-01"  # its year was given
+        index.search("what did we do yesterday", today=today, record=False)
+        assert index.search_meta()["dates"]["from"] == "2026-12-01"  # counted from today

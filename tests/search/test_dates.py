@@ -243,3 +243,17 @@ def test_no_date_library_for_a_query_without_dates_and_no_network_for_one_with()
                          timeout=120, check=True)
     report = json.loads(out.stdout.strip().splitlines()[-1])
     assert report == {"before": False, "after": True, "events": []}
+
+
+def test_a_date_said_without_its_year_can_move_a_year_back_and_no_other() -> None:
+    may = understand_dates("what did we do in May", FRI)
+    assert may is not None and may.ranges[0].year_given is False
+    earlier = may.a_year_earlier()
+    assert earlier is not None and (earlier.start, earlier.end) == (D(2025, 5, 1), D(2025, 5, 31))
+    assert earlier.query == may.query and earlier.topic == may.topic
+    leap = understand_dates("notes of February 29th", D(2028, 3, 1))
+    assert leap is not None and leap.a_year_earlier() is not None
+    assert leap.a_year_earlier().start == D(2027, 2, 28)  # type: ignore[union-attr]
+    for given in ("in May 2023", "yesterday", "last week", "on the 27th", "2023-05-08"):
+        found = understand_dates(given, FRI)
+        assert found is not None and found.a_year_earlier() is None, given

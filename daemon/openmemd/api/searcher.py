@@ -9,6 +9,7 @@ read that meets a damaged index, the recall recording dreaming ranks by, and the
 from __future__ import annotations
 
 import dataclasses
+import functools
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -32,6 +33,7 @@ from openmemd.search import citations
 from openmemd.search.commonness import specificity
 from openmemd.search.results import SearchHit, SearchOutcome
 from openmemd.store.base import (
+    CandidateFilter,
     DiskFullError,
     IndexDamagedError,
     IndexStore,
@@ -92,13 +94,19 @@ class Searcher:
         max_results = q.max_results if max_results is None else max_results
         min_score = q.min_score if min_score is None else min_score
         self.ensure_built()
+        from openmemd.search.dated import latest_with_notes
         from openmemd.search.dates import understand_dates
         from openmemd.search.pipeline import search_outcome
 
         tz = resolve_timezone(self.settings.dreaming.timezone)
         if today is None:
             today = date.fromisoformat(day_bucket(datetime.now(timezone.utc), tz))
-        dates = self._local.dates = understand_dates(query, today)
+        dates = understand_dates(query, today)
+        if dates is not None:
+            dates = self.read(functools.partial(latest_with_notes, dates=dates, where=(
+                CandidateFilter(sources=tuple(sources) if sources else None,
+                                skip_derived=not q.dreaming_reports))))
+        self._local.dates = dates
         if dates is not None:
             dates = dataclasses.replace(dates, line_days=self._line_days.in_range(
                 self.maintainer.scope, dates.start, dates.covers, tz, sources=sources))

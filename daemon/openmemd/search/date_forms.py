@@ -233,7 +233,7 @@ def _day_of_month(match: re.Match[str], today: dt.date) -> Resolved:
     for back in range(12):
         day = ymd(*shift_months(today, -back), wanted)
         if day is not None and day <= today:
-            return day, day, False
+            return day, day
     return None
 
 

@@ -50,6 +50,9 @@ from openmemd.text.tokens import QueryTerms, covered_terms
 TOPIC_BOOST = 1.25
 ABOUT_FLOOR = 0.5  # a range chunk of a date query scores at least this; others at most this
 MAX_PATTERNS = 64  # store patterns per search; past that, whole years (filtered here)
+# Years back a date said without its year may move to find notes (as far as "July 3rd" reaches
+# back for a Feb 29th: date_calendar.latest_not_after).
+MAX_YEARS_BACK = 4
 MAX_LINE_DAY_CHUNKS = 4096  # chunks of files with lines in the range, read to find those lines
 
 _NOTE = re.compile(r"(?:^|/)memory/(?:[^/]+/)*(\d{4})-(\d{2})-(\d{2})(?:[^/\d][^/]*)?\.md$")
@@ -112,6 +115,29 @@ def path_patterns(dates: DateQuery) -> list[str]:
 def _month_end(day: dt.date) -> dt.date:
     first_next = (day.replace(day=28) + dt.timedelta(days=4)).replace(day=1)
     return first_next - dt.timedelta(days=1)
+
+
+def latest_with_notes(reader: StoreReader, dates: DateQuery, *,
+                      where: CandidateFilter) -> DateQuery:
+    """`dates`, or when its range holds no dated note and a date was said without its year,
+    the latest earlier year whose range does ("in May", asked in December of a memory whose
+    notes stop in 2023, means May 2023: a year-less date is the latest one the notes are
+    about, as it is the latest one not after today)."""
+    tried = dates
+    for _ in range(MAX_YEARS_BACK + 1):
+        if _has_notes(reader, tried, where):
+            return tried
+        earlier = tried.a_year_earlier()
+        if earlier is None:
+            break
+        tried = earlier
+    return dates
+
+
+def _has_notes(reader: StoreReader, dates: DateQuery, where: CandidateFilter) -> bool:
+    return any((day := note_date(c.path)) is not None and dates.covers(day)
+               for c in reader.chunks_by_path(path_patterns(dates), limit=MAX_PATTERNS,
+                                              where=where))
 
 
 def fetch_dated(reader: StoreReader, dates: DateQuery, *, limit: int,

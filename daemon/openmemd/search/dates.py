@@ -19,6 +19,7 @@ library (`dateparser`) is imported only when a phrase of English date words is f
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import itertools
 import re
@@ -82,11 +83,17 @@ _CJK_FILLER = re.compile(
 
 @dataclass(frozen=True)
 class DateRange:
-    """Days `start`..`end` (inclusive), named by `text` in the query."""
+    """Days `start`..`end` (inclusive), named by `text` in the query; `year_given` False for a
+    date said without its year ("in May", "July 3rd"), placed in the latest such year."""
 
     start: dt.date
     end: dt.date
     text: str
+    year_given: bool = True
+
+    def a_year_earlier(self) -> DateRange:
+        return DateRange(_with_year(self.start, self.start.year - 1),
+                         _with_year(self.end, self.end.year - 1), self.text, False)
 
     def to_dict(self) -> dict[str, str]:
         return {"from": self.start.isoformat(), "to": self.end.isoformat(), "text": self.text}
@@ -109,6 +116,14 @@ class DateQuery:
     @property
     def about_date(self) -> bool:
         return not self.topic
+
+    def a_year_earlier(self) -> DateQuery | None:
+        """The same query with its dates said without a year moved a year back ("in May" of
+        last year); None when every date has its year (or counts from today)."""
+        if all(r.year_given for r in self.ranges):
+            return None
+        return dataclasses.replace(self, ranges=tuple(
+            r if r.year_given else r.a_year_earlier() for r in self.ranges))
 
     def covers(self, day: dt.date) -> bool:
         return any(r.start <= day <= r.end for r in self.ranges)
@@ -143,7 +158,8 @@ def understand_dates(query: str, today: dt.date) -> DateQuery | None:
     if anchor is not None:  # "last Friday before 23 January 2022": that Friday, not today's
         spans = _choose(list(find_spans(query, anchor)))
     spans = _weeks(query, _since(query, _join(query, spans), today))
-    ranges = tuple(DateRange(s.first, s.last, query[s.start:s.end].strip()) for s in spans)
+    ranges = tuple(DateRange(s.first, s.last, query[s.start:s.end].strip(), s.year_given)
+                   for s in spans)
     rest = _remove(query, spans)
     return DateQuery(ranges, rest, _topic_of(rest))
 
