@@ -103,9 +103,9 @@ class Searcher:
             today = date.fromisoformat(day_bucket(datetime.now(timezone.utc), tz))
         dates = understand_dates(query, today)
         if dates is not None:
-            dates = self.read(functools.partial(latest_with_notes, dates=dates, where=(
-                CandidateFilter(sources=tuple(sources) if sources else None,
-                                skip_derived=not q.dreaming_reports))))
+            dates = self.read(functools.partial(latest_with_notes, dates=dates,
+                                                where=CandidateFilter.of_search(
+                                                    sources, derived=q.dreaming_reports)))
         self._local.dates = dates
         if dates is not None:
             dates = dataclasses.replace(dates, line_days=self._line_days.in_range(

@@ -191,7 +191,7 @@ def _year(match: re.Match[str], today: dt.date) -> Resolved:
 def _day_range(match: re.Match[str], today: dt.date) -> Resolved:
     """March 27-29, 2023; 27 to 29 March: days of one month (without a year, the range
     begun most recently: on March 28th, "March 27 to 29" is this year's)."""
-    month = _MONTHS.index(match["mon"][:3].lower()) + 1
+    month = _month_number(match["mon"])
     first, last = _number(match["d1"]), _number(match["d2"])
     if first >= last:
         return None
@@ -207,13 +207,18 @@ def _day_range(match: re.Match[str], today: dt.date) -> Resolved:
 def _named_day(match: re.Match[str], today: dt.date) -> Resolved:
     """8-May-2023, "the eighth of May 2023", "May twenty-seventh": a month's name and the day
     in digits or in words (which dateparser does not read)."""
-    month = _MONTHS.index(match["mon"][:3].lower()) + 1
+    month = _month_number(match["mon"])
     day = _ORDINALS.get(match["d"].lower()) or _number(match["d"])
     if match["year"]:
         found = ymd(_full_year(match["year"]), month, day)
         return None if found is None else (found, found)
     found = latest_not_after(today, month, day)
     return None if found is None else (found, found, False)
+
+
+def _month_number(name: str) -> int:
+    """March, Mar., mar -> 3."""
+    return _MONTHS.index(name[:3].lower()) + 1
 
 
 def _full_year(text: str) -> int:
@@ -257,8 +262,8 @@ def _relative_unit(match: re.Match[str], today: dt.date) -> Resolved:
 def _count(text: str) -> int:
     """12, twelve, a couple of, a few -> a number."""
     words = text.lower().split()
-    return int(words[0]) if words[0].isdigit() else _COUNTS[words[-1] if words[-1] != "of"
-                                                             else words[-2]]
+    return int(words[0]) if words[0].isdigit() else next(_COUNTS[w] for w in words
+                                                         if w in _COUNTS)
 
 
 @relative

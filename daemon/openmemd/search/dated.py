@@ -43,7 +43,8 @@ from typing import Any, Protocol
 from openmemd.search.dates import DateQuery
 from openmemd.search.keyword import keyword_scores_for
 from openmemd.search.results import LegHit
-from openmemd.store.base import CandidateFilter, StoreReader
+from openmemd.store.base import Candidate as StoreCandidate
+from openmemd.store.base import CandidateFilter, StoreReader, chunks_of_files
 from openmemd.text.headings import calendar_day, heading_days
 from openmemd.text.tokens import QueryTerms, covered_terms
 
@@ -135,23 +136,25 @@ def latest_with_notes(reader: StoreReader, dates: DateQuery, *,
 
 
 def _has_notes(reader: StoreReader, dates: DateQuery, where: CandidateFilter) -> bool:
-    return any((day := note_date(c.path)) is not None and dates.covers(day)
-               for c in reader.chunks_by_path(path_patterns(dates), limit=MAX_PATTERNS,
-                                              where=where))
+    return bool(_dated_notes(reader, dates, limit=MAX_PATTERNS, where=where))
+
+
+def _dated_notes(reader: StoreReader, dates: DateQuery, *, limit: int,
+                 where: CandidateFilter) -> list[StoreCandidate]:
+    """The chunks of the range's dated notes, newest first."""
+    return [c for c in reader.chunks_by_path(path_patterns(dates), limit=limit, where=where)
+            if (day := note_date(c.path)) is not None and dates.covers(day)]
 
 
 def fetch_dated(reader: StoreReader, dates: DateQuery, *, limit: int,
                 where: CandidateFilter) -> list[LegHit]:
     """The range's dated-note chunks (newest first), then the chunks of the range's lines in
     transcripts and long-term files, straight from the store."""
-    found = [c for c in reader.chunks_by_path(path_patterns(dates), limit=limit, where=where)
-             if (day := note_date(c.path)) is not None and dates.covers(day)]
-    # `*` is the patterns' only wildcard: a name holding one cannot be asked for exactly
-    placed = [p for p in dates.line_days if "*" not in p]
-    if placed:  # the store keeps to `where` (a search of memory only skips transcripts)
-        chunks = reader.chunks_by_path(placed, limit=MAX_LINE_DAY_CHUNKS, where=where)
-        found += [c for c in chunks if day_in_range(c.path, "", dates,
-                                                    (c.start_line, c.end_line))][:limit]
+    found = _dated_notes(reader, dates, limit=limit, where=where)
+    # the store keeps to `where` (a search of memory only skips transcripts)
+    chunks = chunks_of_files(reader, dates.line_days, limit=MAX_LINE_DAY_CHUNKS, where=where)
+    found += [c for c in chunks if day_in_range(c.path, "", dates,
+                                                (c.start_line, c.end_line))][:limit]
     return [LegHit.unscored(c) for c in found]
 
 

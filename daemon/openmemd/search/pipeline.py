@@ -124,8 +124,7 @@ def search_outcome(reader: StoreReader, query: str, *,
     n_candidates = candidate_count(max_results, hybrid.candidate_multiplier)
     terms = query_terms(text)
     src = list(sources) if sources else None
-    skip = not settings.dreaming_reports  # derived files (store/derived.py)
-    keyword_where = CandidateFilter(sources=tuple(src) if src else None, skip_derived=skip)
+    keyword_where = CandidateFilter.of_search(sources, derived=settings.dreaming_reports)
     dated = (fetch_dated(reader, dates, limit=n_candidates, where=keyword_where)
              if dates is not None else [])
 
@@ -137,7 +136,7 @@ def search_outcome(reader: StoreReader, query: str, *,
         if hybrid.enabled:
             keyword_leg.start()  # alongside the vector leg when the reader allows
         vector_hits = vector_search(reader, q, model=model, limit=n_candidates, sources=src,
-                                    skip_derived=skip)
+                                    skip_derived=keyword_where.skip_derived)
     if not vector_hits:
         hits = keyword_leg.hits()
         copied = fetch_sources(reader, [*hits, *dated], where=keyword_where)

@@ -29,7 +29,7 @@ from collections.abc import Iterable, Sequence
 from typing import Protocol, TypeVar
 
 from openmemd.search.results import ChunkText, LegHit
-from openmemd.store.base import CandidateFilter, StoreReader
+from openmemd.store.base import CandidateFilter, StoreReader, chunks_of_files
 from openmemd.text.promotion import SourceLines, annotated_sources
 
 
@@ -78,12 +78,9 @@ def fetch_sources(reader: StoreReader, hits: Iterable[LegHit], *,
     wanted: dict[str, list[SourceLines]] = {}
     for hit in hits:
         source = entry_source(hit.text)
-        # `*` is the store's only wildcard: a name holding one cannot be asked for exactly
-        if source is not None and "*" not in source.path:
+        if source is not None:
             wanted.setdefault(source.path, []).append(source)
-    if not wanted:
-        return []
-    chunks = reader.chunks_by_path(list(wanted), limit=MAX_SOURCE_CHUNKS, where=where)
+    chunks = chunks_of_files(reader, wanted, limit=MAX_SOURCE_CHUNKS, where=where)
     return [LegHit.unscored(c) for c in chunks
             if any(_holds(c, source) for source in wanted.get(c.path, ()))]
 

@@ -23,23 +23,18 @@ from collections.abc import Iterable, Sequence
 from typing import Protocol, TypeVar
 
 from openmemd.search.focus import asks
-from openmemd.search.results import ChunkText, LegHit
-from openmemd.store.base import CandidateFilter, StoreReader
+from openmemd.search.results import LegHit, LocatedChunk
+from openmemd.store.base import CandidateFilter, StoreReader, chunks_of_files
 from openmemd.text.tokens import QueryTerms, covered_terms
 
 
-class _Placed(ChunkText, Protocol):
-    @property
-    def namespace(self) -> str: ...
-
-
-class _Ranked(_Placed, Protocol):
+class _Ranked(LocatedChunk, Protocol):
     score: float
     gate: float
     order: int
 
 
-C = TypeVar("C", bound=_Placed)
+C = TypeVar("C", bound=LocatedChunk)
 # Chunks read to find the next chunks of the leading hits' files (a day is a handful).
 MAX_REPLY_CHUNKS = 256
 
@@ -56,17 +51,14 @@ def fetch_replies(reader: StoreReader, leading: Iterable[LegHit], terms: QueryTe
     scores them like any candidate a leg did not return). Any of them may turn out the best
     hit once the legs are fused."""
     asking = [h for h in leading if asks_at_end(h.text, terms)]
-    # `*` is the store's only wildcard: a name holding one cannot be asked for exactly
-    paths = sorted({h.path for h in asking if "*" not in h.path})
-    if not paths:
-        return []
-    chunks = reader.chunks_by_path(paths, limit=MAX_REPLY_CHUNKS, where=where)
+    chunks = chunks_of_files(reader, (h.path for h in asking), limit=MAX_REPLY_CHUNKS,
+                             where=where)
     found = {n.id: LegHit.unscored(n) for h in asking
              if (n := next_chunk(h, chunks)) is not None}
     return list(found.values())
 
 
-def next_chunk(chunk: _Placed, chunks: Sequence[C]) -> C | None:
+def next_chunk(chunk: LocatedChunk, chunks: Sequence[C]) -> C | None:
     """The chunk of `chunks` that continues `chunk` in its file: it starts inside `chunk`
     (the overlap) or on the line after it, and ends after it."""
     after = [c for c in chunks if c.path == chunk.path and c.namespace == chunk.namespace

@@ -84,7 +84,7 @@ class ChunkText(Protocol):
     def text(self) -> str: ...
 
 
-class _Located(ChunkText, Protocol):
+class LocatedChunk(ChunkText, Protocol):
     """A chunk with its id and where it lives."""
 
     @property
@@ -118,7 +118,7 @@ class LegHit:
     namespace: str = ""
 
     @classmethod
-    def unscored(cls, chunk: _Located) -> LegHit:
+    def unscored(cls, chunk: LocatedChunk) -> LegHit:
         """A chunk no leg returned (fetched by where it is: a date's notes, a copy's note; or
         a candidate missing one leg), scored later on the legs by id."""
         return cls(id=chunk.id, path=chunk.path, source=chunk.source,

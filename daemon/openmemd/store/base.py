@@ -27,7 +27,7 @@ the storage cannot be reached right now (a server down); all are `UnavailableErr
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol, TypeVar
@@ -168,6 +168,12 @@ class CandidateFilter:
     model: str | None = None
     skip_derived: bool = False
 
+    @classmethod
+    def of_search(cls, sources: Sequence[str] | None, *, derived: bool) -> CandidateFilter:
+        """A search's filter: its `sources` (None: all), derived files only if `derived`
+        (`query.dreaming_reports`)."""
+        return cls(sources=tuple(sources) if sources else None, skip_derived=not derived)
+
 
 @dataclass(frozen=True)
 class Candidate:
@@ -285,6 +291,14 @@ class StoreReader(Protocol):
         ...
 
     def export_cache(self) -> Iterator[CacheEntry]: ...
+
+
+def chunks_of_files(reader: StoreReader, paths: Iterable[str], *, limit: int,
+                    where: CandidateFilter) -> list[Candidate]:
+    """`StoreReader.chunks_by_path` for these files exactly. `*` is the patterns' only
+    wildcard, so a name holding one cannot be asked for exactly and is left out."""
+    exact = sorted({p for p in paths if "*" not in p})
+    return reader.chunks_by_path(exact, limit=limit, where=where) if exact else []
 
 
 class StoreWriter(Protocol):
