@@ -71,7 +71,7 @@ class Span:
 # -- English words, parsed by dateparser ----------------------------------------------------------
 
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_WD_ANY = r"(?:mon|tues?|wed(?:nes)?|thu(?:rs?)?|fri|sat(?:ur)?|sun)(?:day)?\.?"
+WEEKDAY_WORD = r"(?:mon|tues?|wed(?:nes)?|thu(?:rs?)?|fri|sat(?:ur)?|sun)(?:day)?\.?"
 _MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
           r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
 # Full names for a month without a day or year ("in March"); "may" only as "May" (a verb too).
@@ -321,20 +321,20 @@ def _weekend(match: re.Match[str], today: dt.date) -> Resolved:
 _I = re.IGNORECASE
 _FORMS: tuple[Form, ...] = (
     # "Monday the 27th of March 2023", "27 March 2023", "27th of March"
-    (re.compile(rf"\b(?:{_WD_ANY},?\s+(?:the\s+)?)?(?:the\s+)?{_DAYNUM}\s+(?:of\s+)?{_MONTH}"
+    (re.compile(rf"\b(?:{WEEKDAY_WORD},?\s+(?:the\s+)?)?(?:the\s+)?{_DAYNUM}\s+(?:of\s+)?{_MONTH}"
                 rf"(?:(?:,\s*|\s+)(?P<year>{_YEAR}))?(?![a-z])", _I), _words),
     # "March 27, 2023", "Monday, May 8th 2023", "Mar 27 2023", "July 3rd"
-    (re.compile(rf"\b(?:{_WD_ANY},?\s+)?{_MONTH}\s+(?:the\s+)?{_DAYNUM}"
+    (re.compile(rf"\b(?:{WEEKDAY_WORD},?\s+)?{_MONTH}\s+(?:the\s+)?{_DAYNUM}"
                 rf"(?:(?:,\s*|\s+)(?P<year>{_YEAR}))?(?![a-z])", _I), _words),
     # 8-May-2023, 08-May-23
     (re.compile(rf"\b(?P<d>3[01]|[12]\d|0?[1-9])-(?P<mon>{_MONTH})-(?P<year>(?:19|20)?\d\d)"
                 r"(?![\d-])", _I), _named_day),
     # "the eighth of May 2023", "May twenty-seventh, 2023" ("May" only capitalised: "we may
     # first ..." is no date)
-    (re.compile(rf"\b(?:(?i:{_WD_ANY}),?\s+)?(?i:the\s+)?(?P<d>{_ORDINAL})\s+(?i:of\s+)?"
+    (re.compile(rf"\b(?:(?i:{WEEKDAY_WORD}),?\s+)?(?i:the\s+)?(?P<d>{_ORDINAL})\s+(?i:of\s+)?"
                 rf"(?P<mon>{_MONTH_FULL})(?:(?:,\s*|\s+)(?P<year>{_YEAR}))?(?![a-z])"),
      _named_day),
-    (re.compile(rf"\b(?:(?i:{_WD_ANY}),?\s+)?(?P<mon>{_MONTH_FULL})\s+(?i:the\s+)?"
+    (re.compile(rf"\b(?:(?i:{WEEKDAY_WORD}),?\s+)?(?P<mon>{_MONTH_FULL})\s+(?i:the\s+)?"
                 rf"(?P<d>{_ORDINAL})(?:(?:,\s*|\s+)(?P<year>{_YEAR}))?(?![a-z])"), _named_day),
     # "March 27-29, 2023", "Mar 1 to 10", "27-29 March 2023", "the 1st to the 10th of March"
     (re.compile(rf"\b(?P<mon>{_MONTH})\s+(?:the\s+)?(?P<d1>{_DAYNUM}){_TO}(?P<d2>{_DAYNUM})"

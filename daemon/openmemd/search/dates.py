@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from openmemd.search.date_calendar import week_of
-from openmemd.search.date_forms import Span, find_spans
+from openmemd.search.date_forms import WEEKDAY_WORD, Span, find_spans
 from openmemd.text.tokens import CJK_RUN, STOP_WORDS, QueryTerms, cjk_ngrams, word_tokens
 
 # Could this query name a date at all? Anything a form in date_forms needs at least one of.
@@ -55,8 +55,8 @@ _JOIN = re.compile(r"^\s*(?:-|–|—|~|to|until|till|through|thru|至|到)\s*$"
 _ANCHORED = re.compile(r"^[\s,]*(?:as\s+(?:mentioned|said|noted|written)\s+)?(?:on|before|after"
                        r"|as\s+of|prior\s+to)\s*$", re.IGNORECASE)
 _BESIDE = re.compile(r"^[\s,，、(（)）]*$")
-_WEEKDAY = re.compile(r"(?:on\s+)?(?:mon|tues?|wed(?:nes)?|thu(?:rs?)?|fri|sat(?:ur)?|sun)(?:day)?"
-                      r"|(?:星期|周|週|礼拜|禮拜)[一二三四五六日天]", re.IGNORECASE)
+_WEEKDAY = re.compile(rf"(?:on\s+)?{WEEKDAY_WORD}|(?:星期|周|週|礼拜|禮拜)[一二三四五六日天]",
+                      re.IGNORECASE)
 _AND = re.compile(r"^\s*and\s*$", re.IGNORECASE)
 _BETWEEN = re.compile(r"\bbetween\s+$", re.IGNORECASE)
 # A query ASKS FOR its date when nothing but these words is left beside it: words for a
