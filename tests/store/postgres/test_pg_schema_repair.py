@@ -57,6 +57,7 @@ def test_dropped_chunks_empty_every_namespace_for_a_refill(pg_store, pg_url):
     assert w.load_signatures() == {}  # repaired before the next statement: nothing indexed
     assert theirs.writer().load_signatures() == {}
     assert _admin(pg_url, f"SELECT count(*) FROM {SCHEMA}.ns_meta") == meta_before
+    mine.heal("chunks dropped")  # what the daemon does with damage its writer met
     fill(mine, {"a.md": [row("a", "a.md", "kafka consumer lag", unit(1))]})
     hits = mine.reader().keyword_candidates(TERMS, limit=3, where=CandidateFilter())
     assert [h.id for h in hits] == ["a"]
@@ -156,3 +157,37 @@ def test_the_others_hear_that_a_repair_emptied_their_namespace(pg_store, pg_url,
     fill(theirs, {"t.md": [row("t", "t.md", "kafka topic", unit(3))]})  # its re-index
     assert [h.id for h in theirs.reader().keyword_candidates(
         TERMS, limit=3, where=CandidateFilter())] == ["t"]
+
+
+def test_a_store_whose_own_write_met_the_damage_still_hears_the_repair(pg_store, pg_url):
+    # The race CI met: the other daemon's upkeep ran into the dropped table (its healing failed
+    # as well, the table still gone), so it ensured the schema again at its next statement and
+    # took the new generation in silence -- status, not a search -- and its namespace stayed
+    # empty. Adopting a changed generation is news too, whatever CHECK_EVERY_S says.
+    mine, theirs = pg_store(), pg_store(agent="other")
+    fill(mine, {"a.md": [row("a", "a.md", "kafka consumer lag", unit(1))]})
+    fill(theirs, {"t.md": [row("t", "t.md", "kafka topic", unit(3))]})
+    _admin(pg_url, f"DROP TABLE {SCHEMA}.chunks")
+    with pytest.raises(IndexDamagedError, match="chunks"):
+        theirs.writer().count_pending_vectors("m")
+    with pytest.raises(IndexDamagedError, match="chunks"):
+        mine.reader().keyword_candidates(TERMS, limit=3, where=CandidateFilter())
+    assert mine.status()["reachable"]  # mine repairs: the content of both is emptied
+    assert theirs.status()["reachable"]  # theirs ensures the schema again: nothing to repair
+    with pytest.raises(IndexDamagedError, match="emptied by a repair"):
+        theirs.reader().keyword_candidates(TERMS, limit=3, where=CandidateFilter())
+    assert theirs.reader().keyword_candidates(TERMS, limit=3, where=CandidateFilter()) == []
+    # mine's search met the damage and asked for its re-index: told once, not twice
+    assert mine.reader().keyword_candidates(TERMS, limit=3, where=CandidateFilter()) == []
+
+
+def test_a_heal_covers_the_emptying_its_own_write_met(pg_store, pg_url):
+    mine = pg_store()
+    fill(mine, {"a.md": [row("a", "a.md", "kafka consumer lag", unit(1))]})
+    _admin(pg_url, f"DROP TABLE {SCHEMA}.chunks")
+    with pytest.raises(IndexDamagedError, match="chunks"):
+        mine.writer().count_pending_vectors("m")
+    mine.heal("chunks dropped")  # repairs at its first statement, then refills: no news after
+    fill(mine, {"a.md": [row("a", "a.md", "kafka consumer lag", unit(1))]})
+    assert [h.id for h in mine.reader().keyword_candidates(
+        TERMS, limit=3, where=CandidateFilter())] == ["a"]

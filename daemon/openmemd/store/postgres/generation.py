@@ -10,6 +10,13 @@ CHECK_EVERY_S seconds, with the one it saw when it ensured the schema: a change 
 once, as index damage, which the daemon answers as any other (its writer re-indexes the
 Markdown). The check runs on a request's pooled connection, under the query timeout, never on
 the daemon's main loop (where a server gone silent could hold it past a watchdog).
+
+A process that met the damage itself is no exception. Its next statement ensures the schema
+and adopts the new generation (its own repair's or another's), and that is news too unless a
+re-index already covers it: a search that met the damage asked for one (`reported`), a heal
+empties and refills the namespace (`refilled`). Otherwise -- upkeep or a write met it, and its
+healing failed with the table still gone -- the next search reports it, whatever CHECK_EVERY_S
+says; without this the namespace stayed empty for ever.
 """
 
 from __future__ import annotations
@@ -39,26 +46,44 @@ class ContentGeneration:
         self._ns = ns
         self._lock = threading.Lock()
         self._seen: str | None = None
+        self._adopted = False
+        self._reported = False  # a search met the damage: its re-index covers the next change
+        self._emptied = False  # a change adopted that nothing covers: the next search says so
         self._checked = 0.0
 
     def adopt(self, conn: psycopg.Connection[TupleRow]) -> None:
         """After ensuring the schema (and repairing it, maybe): where this process stands."""
         value = read(conn)
         with self._lock:
-            self._seen, self._checked = value, time.monotonic()
+            if self._adopted and value != self._seen and not self._reported:
+                self._emptied = True
+            self._seen, self._adopted, self._checked = value, True, time.monotonic()
+            self._reported = False
+
+    def reported(self) -> None:
+        """A search met the damage (and asked for a re-index, which starts after it)."""
+        with self._lock:
+            self._reported = True
+
+    def refilled(self) -> None:
+        """The namespace was emptied and is being refilled from the Markdown (a heal)."""
+        with self._lock:
+            self._emptied = False
 
     def check(self, conn: psycopg.Connection[TupleRow]) -> None:
         """Raise IndexDamagedError, once, if a repair emptied the content since."""
         with self._lock:
+            emptied, self._emptied = self._emptied, False
             now = time.monotonic()
-            if now - self._checked < CHECK_EVERY_S:
+            if not emptied and now - self._checked < CHECK_EVERY_S:
                 return
             self._checked = now
-        value = read(conn)
-        with self._lock:
-            if value == self._seen:
-                return
-            self._seen = value
+        if not emptied:
+            value = read(conn)
+            with self._lock:
+                if value == self._seen:
+                    return
+                self._seen = value
         raise IndexDamagedError(
             f"the namespace {self._ns!r} was emptied by a repair of the PostgreSQL schema "
             "(its files or chunks table had been lost); it is being indexed again from the "

@@ -34,7 +34,13 @@ from openmemd.store.base import (
 from openmemd.store.derived import DERIVED_PREFIX
 from openmemd.store.meta import meta_from_text
 from openmemd.store.postgres import keyword
-from openmemd.store.postgres.connect import Outage, Pool, Target, translated
+from openmemd.store.postgres.connect import (
+    Outage,
+    Pool,
+    SchemaDamagedError,
+    Target,
+    translated,
+)
 from openmemd.store.postgres.generation import ContentGeneration
 from openmemd.store.postgres.schema import SCHEMA
 from openmemd.text.tokens import QueryTerms, fts_index_text
@@ -68,10 +74,15 @@ class PgReader:
         with self._outage.watch():
             self._outage.check()
             self._ready()
-            with translated(self._target, "reading from"), self._pool.connection() as conn:
+            try:
+                with translated(self._target, "reading from"), self._pool.connection() as conn:
+                    if search:
+                        self._generation.check(conn)
+                    return fn(conn)
+            except SchemaDamagedError:
                 if search:
-                    self._generation.check(conn)
-                return fn(conn)
+                    self._generation.reported()
+                raise
 
     # -- ids across namespaces ------------------------------------------------------------------
     def _public_id(self, ns: str, cid: str) -> str:

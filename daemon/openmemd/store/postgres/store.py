@@ -173,6 +173,7 @@ class PgStore:
         main = self.writer()
         with main.transaction():
             self._clear(self.namespace)
+        self._generation.refilled()  # by the caller, from the Markdown
         kept = self._reader.stats(None).cache_entries  # the shared cache, all of it kept
         log.warning("store_namespace_emptied", namespace=self.namespace, reason=reason,
                     cache_kept=kept)
@@ -238,8 +239,8 @@ class PgStore:
             return
         self._builds.start()
         conn = connect(self.target)
-        try:
-            with translated(self.target, "maintaining"):
+        try:  # watched: a table found gone is repaired before the heal that follows
+            with self._outage.watch(), translated(self.target, "maintaining"):
                 # A whole-table statement (seconds at 1M chunks); not behind an index build
                 # (it holds the lock ANALYZE needs for all of its minutes): autovacuum
                 # analyzes, and so does the next call.
