@@ -192,6 +192,8 @@ def test_things_that_only_look_like_dates_name_none(query: str) -> None:
     ("What did we talk about on Monday, May 8th 2023?", "What did we talk about?"),
     ("我昨天做了什么", "我做了什么"),
     ("anything from Monday (May 8, 2023)?", "anything?"),
+    ("gym notes (21 Sep 2023) please", "gym notes please"),
+    ("周一（3月27日）做了什么", "做了什么"),
     ("the week of March 27, 2023", ""),
     ("上个月的会议", "会议"),
     ("2023-03-27", ""),
@@ -213,6 +215,16 @@ def test_the_meta_says_what_was_understood() -> None:
             {"from": "2026-07-01", "to": "2026-07-01", "text": "2026-07-01"},
             {"from": "2026-07-09", "to": "2026-07-09", "text": "yesterday"}]}
     assert two.covers(dt.date(2026, 7, 9)) and not two.covers(dt.date(2026, 7, 5))
+
+
+@pytest.mark.parametrize(("query", "text"), [
+    ("anything from Monday (May 8, 2023)?", "Monday (May 8, 2023)"),  # its bracket closed
+    ("gym notes (21 Sep 2023) please", "21 Sep 2023"),  # the brackets are not the date
+    ("周一（3月27日）做了什么", "周一（3月27日）"),
+])
+def test_the_understood_text_keeps_brackets_whole(query: str, text: str) -> None:
+    found = understand_dates(query, FRI)
+    assert found is not None and found.to_meta()["text"] == text
 
 
 def test_no_date_library_for_a_query_without_dates_and_no_network_for_one_with() -> None:

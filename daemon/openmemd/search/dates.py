@@ -157,9 +157,9 @@ def understand_dates(query: str, today: dt.date) -> DateQuery | None:
     anchor = _anchor(query, spans)
     if anchor is not None:  # "last Friday before 23 January 2022": that Friday, not today's
         spans = _choose(list(find_spans(query, anchor)))
-    spans = _weeks(query, _since(query, _join(query, spans), today))
-    ranges = tuple(DateRange(s.first, s.last, query[s.start:s.end].strip(), s.year_given)
-                   for s in spans)
+    spans = _bracketed(query, _weeks(query, _since(query, _join(query, spans), today)))
+    ranges = tuple(DateRange(s.first, s.last, _unbracketed(query[s.start:s.end].strip()),
+                             s.year_given) for s in spans)
     rest = _remove(query, spans)
     return DateQuery(ranges, rest, _topic_of(rest))
 
@@ -221,6 +221,32 @@ def _join(query: str, spans: list[Span]) -> list[Span]:
         else:
             out.append(span)
     return out
+
+
+def _bracketed(query: str, spans: list[Span]) -> list[Span]:
+    """A date's brackets go with it: "Thursday (September 21, 2023)" is understood whole, and
+    "notes (21 Sep 2023)" leaves "notes", not "notes ( )"."""
+    out = []
+    for span in spans:
+        start, end = span.start, span.end
+        for opening, closing in ("()", "（）"):
+            inner = query[start:end]
+            after = re.match(rf"\s*{re.escape(closing)}", query[end:])
+            if after and inner.count(opening) > inner.count(closing):
+                end += after.end()
+            elif after and inner.count(opening) == inner.count(closing):
+                before = re.search(rf"{re.escape(opening)}\s*$", query[:start])
+                if before:
+                    start, end = before.start(), end + after.end()
+        out.append(dataclasses.replace(span, start=start, end=end))
+    return out
+
+
+def _unbracketed(text: str) -> str:
+    for opening, closing in ("()", "（）"):
+        if text.startswith(opening) and text.endswith(closing):
+            return text[1:-1].strip()
+    return text
 
 
 def _in_year(span: Span, year: int) -> Span:
