@@ -48,7 +48,7 @@ def check_date_search(index: MemoryIndex) -> None:
     assert index.search_meta()["dates"] == {"from": "2026-07-03", "to": "2026-07-03",
                                             "text": "July 3rd", "about": "date"}
     # A topic in a range: the range's note on the topic passes the older one on it. Naming
-    # the whole topic ("decided", "database"), it is what was asked for: first, the rest halved.
+    # the whole topic ("decided", "database"), it is what was asked for: first, the rest after.
     plain = index.search("what did we decide about the database", min_score=0.0)
     assert "dates" not in index.search_meta()
     assert plain[0].path == "memory/2026-05-12.md"  # without the date, the older note leads
@@ -58,19 +58,24 @@ def check_date_search(index: MemoryIndex) -> None:
     assert paths[0] == "memory/2026-07-01.md" and "memory/2026-05-12.md" in paths, paths
     assert explain_of(hits, "memory/2026-07-01.md")["date"] == {
         "inRange": True, "day": "2026-07-01", "rule": "first"}
-    assert explain_of(hits, "memory/2026-05-12.md")["date"]["rule"] == "halved"
+    assert explain_of(hits, "memory/2026-05-12.md")["date"]["rule"] == "after"
     assert index.search_meta()["dates"] == {"from": "2026-06-29", "to": "2026-07-05",
                                             "text": "last week", "about": "topic"}
+    # Ranked after the range, a note of another time is still shown when its own words and
+    # meaning pass min_score: the question's date may not be its note's (told days later).
+    shown = [h.path for h in index.search("what did we decide about the database last week",
+                                          today=TODAY)]
+    assert shown[0] == "memory/2026-07-01.md" and "memory/2026-05-12.md" in shown, shown
     # Naming more than the note holds ("migration"), the range's notes still come first (the
     # question is about last week), by how well they answer the rest; the older note, which
-    # leads without the date, follows them halved.
+    # leads without the date, follows them (its score halved).
     query = "what did we decide about the database migration"
     assert index.search(query, min_score=0.0)[0].path == "memory/2026-05-12.md"
     hits = index.search(query + " last week", min_score=0.0, explain=True, today=TODAY)
     assert hits[0].path == "memory/2026-07-01.md", [h.path for h in hits]
     assert explain_of(hits, "memory/2026-07-01.md")["date"]["rule"] == "range"
     assert explain_of(hits, "memory/2026-05-12.md")["date"] == {
-        "inRange": False, "day": None, "rule": "halved"}
+        "inRange": False, "day": None, "rule": "after"}
     # ... but a question the notes show no evidence for is not answered by the date alone.
     assert index.search("what did the dentist say about my teeth last week", today=TODAY) == []
     # A dated heading inside MEMORY.md counts as the range too.

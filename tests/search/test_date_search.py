@@ -73,3 +73,31 @@ def test_a_date_said_without_its_year_is_the_latest_one_the_notes_are_about(
         assert index.search_meta()["dates"]["from"] == "2026-05-01"  # its year was given
         index.search("what did we do yesterday", today=today, record=False)
         assert index.search_meta()["dates"]["from"] == "2026-12-01"  # counted from today
+
+
+def test_a_note_told_after_the_week_it_is_about_is_still_shown_after_the_range(
+        workspace, make_settings) -> None:
+    """"what did I do for the animal shelter last week": last week's notes say nothing of it;
+    the note written on Wednesday after ("I did a 5K for the animal shelter last weekend")
+    does. The range ranks first, and that note, of another week, follows it at the default
+    min_score: its own words and meaning pass, only its rank is halved by the date."""
+    notes = {
+        "2026-07-01": "- Planned the sprint with the platform team.\n- Lunch with Bob.\n",
+        "2026-07-03": "- Fixed the flaky upload test in the CI pipeline.\n- Evening walk.\n",
+        "2026-07-08": "- Quarterly planning prep with Priya: the roadmap for the billing "
+                      "service, the gateway rewrite and hiring two backend engineers.\n"
+                      "- The staging cluster ran out of disk again; asked Wei to resize it.\n"
+                      "- Mentioned to Tom that I did a 5K for the animal shelter last "
+                      "weekend.\n- Dinner at the Thai place, then an early night.\n",
+    }
+    (workspace / "memory").mkdir(exist_ok=True)
+    for day, text in notes.items():
+        (workspace / "memory" / f"{day}.md").write_text(f"# {day}\n\n{text}")
+    with MemoryIndex.open(workspace, config=make_settings(LOCAL)) as index:
+        index.sync()
+        hits = index.search("what did I do for the animal shelter last week", today=TODAY,
+                            explain=True)
+        paths = [h.path for h in hits]
+        assert paths[-1] == "memory/2026-07-08.md", paths
+        assert set(paths[:-1]) == {"memory/2026-07-01.md", "memory/2026-07-03.md"}, paths
+        assert hits[-1].explain["date"] == {"inRange": False, "day": None, "rule": "after"}

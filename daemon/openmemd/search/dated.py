@@ -22,10 +22,12 @@ What the range does (after fusion and decay, before ordering and the threshold):
 - a query naming a topic too ("what did we decide about the database last week"): the
   range's chunks are fetched as well and join the fusion with their real scores on both legs,
   and they rank first, ordered by how well they answer the rest of the question; every other
-  chunk is halved, as above. A question naming a time asks what happened then: a note of
-  another time is at best a mention of it (on LoCoMo-dev, ranking the range first where it
+  chunk's score is halved, as above. A question naming a time asks what happened then: a note
+  of another time is at best a mention of it (on LoCoMo-dev, ranking the range first where it
   used to get × TOPIC_BOOST found 7 more answers in the top 5 and lost 2, both notes written
-  days after the event they answer). What the date does not do is make an answer: the
+  days after the event they answer). Its gate is not halved (rule "after"): such a note
+  answers the question's words, and min_score alone says whether it shows, after the range
+  (halving the gate too hid both at the defaults). What the date does not do is make an answer: the
   range's chunks show evidence (`dated_evidence`) of their own words and meaning,
   × TOPIC_BOOST, so a question nothing answers ("what did the dentist say last week") still
   finds nothing. Only a range chunk that names the whole topic (`holds_topic`: "database" and
@@ -212,14 +214,14 @@ def judge_dates(candidates: Sequence[Scored], dates: DateQuery | None) -> None:
         elif day is not None:
             rule = "range"
         else:
-            rule = "halved" if halve else "kept"
+            rule = ("halved" if dates.about_date else "after") if halve else "kept"
         c.date = {"inRange": day is not None, "day": day.isoformat() if day else None,
                   "rule": rule}
 
 
 # rule -> (floor, factor): score = floor + factor * score.
 _MOVES = {"first": (ABOUT_FLOOR, 1 - ABOUT_FLOOR), "range": (ABOUT_FLOOR, 1 - ABOUT_FLOOR),
-          "halved": (0.0, ABOUT_FLOOR), "kept": (0.0, 1.0)}
+          "halved": (0.0, ABOUT_FLOOR), "after": (0.0, ABOUT_FLOOR), "kept": (0.0, 1.0)}
 
 
 def apply_dates(candidates: Sequence[Scored]) -> None:
@@ -229,7 +231,8 @@ def apply_dates(candidates: Sequence[Scored]) -> None:
             continue
         floor, factor = _MOVES[c.date["rule"]]
         c.score = min(1.0, floor + factor * c.score)
-        c.gate = min(1.0, floor + factor * c.gate)
+        if c.date["rule"] != "after":
+            c.gate = min(1.0, floor + factor * c.gate)
 
 
 def dated_evidence(candidates: Sequence[Scored]) -> None:
