@@ -30,6 +30,9 @@ Reported on the same askings, with and without dreaming:
     evidence lines and nothing else scores 0.15-0.27 "later" on the five LoCoMo-dev
     conversations (0.91-0.96 with a fourth asking). It measures the dataset's shared
     evidence more than the promotion.
+  - asked: the promoted line is evidence of some question the replay asks (each is asked on
+    days after the note holding its evidence): the issue's "evidence for some later question"
+    read as later than the note, which a promoter of exactly the evidence scores 1.0 on.
 
 Embeddings come from the state dir's cache: copy a filled one (e.g. /work/qstate/locomo) there
 first, or the first run pays for them. `--limit` takes the first N conversations; `--losses
@@ -90,6 +93,7 @@ class Tally:
     promoted: list[tuple[str, str, int, int]] = field(default_factory=list)  # day, path, s, e
     precise: int = 0  # evidence of a question asked after the promotion
     needed: int = 0  # evidence of a question whose asking recorded it
+    asked: int = 0  # evidence of a question the replay asks (on days after its evidence)
     only_with: int = 0  # askings found in the top five with MEMORY.md and not without it
     only_without: int = 0
     memory_chars: list[int] = field(default_factory=list)
@@ -167,6 +171,8 @@ def replay(root: Path, state: Path, name: str, questions: list[dict], asks: int,
                     overlaps(p.path, p.start_line, p.end_line, s)
                     for later in days if later > day for q in plan[later]
                     for s in q["relevant"])
+                tally.asked += any(overlaps(p.path, p.start_line, p.end_line, s)
+                                   for qs in plan.values() for q in qs for s in q["relevant"])
             if result.promoted or result.deep.backup_path:
                 index.sync()
         tally.needed += sum(map(needed(ws, questions), tally.promoted[promoted_before:]))
@@ -247,7 +253,8 @@ def main(argv: list[str] | None = None) -> int:
           f"(budget {Settings().context.bootstrap_max_chars})")
     print(f"promoted      {promoted} lines, precision: needed "
           f"{(tally.needed / promoted) if promoted else 0.0:.3f}, later "
-          f"{(tally.precise / promoted) if promoted else 0.0:.3f}")
+          f"{(tally.precise / promoted) if promoted else 0.0:.3f}, asked "
+          f"{(tally.asked / promoted) if promoted else 0.0:.3f}")
     return 0
 
 
