@@ -191,3 +191,16 @@ def test_a_heal_covers_the_emptying_its_own_write_met(pg_store, pg_url):
     fill(mine, {"a.md": [row("a", "a.md", "kafka consumer lag", unit(1))]})
     assert [h.id for h in mine.reader().keyword_candidates(
         TERMS, limit=3, where=CandidateFilter())] == ["a"]
+
+
+def test_upkeep_that_meets_a_dropped_table_has_the_heal_after_it_repair_first(pg_store, pg_url):
+    # The daemon heals what its upkeep met (Maintainer._guarded): the heal's first statement
+    # must repair the schema, not run into the same missing table and fail too.
+    mine = pg_store()
+    fill(mine, {"a.md": [row("a", "a.md", "kafka consumer lag", unit(1))]})
+    _admin(pg_url, f"DROP TABLE {SCHEMA}.chunks")
+    with pytest.raises(IndexDamagedError, match="chunks"):
+        mine.maintain()  # ANALYZE of the chunks, the first upkeep after a sync
+    mine.heal("chunks dropped")
+    with psycopg.connect(pg_url) as conn:
+        assert missing_parts(conn) == []
