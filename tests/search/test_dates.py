@@ -150,6 +150,10 @@ ROWS: list[tuple[str, dt.date, dt.date, dt.date, bool]] = [
     ("3天前", FRI, D(2026, 7, 7), D(2026, 7, 7), True),
     ("两周前", FRI, D(2026, 6, 22), D(2026, 6, 28), True),
     ("从3月1日到3月5日", FRI, D(2026, 3, 1), D(2026, 3, 5), True),
+    # politeness names no topic
+    ("notes (3 Jul 2026) please", FRI, D(2026, 7, 3), D(2026, 7, 3), True),
+    ("please show me what happened yesterday", FRI, D(2026, 7, 9), D(2026, 7, 9), True),
+    ("请告诉我昨天做了什么", FRI, D(2026, 7, 9), D(2026, 7, 9), True),
     # a topic too: the date only narrows it
     ("what did we decide about the database last week", FRI, D(2026, 6, 29), D(2026, 7, 5),
      False),

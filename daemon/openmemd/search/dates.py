@@ -74,11 +74,13 @@ _FILLER = frozenset((
     "overview", "show", "give", "list", "find", "remind", "me", "do", "did", "done", "doing",
     "anything", "something", "everything", "things", "thing", "stuff", "day", "days", "date",
     "whats", "what's", "whatever", "all", "kind", "sort",
-    "event", "events", "happenings", "dated", "session", "sessions"))
+    "event", "events", "happenings", "dated", "session", "sessions",
+    "please", "pls", "plz", "thanks", "thank"))  # politeness names no topic
 _CJK_FILLER = re.compile(
     r"我们|我們|咱们|大家|什么|什麼|哪些|有没有|有沒有|发生|發生|讨论|討論|聊天|聊|谈|談|说|說|"
     r"做|干|幹|记录|記錄|笔记|筆記|日记|日記|事情|事|内容|內容|对话|對話|会话|會話|情况|情況|"
-    r"了|的|我|你|他|她|有|都|呢|吗|嗎|啊|吧|啥|在|过|過|些|那|这|這|时候|時候|一下|看看|总结|總結")
+    r"了|的|我|你|他|她|有|都|呢|吗|嗎|啊|吧|啥|在|过|過|些|那|这|這|时候|時候|一下|看看|总结|總結|"
+    r"请|請|麻烦|麻煩|谢谢|謝謝|告诉|告訴")
 
 
 @dataclass(frozen=True)
