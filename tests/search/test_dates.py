@@ -197,6 +197,7 @@ def test_things_that_only_look_like_dates_name_none(query: str) -> None:
     ("我昨天做了什么", "我做了什么"),
     ("anything from Monday (May 8, 2023)?", "anything?"),
     ("gym notes (21 Sep 2023) please", "gym notes please"),
+    ("standup (from May 8 to May 10) notes", "standup notes"),
     ("周一（3月27日）做了什么", "做了什么"),
     ("the week of March 27, 2023", ""),
     ("上个月的会议", "会议"),

@@ -160,8 +160,8 @@ def understand_dates(query: str, today: dt.date) -> DateQuery | None:
     if anchor is not None:  # "last Friday before 23 January 2022": that Friday, not today's
         spans = _choose(list(find_spans(query, anchor)))
     spans = _bracketed(query, _weeks(query, _since(query, _join(query, spans), today)))
-    ranges = tuple(DateRange(s.first, s.last, _unbracketed(query[s.start:s.end].strip()),
-                             s.year_given) for s in spans)
+    ranges = tuple(DateRange(s.first, s.last, query[s.start:s.end].strip(), s.year_given)
+                   for s in spans)
     rest = _remove(query, spans)
     return DateQuery(ranges, rest, _topic_of(rest))
 
@@ -226,29 +226,18 @@ def _join(query: str, spans: list[Span]) -> list[Span]:
 
 
 def _bracketed(query: str, spans: list[Span]) -> list[Span]:
-    """A date's brackets go with it: "Thursday (September 21, 2023)" is understood whole, and
-    "notes (21 Sep 2023)" leaves "notes", not "notes ( )"."""
+    """A date that opens a bracket closes it: "Thursday (September 21, 2023)" is understood
+    whole, not as "Thursday (September 21, 2023"."""
     out = []
     for span in spans:
-        start, end = span.start, span.end
+        end = span.end
         for opening, closing in ("()", "（）"):
-            inner = query[start:end]
+            inner = query[span.start:end]
             after = re.match(rf"\s*{re.escape(closing)}", query[end:])
             if after and inner.count(opening) > inner.count(closing):
                 end += after.end()
-            elif after and inner.count(opening) == inner.count(closing):
-                before = re.search(rf"{re.escape(opening)}\s*$", query[:start])
-                if before:
-                    start, end = before.start(), end + after.end()
-        out.append(dataclasses.replace(span, start=start, end=end))
+        out.append(dataclasses.replace(span, end=end))
     return out
-
-
-def _unbracketed(text: str) -> str:
-    for opening, closing in ("()", "（）"):
-        if text.startswith(opening) and text.endswith(closing):
-            return text[1:-1].strip()
-    return text
 
 
 def _in_year(span: Span, year: int) -> Span:
@@ -300,6 +289,7 @@ def _remove(query: str, spans: list[Span]) -> str:
         if part:  # no space where a date stood between two CJK words (我昨天做了 → 我做了)
             cjk = bool(text) and _CJK_END.search(text) and _CJK_START.match(part)
             text += part if not text or cjk else " " + part
+    text = re.sub(r"\(\s*\)|（\s*）", " ", text)  # the brackets a date stood in: "notes ( )"
     for opening, closing in ("()", "（）"):  # a bracket whose date went: "anything )?"
         if text.count(opening) != text.count(closing):
             text = text.replace(opening, " ").replace(closing, " ")
