@@ -27,8 +27,8 @@ What the range does (after fusion and decay, before ordering and the threshold):
   used to get × TOPIC_BOOST found 7 more answers in the top 5 and lost 2, both notes written
   days after the event they answer). Its gate is not halved (rule "after"): such a note
   answers the question's words, and min_score alone says whether it shows, after the range
-  (halving the gate too hid both at the defaults). What the date does not do is make an answer: the
-  range's chunks show evidence (`dated_evidence`) of their own words and meaning,
+  (halving the gate too hid such notes at the defaults). What the date does not do is make
+  an answer: the range's chunks show evidence (`dated_evidence`) of their own words and meaning,
   × TOPIC_BOOST, so a question nothing answers ("what did the dentist say last week") still
   finds nothing. Only a range chunk that names the whole topic (`holds_topic`: "database" and
   "decided" in last week's note) counts as the answer outright ("first", evidence 1).
@@ -219,9 +219,11 @@ def judge_dates(candidates: Sequence[Scored], dates: DateQuery | None) -> None:
                   "rule": rule}
 
 
-# rule -> (floor, factor): score = floor + factor * score.
-_MOVES = {"first": (ABOUT_FLOOR, 1 - ABOUT_FLOOR), "range": (ABOUT_FLOOR, 1 - ABOUT_FLOOR),
-          "halved": (0.0, ABOUT_FLOOR), "after": (0.0, ABOUT_FLOOR), "kept": (0.0, 1.0)}
+# A move (floor, factor): value = floor + factor * value.
+_UP, _HALVED, _KEPT = (ABOUT_FLOOR, 1 - ABOUT_FLOOR), (0.0, ABOUT_FLOOR), (0.0, 1.0)
+# rule -> (the score's move, the gate's move)
+_MOVES = {"first": (_UP, _UP), "range": (_UP, _UP), "halved": (_HALVED, _HALVED),
+          "after": (_HALVED, _KEPT), "kept": (_KEPT, _KEPT)}
 
 
 def apply_dates(candidates: Sequence[Scored]) -> None:
@@ -229,10 +231,9 @@ def apply_dates(candidates: Sequence[Scored]) -> None:
     for c in candidates:
         if c.date is None:
             continue
-        floor, factor = _MOVES[c.date["rule"]]
+        (floor, factor), (gate_floor, gate_factor) = _MOVES[c.date["rule"]]
         c.score = min(1.0, floor + factor * c.score)
-        if c.date["rule"] != "after":
-            c.gate = min(1.0, floor + factor * c.gate)
+        c.gate = min(1.0, gate_floor + gate_factor * c.gate)
 
 
 def dated_evidence(candidates: Sequence[Scored]) -> None:
