@@ -67,7 +67,7 @@ def test_search_without_a_daemon_sees_the_notes_changed_since_the_last_index(
 def test_search_text_and_explain(cli):
     code, out, _ = cli("search", "genmaicha", "--explain")
     assert code == 0
-    assert out.splitlines()[0].endswith("MEMORY.md:1-3") and "explain:" in out
+    assert out.splitlines()[0].endswith("MEMORY.md:1-3  → MEMORY.md#L3") and "explain:" in out
     code, out, _ = cli("search", "zeppelin")
     assert code == 0 and out.strip() == "No matches."
 

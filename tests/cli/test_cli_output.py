@@ -33,10 +33,14 @@ def cli(make_settings, workspace, tmp_path, capsys):
 
 def test_get_takes_the_citation_search_prints(cli):
     code, out, _ = cli("search", "tulip", "bulbs")
-    assert code == 0 and out.splitlines()[0].endswith(f"{NOTE}:1-4")  # the whole note
-    printed = out.splitlines()[0].split()[1]
-    code, out, err = cli("get", printed)
+    # OpenClaw's line (the chunk: the whole note), then the line that answers (the citation).
+    assert code == 0 and out.splitlines()[0].endswith(f"{NOTE}:1-4  → {NOTE}#L4")
+    chunk, cited = out.splitlines()[0].split()[1::2]
+    code, out, err = cli("get", chunk)
     assert (code, err) == (0, "") and out.endswith("Planted tulip bulbs.\n")
+    assert out.startswith("# 2026-11-01\n")
+    code, out, err = cli("get", cited)
+    assert (code, err, out) == (0, "", "Planted tulip bulbs.\n")
     code, out, _ = cli("get", f"{NOTE}#L3-L4")
     assert code == 0 and out == f"{GATEWAY}\nPlanted tulip bulbs.\n"
 

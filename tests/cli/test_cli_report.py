@@ -36,12 +36,12 @@ def test_relaxed_min_score_fallback_is_marked_in_text(cli):
     assert code == 0
     lines = out.splitlines()
     assert lines[0] == ("(relaxed: no result passed min score 0.99; showing keyword matches)")
-    assert lines[2].endswith("MEMORY.md:1-3") and "explain:" not in out
+    assert lines[2].endswith("MEMORY.md:1-3  → MEMORY.md#L3") and "explain:" not in out
 
 
 def test_results_that_pass_min_score_carry_no_relaxed_note(cli):
     code, out, _ = cli("search", "genmaicha", "--min-score", "0")
-    assert code == 0 and out.splitlines()[0].endswith("MEMORY.md:1-3")
+    assert code == 0 and out.splitlines()[0].endswith("MEMORY.md:1-3  → MEMORY.md#L3")
     assert "relaxed" not in out
     code, out, _ = cli("search", "genmaicha", "--min-score", "0.99", "--json")
     assert code == 0 and "explain" not in out  # JSON keeps OpenClaw's shape

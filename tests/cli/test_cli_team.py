@@ -50,7 +50,7 @@ def test_a_colleagues_hit_shows_its_namespace_and_get_reads_it(team):
     (hit,) = [r for r in json.loads(out)["results"] if r["path"] == NOTE]
     assert code == 0 and hit["namespace"] == "team/bob"
     code, out, _ = run(alice, "search", "walrus", "pier")
-    assert out.splitlines()[0].endswith(f" {NOTE}:1-3  [namespace team/bob]")
+    assert out.splitlines()[0].endswith(f" {NOTE}:1-3  [namespace team/bob]  → {NOTE}#L3")
 
     code, out, err = run(alice, "get", "--namespace", "team/bob", f"{NOTE}:3-3")
     assert (code, out, err) == (0, "Saw a walrus at the pier.\n", "")

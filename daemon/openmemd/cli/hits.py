@@ -1,5 +1,8 @@
-"""Search hits as the command line prints them: `score path:start-end`, the snippet, and with
---explain the score's making, one component a line, numbers rounded.
+"""Search hits as the command line prints them: `score path:start-end` (OpenClaw's line, the
+chunk's range), then `→ path#L4-L5` when the lines that answer best (the hit's focus, its
+citation) are fewer than the chunk's, the snippet, and with --explain the score's making, one
+component a line, numbers rounded. Both the range and the citation are what `openmemd get`
+takes.
 
 A hit from another namespace (a shared PostgreSQL store searching several) carries
 `[namespace NS]`: its path names a file of another workspace, which `openmemd get
@@ -28,6 +31,10 @@ def hit_lines(hit: dict[str, Any], own_namespace: str, *, explain: bool) -> list
     namespace = hit.get("namespace")
     if namespace and namespace != own_namespace:
         head += f"  [namespace {namespace}]"
+    focus = hit.get("focus")
+    if hit.get("citation") and focus and (focus["startLine"], focus["endLine"]) != (
+            hit["startLine"], hit["endLine"]):
+        head += f"  → {hit['citation']}"
     out = [head, *(f"  {line}" for line in hit["snippet"].splitlines())]
     if explain and hit.get("explain"):
         out += [f"  {line}" for line in explain_lines(hit["explain"])]
