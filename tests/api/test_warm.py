@@ -8,9 +8,8 @@ from openmemd.search import commonness
 
 
 def test_warm_reads_the_word_ranks(make_settings, workspace) -> None:
-    commonness._vocabulary.cache_clear()
-    commonness.english_rank.cache_clear()
+    commonness._word_ranks.cache_clear()
     with MemoryIndex.open(workspace, config=make_settings()) as index:  # keyword-only too
         index.warm()
-    assert commonness._vocabulary.cache_info().currsize == 1
+    assert commonness._word_ranks.cache_info().currsize == 1
     assert commonness.specificity("dentist") > commonness.specificity("name")

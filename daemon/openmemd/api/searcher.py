@@ -207,7 +207,7 @@ class Searcher:
 
     def warm(self) -> None:
         """Load the model and run one query embedding, so the first real search is fast."""
-        specificity("memory")  # reads English word ranks (~25 ms) here, not in a request
+        specificity("memory")  # builds the English word ranks (~80 ms) here, not in a request
         if self.provider is not None:
             try:
                 self._query_vectors.get(self.provider, "openmemd warm-up")
