@@ -91,11 +91,12 @@ def run(src: Path, work: Path, queries: list[str], in_process_ms: float) -> None
                   f"the matrix) first {times[0]:.0f} ms, then p50 {p50:.1f} ms (in the daemon "
                   f"{statistics.median(took[1:]):.1f} ms) = {p50 / in_process_ms:.2f}x the "
                   f"in-process search, {in_process_ms:.1f} ms (goal ≤ 1.3x); "
-                  f"RSS {rss / 1048576:.0f} MiB (goal ≤ 400 MB)")
+                  f"RSS {rss / 1048576:.0f} MiB = {rss / 1e6:.0f} MB (goal ≤ 400 MB)")
             latencies = edit_to_searchable(c, ws)
+            rss = proc_rss(proc.pid)
             print(f"  edit -> searchable: median {statistics.median(latencies):.2f} s, max "
                   f"{max(latencies):.2f} s (debounce {DEBOUNCE_MS / 1000:.1f} s); RSS after "
-                  f"{proc_rss(proc.pid) / 1048576:.0f} MiB")
+                  f"{rss / 1048576:.0f} MiB = {rss / 1e6:.0f} MB")
         proc.terminate()
         proc.wait(30)
     finally:
