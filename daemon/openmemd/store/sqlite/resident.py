@@ -1,10 +1,9 @@
 """The vector leg from a resident matrix: exact cosine KNN with numpy, kept current by deltas.
 
-sqlite-vec 0.1.9's KNN is a brute-force scan about 7× slower than numpy's BLAS over the same
-vectors (README, Benchmarks). A long-lived process (the daemon) keeps, per index file, every
-chunk vector in one float32 matrix (rows L2-normalised) with, per row, the chunk's rowid, id,
-model, source and whether its path is derived -- what the KNN leg filters on -- and answers the
-vector leg with `M @ q` + argpartition.
+sqlite-vec 0.1.9's KNN is a brute-force scan ~7× slower than numpy's BLAS on the same vectors
+(docs/benchmarks.md). A long-lived process (the daemon) keeps, per index file, every chunk vector
+in one float32 matrix (rows L2-normalised) with each row's chunk rowid, id, model, source and
+whether its path is derived (what the KNN leg filters on), and answers with `M @ q` + argpartition.
 
 Kept current without reloading: the index logs the rowid of each chunk written, deleted or
 re-embedded (vec_log.py, appended in the writer's transaction, whatever process writes).
@@ -19,7 +18,8 @@ arrays outside the lock and swaps them in. No search sees a half-written row.
 
 Vectors come from `chunks_vec` (the same float32 values the KNN leg compares) or, without
 sqlite-vec, from `chunks.embedding` JSON. Memory: 4 B × dims per chunk (154 MB for 100k chunks of
-384 dims) plus a little headroom; freed rows are reused.
+384 dims) plus a little headroom; freed rows are reused. The load keeps one string per distinct
+model, source and path (SQLite's new one per row fragmented the heap for good: ~30 MB at 100k).
 """
 
 from __future__ import annotations
@@ -233,14 +233,9 @@ class ResidentMatrix:
                 if v is not None:
                     yield _Row(rowid, cid, model, source, path, v)
             return
-        # One string object per distinct model, source and path: SQLite returns a new one per
-        # row, and 100k of them, freed only after the load, left the heap fragmented for good
-        # (~30 MB of RSS at 100k chunks).
-        same: dict[str, str] = {}
-        by_id = {cid: (rowid, cid, same.setdefault(model, model),
-                       same.setdefault(source, source), same.setdefault(path, path))
-                 for rowid, cid, model, source, path in conn.execute(
-                     "SELECT rowid, id, model, source, path FROM chunks")}
+        same: dict[str, str] = {}  # one string per distinct value (module docstring, Memory)
+        by_id = {r[1]: (*r[:2], *(same.setdefault(s, s) for s in r[2:])) for r in conn.execute(
+            "SELECT rowid, id, model, source, path FROM chunks")}
         stored: Iterable[tuple[str, np.ndarray | None]] | None = vec_storage.read_vectors(
             conn, dims)
         if stored is None:  # not the storage layout we know: ask the vec0 table, 7× slower
