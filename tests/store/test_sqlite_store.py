@@ -270,3 +270,35 @@ def test_the_keyword_legs_filters_keep_the_best_matches_that_pass_them(
         conn.close()
     finally:
         store.close()
+
+
+def test_a_new_index_takes_its_name_only_with_its_whole_schema(settings, monkeypatch) -> None:
+    """A status or search during a fresh daemon's start opened the file while its tables were
+    being created, found `chunks` without `embedding_cache` and reported the index damaged."""
+    from openmemd.store.sqlite import schema
+
+    path = settings.index_path("main")
+    seen: list[str] = []
+    create = schema.ensure_schema
+
+    def watched(conn: db.Connection) -> None:
+        if path.exists():  # what a reader opening the index now would read
+            reader, _ = db.connect(path, readonly=True)
+            try:
+                for table in ("meta", "files", "chunks", "embedding_cache", "chunks_fts"):
+                    reader.execute(f"SELECT count(*) FROM {table}").fetchone()
+                seen.append("whole")
+            except db.DatabaseError as exc:
+                seen.append(str(exc))
+            finally:
+                reader.close()
+        create(conn)
+
+    monkeypatch.setattr(schema, "ensure_schema", watched)
+    store = open_store(settings, "main")
+    try:
+        add_file(store.writer(), "memory/a.md", vectors=True)
+        assert all(s == "whole" for s in seen), seen
+        assert store.reader().stored_files().keys() == {"memory/a.md"}
+    finally:
+        store.close()

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from openmemd.log import get_logger
 from openmemd.store.base import DiskFullError, Recovery
-from openmemd.store.sqlite import db, health, schema
+from openmemd.store.sqlite import db, health, reindex, schema
 from openmemd.store.sqlite.health import FileIdentity
 
 log = get_logger(__name__)
@@ -42,6 +42,8 @@ def open_writer(db_path: Path, *, thorough: bool = True) -> Opened:
     existed = db_path.exists()
     conn = None
     try:
+        if not existed:
+            _create(db_path)
         conn, vec = _connect(db_path)
         problem = health.quick_check(conn, db_path, thorough=thorough) if existed else ""
         if not problem:
@@ -56,6 +58,22 @@ def open_writer(db_path: Path, *, thorough: bool = True) -> Opened:
             raise health.disk_full(db_path, exc) from None
         problem = str(exc)
     return replace_damaged(db_path, problem, conn)
+
+
+def _create(db_path: Path) -> None:
+    """A new index file, which takes its name only once its schema is whole: created in place,
+    its tables appeared one by one, and a reader opening it meanwhile (a status or a search
+    during a fresh daemon's start) found `chunks` but no `embedding_cache`, called the index
+    damaged and asked for a rebuild."""
+    def fill(tmp: Path) -> None:
+        conn, _vec = _connect(tmp)
+        try:
+            schema.ensure_schema(conn)
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # one file to move
+        finally:
+            conn.close()
+
+    reindex.build_and_swap(db_path, fill)
 
 
 def replace_damaged(db_path: Path, reason: str, old: db.Connection | None) -> Opened:
