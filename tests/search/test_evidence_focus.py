@@ -197,3 +197,14 @@ def test_snippet_of_a_short_text_or_without_spaces():
     assert 0 < len(snippet) <= 100 and cjk.startswith(snippet)
     blob = "x" * 1000  # one "word" longer than the limit: cut on a grapheme
     assert make_snippet(blob, 50) == "x" * 50
+
+
+def test_a_snippet_starts_at_a_line_where_one_lies_before_the_focus():
+    text = "\n".join(f"- item {i}: coffee beans and oat milk from the shop" for i in range(40))
+    snippet = make_snippet(text, 300, focus=(20, 20))
+    assert snippet.startswith("- item ") and "- item 20:" in snippet
+    # one long line before the focus: the window starts at a whole word of it, not at the
+    # focus (the focus's own line start is no place to start its context)
+    long_line = " ".join(f"word{i}" for i in range(200))
+    snippet = make_snippet(long_line + "\nthe focus line", 300, focus=(1, 1))
+    assert snippet.endswith("the focus line") and snippet.split()[0] in long_line.split()

@@ -58,9 +58,9 @@ def truncate(text: str, limit: int = SNIPPET_MAX_CHARS) -> str:
 def make_snippet(text: str, limit: int = SNIPPET_MAX_CHARS,
                  focus: tuple[int, int] | None = None) -> str:
     """At most `limit` characters of `text`: all of it when it fits; else a window centred on
-    the `focus` lines (0-based indexes into `text`'s lines; None: the start), cut at word
-    boundaries so no word is split (a single word longer than the window is cut on a
-    grapheme boundary)."""
+    the `focus` lines (0-based indexes into `text`'s lines; None: the start), starting at a
+    line's start where one lies before the focus in the window, and cut at word boundaries so
+    no word is split (a single word longer than the window is cut on a grapheme boundary)."""
     if limit <= 0:
         return ""
     if len(text) <= limit:
@@ -73,8 +73,11 @@ def make_snippet(text: str, limit: int = SNIPPET_MAX_CHARS,
         return _cut_end(text[begin:], limit)
     spare = limit - (end - begin)
     start = max(0, min(begin - spare // 2, len(text) - limit))
-    if start > 0:
-        start = _word_start(text, start, begin)
+    if start > 0 and text[start - 1] != "\n":
+        # Whole lines before the focus where one starts in the window ("- Dinner with Alex"
+        # reads, "beans; the grinder needs cleaning." does not); else the first whole word.
+        line_start = text.find("\n", start, begin - 1)
+        start = line_start + 1 if line_start >= 0 else _word_start(text, start, begin)
     return _cut_end(text[start:], limit)
 
 
