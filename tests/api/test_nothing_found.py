@@ -4,6 +4,8 @@ library, the local request handler (the reply every way in shares) and the comma
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from openmemd.api import MemoryIndex
@@ -116,6 +118,21 @@ def test_the_cli_says_nothing_passed_and_names_the_nearest(index, tmp_path, caps
     out = capsys.readouterr().out.strip()
     assert out.startswith("nothing at min score 0.35; nearest 0.")
     assert out.endswith("— lower --min-score to see it") and ".md#L" in out
+
+
+def test_the_cli_names_the_nearest_notes_of_dates_without_one(index, tmp_path, capsys):
+    # "what did I do on 1 June": no note that day; the nearest miss by meaning would be a note
+    # of another day, the nearest notes by date are what a person looks for next
+    args = ["--config", str(tmp_path / "config.toml"), "--endpoint", f"ipc://{tmp_path}/n.sock"]
+    index.close()
+    assert main(["search", "what did I do on 1 June 2026", *args]) == 0
+    out = capsys.readouterr().out.strip().split("\n")
+    assert out == ['Dates: 2026-06-01 ("1 June 2026")', "",
+                   "No notes from those dates; nearest after: memory/2026-07-01.md"]
+    assert main(["search", "what did I do on 1 June 2026", "--json", *args]) == 0
+    reply = json.loads(capsys.readouterr().out)
+    assert reply["results"] == [] and reply["dates"]["nearestNotes"] == {
+        "before": None, "after": "memory/2026-07-01.md"}
 
 
 def test_a_paraphrase_finds_the_only_note_of_a_new_workspace(tmp_path) -> None:

@@ -75,6 +75,35 @@ def test_a_date_said_without_its_year_is_the_latest_one_the_notes_are_about(
         assert index.search_meta()["dates"]["from"] == "2026-12-01"  # counted from today
 
 
+def test_dates_that_hold_no_note_name_the_nearest_dated_notes(workspace, make_settings) -> None:
+    (workspace / "memory").mkdir(exist_ok=True)
+    for day, line in (("2023-05-08", "Hiked the ridge trail with Ana."),
+                      ("2023-06-01", "Started the pottery class."),
+                      ("2022-05-20", "Moved into the new flat.")):
+        (workspace / "memory" / f"{day}.md").write_text(f"# {day}\n\n- {line}\n", "utf-8")
+    (workspace / "MEMORY.md").write_text("# Memory\n\n- Likes pottery.\n", "utf-8")
+    today = TODAY.replace(year=2026, month=12, day=2)
+    with MemoryIndex.open(workspace, config=make_settings()) as index:  # keyword-only
+        index.sync()
+
+        def around(query: str) -> object:
+            index.search(query, today=today, record=False)
+            return index.search_meta()["dates"].get("nearestNotes")
+
+        assert index.search("what did I do yesterday", today=today, record=False) == []
+        assert around("what did I do yesterday") == {"before": "memory/2023-06-01.md",
+                                                     "after": None}
+        assert around("notes from 1 January 2023") == {"before": "memory/2022-05-20.md",
+                                                       "after": "memory/2023-05-08.md"}
+        assert around("昨天") == {"before": "memory/2023-06-01.md", "after": None}
+        # a day with a note, or a topic asked of an empty day (its nearest miss is by topic)
+        assert around("what happened on 8 May 2023") is None
+        assert around("pottery yesterday") is None
+        # a search of transcripts only has no dated note to name
+        index.search("yesterday", today=today, record=False, sources=["sessions"])
+        assert index.search_meta()["dates"]["nearestNotes"] == {"before": None, "after": None}
+
+
 def test_a_note_told_after_the_week_it_is_about_is_still_shown_after_the_range(
         workspace, make_settings) -> None:
     """"what did I do for the animal shelter last week": last week's notes say nothing of it;

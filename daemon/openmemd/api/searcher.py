@@ -88,13 +88,14 @@ class Searcher:
                 raise BadRequestError(f"unknown source(s) {bad}; use {', '.join(SOURCES)}")
         self._local.nearest = None
         self._local.dates = None
+        self._local.around = None
         if not query:
             return []
         q = self.settings.query
         max_results = q.max_results if max_results is None else max_results
         min_score = q.min_score if min_score is None else min_score
         self.ensure_built()
-        from openmemd.search.dated import latest_with_notes
+        from openmemd.search.dated import latest_with_notes, notes_around
         from openmemd.search.dates import understand_dates
         from openmemd.search.pipeline import search_outcome
 
@@ -102,10 +103,9 @@ class Searcher:
         if today is None:
             today = date.fromisoformat(day_bucket(datetime.now(timezone.utc), tz))
         dates = understand_dates(query, today)
+        where = CandidateFilter.of_search(sources, derived=q.dreaming_reports)
         if dates is not None:
-            dates = self.read(functools.partial(latest_with_notes, dates=dates,
-                                                where=CandidateFilter.of_search(
-                                                    sources, derived=q.dreaming_reports)))
+            dates = self.read(functools.partial(latest_with_notes, dates=dates, where=where))
         self._local.dates = dates
         if dates is not None:
             dates = dataclasses.replace(dates, line_days=self._line_days.in_range(
@@ -125,6 +125,9 @@ class Searcher:
         found = self.read(run)
         hits = found.hits
         self._local.nearest = found.nearest  # for search_meta: what a lower min_score shows
+        if dates is not None and dates.about_date and not hits:
+            self._local.around = self.read(functools.partial(notes_around, dates=dates,
+                                                             where=where))
         own = [h for h in hits if h.namespace in ("", self.store.namespace)]
         if record and own:  # dreaming promotes only this workspace's own notes
             self.recalls.record(query, own, self.settings.dreaming.timezone)
@@ -225,12 +228,17 @@ class Searcher:
     def search_meta(self) -> dict[str, Any]:
         """What a search reply says besides its results, the same on every way in (CLI,
         socket, MCP): provider, model, mode (and why it degraded), the citations mode, the
-        dates the query was understood to name (`search.dates.DateQuery.to_meta`) and, when
+        dates the query was understood to name (`search.dates.DateQuery.to_meta`; for a query
+        about dates that hold no note, the dated notes nearest them: `nearestNotes`) and, when
         this thread's last search found nothing, the nearest miss (`nearest`)."""
         dates = getattr(self._local, "dates", None)
         nearest = getattr(self._local, "nearest", None)
+        around = getattr(self._local, "around", None)
+        dates_meta = dates.to_meta() if dates is not None else None
+        if dates_meta is not None and around is not None:  # the range holds no note
+            dates_meta["nearestNotes"] = {"before": around[0], "after": around[1]}
         return {"provider": self.provider.id if self.provider is not None else "none",
                 "model": self.model, **self.search_mode(),
                 "citations": self.settings.citations,
-                **({"dates": dates.to_meta()} if dates is not None else {}),
+                **({"dates": dates_meta} if dates_meta is not None else {}),
                 **({"nearest": nearest.to_dict()} if nearest is not None else {})}

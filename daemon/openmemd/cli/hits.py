@@ -92,7 +92,8 @@ def show_search(args: argparse.Namespace, reply: dict[str, Any],
         return settings().query.min_score if args.min_score is None else float(args.min_score)
 
     if not results:
-        print(nothing_note(min_score(), meta.get("nearest")))
+        around = (meta.get("dates") or {}).get("nearestNotes")
+        print(no_notes_note(around) if around else nothing_note(min_score(), meta.get("nearest")))
         return 0
     if (results[0].get("explain") or {}).get("relaxed"):
         print(relaxed_note(min_score()) + "\n")
@@ -109,6 +110,15 @@ def nothing_note(min_score: float, nearest: dict[str, Any] | None) -> str:
         return "No matches."
     return (f"nothing at min score {min_score:g}; nearest {nearest['score']:.2f} "
             f"{nearest['citation']} — lower --min-score to see it")
+
+
+def no_notes_note(around: dict[str, str | None]) -> str:
+    """What a search about dates that hold no note says: where the nearest notes are (the
+    nearest miss by meaning would be a note of some other day)."""
+    near = [f"{side}: {path}" for side, path in (("before", around.get("before")),
+                                                 ("after", around.get("after"))) if path]
+    return "No notes from those dates; nearest " + "; ".join(near) if near \
+        else "No notes from those dates, nor any other dated note."
 
 
 def relaxed_note(min_score: float) -> str:

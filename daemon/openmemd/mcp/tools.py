@@ -119,7 +119,9 @@ TOOLS: dict[str, tuple[str, str, dict[str, Any], bool]] = {
         "startLine, endLine, score, snippet, source, focus {startLine, endLine}: the lines "
         "that answer, citation 'path#Lx-Ly' of them) plus provider, model and mode ('hybrid' "
         "or 'fts-only'). No results means the memory holds nothing for the query; nearest "
-        "{score, citation} then names the closest miss. Read more with memory_get."),
+        "{score, citation} then names the closest miss; a query about dates (dates {from, "
+        "to}) that hold no note gets dates.nearestNotes {before, after}, the nearest dated "
+        "notes. Read more with memory_get."),
         _SEARCH_SCHEMA,
         True),
     "memory_get": ("get", (

@@ -39,7 +39,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 from openmemd.search.dates import DateQuery
@@ -146,6 +146,34 @@ def _dated_notes(reader: StoreReader, dates: DateQuery, *, limit: int,
     """The chunks of the range's dated notes, newest first."""
     return [c for c in reader.chunks_by_path(path_patterns(dates), limit=limit, where=where)
             if (day := note_date(c.path)) is not None and dates.covers(day)]
+
+
+def notes_around(reader: StoreReader, dates: DateQuery, *,
+                 where: CandidateFilter) -> tuple[str | None, str | None] | None:
+    """For a range that holds no note (no dated note, no dated line): the dated notes nearest
+    it, the latest before and the earliest after (None where there is none), so a reply to
+    "what did I do yesterday" can say where the notes are rather than name a note of some
+    other day by its meaning; None when the range holds something."""
+    if dates.line_days or _has_notes(reader, dates, where):
+        return None
+    wanted = where.sources
+    return nearest_notes((f.path for f in reader.stored_files().values()
+                          if wanted is None or f.source in wanted), dates)
+
+
+def nearest_notes(paths: Iterable[str], dates: DateQuery) -> tuple[str | None, str | None]:
+    """Of `paths`, the dated note latest before the range and the one earliest after it."""
+    before: tuple[dt.date, str] | None = None
+    after: tuple[dt.date, str] | None = None
+    for path in paths:
+        day = note_date(path)
+        if day is None or dates.covers(day):
+            continue
+        if day < dates.start and (before is None or (day, path) > before):
+            before = (day, path)
+        elif day > dates.end and (after is None or (day, path) < after):
+            after = (day, path)
+    return (before[1] if before else None), (after[1] if after else None)
 
 
 def fetch_dated(reader: StoreReader, dates: DateQuery, *, limit: int,
