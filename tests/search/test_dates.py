@@ -150,7 +150,29 @@ ROWS: list[tuple[str, dt.date, dt.date, dt.date, bool]] = [
     ("3天前", FRI, D(2026, 7, 7), D(2026, 7, 7), True),
     ("两周前", FRI, D(2026, 6, 22), D(2026, 6, 28), True),
     ("从3月1日到3月5日", FRI, D(2026, 3, 1), D(2026, 3, 5), True),
-    # politeness names no topic
+    # quarters and halves: with a year, in words, or after a preposition (FRI is in Q3)
+    ("Q3 2026", FRI, D(2026, 7, 1), D(2026, 9, 30), True),
+    ("what did we ship in Q2", FRI, D(2026, 4, 1), D(2026, 6, 30), False),
+    ("in Q4", FRI, D(2025, 10, 1), D(2025, 12, 31), True),  # the latest Q4 begun by today
+    ("2025-Q4 planning", FRI, D(2025, 10, 1), D(2025, 12, 31), False),
+    ("q1 '25 retro notes", FRI, D(2025, 1, 1), D(2025, 3, 31), False),
+    ("the third quarter of 2025", FRI, D(2025, 7, 1), D(2025, 9, 30), True),
+    ("the second quarter", FRI, D(2026, 4, 1), D(2026, 6, 30), True),
+    ("last quarter", FRI, D(2026, 4, 1), D(2026, 6, 30), True),
+    ("this quarter", FRI, D(2026, 7, 1), D(2026, 9, 30), True),
+    ("last quarter", D(2026, 2, 10), D(2025, 10, 1), D(2025, 12, 31), True),
+    ("H1 2026", FRI, D(2026, 1, 1), D(2026, 6, 30), True),
+    ("the first half of 2025", FRI, D(2025, 1, 1), D(2025, 6, 30), True),
+    ("during H2", FRI, D(2026, 7, 1), D(2026, 12, 31), True),
+    ("2026年第三季度的会议", FRI, D(2026, 7, 1), D(2026, 9, 30), False),
+    ("2026年Q1", FRI, D(2026, 1, 1), D(2026, 3, 31), True),
+    ("三季度", FRI, D(2026, 7, 1), D(2026, 9, 30), True),
+    ("上季度做了什么", FRI, D(2026, 4, 1), D(2026, 6, 30), True),
+    ("本季度", FRI, D(2026, 7, 1), D(2026, 9, 30), True),
+    ("2025年下半年", FRI, D(2025, 7, 1), D(2025, 12, 31), True),
+    ("上半年", FRI, D(2026, 1, 1), D(2026, 6, 30), True),
+    # politeness names no topic, nor does "earlier"
+    ("what did I write earlier today", FRI, FRI, FRI, True),
     ("notes (3 Jul 2026) please", FRI, D(2026, 7, 3), D(2026, 7, 3), True),
     ("please show me what happened yesterday", FRI, D(2026, 7, 9), D(2026, 7, 9), True),
     ("请告诉我昨天做了什么", FRI, D(2026, 7, 9), D(2026, 7, 9), True),
@@ -171,6 +193,7 @@ NO_DATE = [
     "how do I configure the database", "数据库的配置", "一个月的预算", "第3章",
     "2 of 5 tests failed", "issue #2023", "", "   ", "on the 3rd floor", "the 2nd attempt failed",
     "a few people came", "第3天的训练", "we may first need to deploy", "first of all",
+    "service for the Audi Q3", "Q3 planning template", "the H1 heading", "每个季度的预算",
 ]
 
 

@@ -1,8 +1,8 @@
 """The ways a query names a day, a month, a year or a week, each a pattern and a resolver.
 
-`find_spans(query, today)` returns every date phrase of a query that one of the forms below
-resolves, as `Span`s (where it stands, the first and last day it means). `search/dates.py`
-picks the longest non-overlapping ones and builds the `DateQuery`.
+`find_spans(query, today)` returns every date phrase of a query that a form resolves (below;
+Chinese ones in `date_forms_cn.py`, quarters and halves in `date_forms_periods.py`) as `Span`s
+(where it stands, the first and last day it means); `search/dates.py` picks among them.
 
 A date phrase is found by a pattern here, never by scanning the query with a date library:
 `dateparser.search` reads "we" as Wednesday, "3.12" as a time and "may" as a month, and a
@@ -12,14 +12,13 @@ relative word with its unit ("last week", "three days ago", 上周), so "version
 "error 404" and "in 2 minutes" name no date.
 
 What is parsed by whom:
-- English words (month and weekday names in any spelling, ordinals, "the 27th of March",
-  number words in "three days ago") go to `dateparser` (offline, no network, imported only
-  when such a phrase is found): it reads them well.
+- English words (month and weekday names in any spelling, ordinals, number words in "three
+  days ago") go to `dateparser` (offline, imported only when such a phrase is found).
 - Numbers already split by the pattern (ISO, 3/27/2023, 2023年3月27日) are built directly:
   the pattern has the year, month and day in hand, and dateparser misreads partial Chinese
   dates (3月27号 → April 10th, 2023年3月 → year 3).
-- Ranges ("last week", 上周, "this month") are calendar arithmetic here: dateparser gives
-  one point in time ("last week" → seven days ago), not the week.
+- Ranges ("last week", 上周, "this month") are calendar arithmetic: dateparser gives one point
+  in time ("last week" → seven days ago), not the week.
 
 Conventions: weeks run Monday to Sunday (ISO 8601, as Chinese 上周 is read); a date without
 a year ("July 3rd", 3月27号, "in March") is the most recent one not after today, because
@@ -54,6 +53,7 @@ from openmemd.search.date_calendar import (
     ymd,
 )
 from openmemd.search.date_forms_cn import CN_FORMS
+from openmemd.search.date_forms_periods import PERIOD_FORMS
 
 
 @dataclass(frozen=True)
@@ -390,7 +390,7 @@ _FORMS: tuple[Form, ...] = (
 
 def find_spans(query: str, today: dt.date) -> Iterator[Span]:
     """Every date phrase some form resolves (overlapping ones included)."""
-    for pattern, resolve in (*_FORMS, *CN_FORMS):
+    for pattern, resolve in (*_FORMS, *CN_FORMS, *PERIOD_FORMS):
         for match in pattern.finditer(query):
             resolved = resolve(match, today)
             if resolved is None:

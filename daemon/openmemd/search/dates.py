@@ -33,9 +33,9 @@ from openmemd.text.tokens import CJK_RUN, STOP_WORDS, QueryTerms, cjk_ngrams, wo
 
 # Could this query name a date at all? Anything a form in date_forms needs at least one of.
 _MAYBE = re.compile(
-    r"\d|[年月日号號周週天昨]|星期|礼拜|禮拜|"
+    r"\d|[年月日号號周週天昨季]|星期|礼拜|禮拜|"
     r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|wed|thu|fri|sat|sun"
-    r"|today|tonight|yesterday|ago|last|this|past|previous|current|week|weekend"
+    r"|today|tonight|yesterday|ago|last|this|past|previous|current|week|weekend|quarter"
     r"|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)", re.IGNORECASE)
 _CJK_END = re.compile(f"(?:{CJK_RUN.pattern})$")
 _CJK_START = re.compile(CJK_RUN.pattern)
@@ -73,7 +73,7 @@ _FILLER = frozenset((
     "memories", "remember", "summary", "summarize", "summarise", "summarised", "recap",
     "overview", "show", "give", "list", "find", "remind", "me", "do", "did", "done", "doing",
     "anything", "something", "everything", "things", "thing", "stuff", "day", "days", "date",
-    "whats", "what's", "whatever", "all", "kind", "sort",
+    "whats", "what's", "whatever", "all", "kind", "sort", "earlier", "later",
     "event", "events", "happenings", "dated", "session", "sessions",
     "please", "pls", "plz", "thanks", "thank"))  # politeness names no topic
 _CJK_FILLER = re.compile(

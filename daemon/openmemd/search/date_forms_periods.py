@@ -1,0 +1,112 @@
+"""Quarters and halves of a year, the periods work is planned and reported in: "Q3 2026", "2026
+Q3", "the third quarter of 2026", "in Q3", "last quarter", "H1 2026", "the first half of 2026",
+2026年第三季度, 三季度, 上季度, 2026年上半年 (`search/date_forms.py` reads days, months and weeks).
+
+A quarter is three calendar months (Q1 January to March); a half six. Without its year a period
+is the latest one begun by today, as a month is ("in March"): notes are about what has happened.
+"Q3" alone is a date only after a preposition ("what did we ship in Q3"), since a bare "Q3" may
+be a name (an Audi Q3); with a year, or in words ("the third quarter"), it always is.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+from openmemd.search.date_calendar import (
+    DAY,
+    MAX_YEAR,
+    MIN_YEAR,
+    Form,
+    Resolved,
+    month_range,
+    relative,
+)
+from openmemd.search.date_forms_cn import cn_number
+
+_YEAR = r"(?P<y>(?:19|20)\d\d(?!\d)|'\d\d(?!\d))"
+_NO_YEAR_AFTER = r"(?!\s*[-,]?\s*(?:(?:19|20)\d\d|'\d\d))"
+_QUARTER_WORDS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3,
+                  "fourth": 4, "4th": 4}
+_HALF_WORDS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "上": 1, "下": 2}
+_Q_WORD = r"(?P<q>first|second|third|fourth|1st|2nd|3rd|4th)"
+# What may lead a year-less "Q3" or "H1" (a bare one may be a name)
+_LEAD = (r"(?i:\b(?:in|during|for|since|throughout|from|of|over|by|until|before|after)\s+"
+         r"(?:the\s+)?)")
+
+
+def _period(year: int, first_month: int, months: int) -> tuple[dt.date, dt.date]:
+    return dt.date(year, first_month, 1), month_range(year, first_month + months - 1)[1]
+
+
+def _index(text: str, words: dict[str, int]) -> int | None:
+    """3, "third", 三 -> 3."""
+    if text.isdigit():
+        return int(text)
+    return words.get(text.lower()) or cn_number(text)
+
+
+def _named(match: re.Match[str], today: dt.date, words: dict[str, int], months: int,
+           group: str) -> Resolved:
+    """Period number `group` of `months` months, in the year the phrase gives, else the latest
+    one begun by today."""
+    index = _index(match[group], words)
+    if index is None or not 1 <= index <= 12 // months:
+        return None
+    first_month = (index - 1) * months + 1
+    year_text = match.groupdict().get("y")
+    if year_text:
+        year = int(year_text.lstrip("'"))
+        year += 2000 if year < 100 else 0
+        return _period(year, first_month, months) if MIN_YEAR <= year <= MAX_YEAR else None
+    year = today.year if dt.date(today.year, first_month, 1) <= today else today.year - 1
+    return (*_period(year, first_month, months), False)
+
+
+def _quarter(match: re.Match[str], today: dt.date) -> Resolved:
+    return _named(match, today, _QUARTER_WORDS, 3, "q")
+
+
+def _half(match: re.Match[str], today: dt.date) -> Resolved:
+    return _named(match, today, _HALF_WORDS, 6, "h")
+
+
+@relative
+def _relative_quarter(match: re.Match[str], today: dt.date) -> Resolved:
+    """this/current quarter: today's; last/previous quarter: the one before; the past
+    quarter: the three months up to today. 本季度, 上季度 alike."""
+    which = match["which"].lower()
+    if which == "past":
+        return today - 91 * DAY, today
+    start_month = (today.month - 1) // 3 * 3 + 1
+    year = today.year
+    if which in ("last", "previous", "上"):
+        start_month -= 3
+        if start_month < 1:
+            start_month, year = start_month + 12, year - 1
+    return _period(year, start_month, 3)
+
+
+_I = re.IGNORECASE
+PERIOD_FORMS: tuple[Form, ...] = (
+    # Q3 2026, Q3 '26, Q3-2026, the third quarter of 2026
+    (re.compile(rf"\b[Qq](?P<q>[1-4])[\s,-]*{_YEAR}"), _quarter),
+    (re.compile(rf"(?i:\b(?:the\s+)?{_Q_WORD}\s+quarter(?:\s+of)?)[\s,]*{_YEAR}"), _quarter),
+    # 2026 Q3, 2026-Q3, 2026年Q3, 2026年第三季度
+    (re.compile(rf"(?<!\d){_YEAR}(?:\s*年\s*|[\s-]?)[Qq](?P<q>[1-4])\b"), _quarter),
+    (re.compile(r"(?<!\d)(?P<y>\d{4})\s*年\s*第?(?P<q>[一二三四1-4])\s*季度"), _quarter),
+    # in Q3, during the third quarter, 第三季度, 三季度
+    (re.compile(rf"{_LEAD}[Qq](?P<q>[1-4])\b{_NO_YEAR_AFTER}"), _quarter),
+    (re.compile(rf"(?i:\b(?:the\s+)?{_Q_WORD}\s+quarter\b)(?!\s+of\s+(?:19|20)\d\d)"), _quarter),
+    (re.compile(r"(?<![\d年])第?(?P<q>[一二三四1-4])\s*季度"), _quarter),
+    # last quarter, this quarter, the past quarter, 上季度, 本季度, 这个季度
+    (re.compile(r"\b(?:the\s+)?(?P<which>last|this|previous|current|past)\s+quarter\b", _I),
+     _relative_quarter),
+    (re.compile(r"(?P<which>上|本|这)(?:个|一)?季度"), _relative_quarter),
+    # H1 2026, 2026 H1, the first half of 2026, 2026年上半年, in H2, 上半年
+    (re.compile(rf"\b[Hh](?P<h>[12])[\s,-]*{_YEAR}"), _half),
+    (re.compile(rf"(?<!\d){_YEAR}[\s-]?[Hh](?P<h>[12])\b"), _half),
+    (re.compile(rf"(?i:\b(?:the\s+)?(?P<h>first|second|1st|2nd)\s+half\s+of)\s+{_YEAR}"), _half),
+    (re.compile(rf"{_LEAD}[Hh](?P<h>[12])\b{_NO_YEAR_AFTER}"), _half),
+    (re.compile(r"(?:(?P<y>\d{4})\s*年\s*)?(?P<h>上|下)半年"), _half),
+)
