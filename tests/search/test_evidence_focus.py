@@ -95,6 +95,10 @@ def test_evidence_needs_words_and_meaning_or_meaning_that_stands_out():
     # sense ("both blood and the ones we choose" for "Caroline's blood type"): nothing
     assert evidence(0.28, 0.7, baseline=0.38) < 0.35
     assert evidence(0.38, 0.7, baseline=0.38) == pytest.approx(0.54)
+    # ... but a chunk holding every word of the question holds them as asked, however close
+    # other notes come by meaning ('"payments queue"' among 200 days of work notes, where
+    # the notes about billing and Kafka sat above the one naming the queue)
+    assert evidence(0.28, 1.0, baseline=0.38) == pytest.approx(0.64)
     # no vector (keyword-only search): the keyword evidence is the only reading
     assert evidence(None, 0.8, baseline=1.0) == pytest.approx(0.8)
     assert median([]) is None and median([3.0, 1.0, 2.0]) == 2.0
