@@ -133,6 +133,7 @@ def test_the_cli_names_the_nearest_notes_of_dates_without_one(index, tmp_path, c
     reply = json.loads(capsys.readouterr().out)
     assert reply["results"] == [] and reply["dates"]["nearestNotes"] == {
         "before": None, "after": "memory/2026-07-01.md"}
+    assert "nearest" not in reply  # a note of another day by meaning would only mislead
 
 
 def test_a_paraphrase_finds_the_only_note_of_a_new_workspace(tmp_path) -> None:

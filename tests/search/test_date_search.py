@@ -93,6 +93,7 @@ def test_dates_that_hold_no_note_name_the_nearest_dated_notes(workspace, make_se
         assert index.search("what did I do yesterday", today=today, record=False) == []
         assert around("what did I do yesterday") == {"before": "memory/2023-06-01.md",
                                                      "after": None}
+        assert "nearest" not in index.search_meta()
         assert around("notes from 1 January 2023") == {"before": "memory/2022-05-20.md",
                                                        "after": "memory/2023-05-08.md"}
         assert around("昨天") == {"before": "memory/2023-06-01.md", "after": None}

@@ -230,13 +230,16 @@ class Searcher:
         socket, MCP): provider, model, mode (and why it degraded), the citations mode, the
         dates the query was understood to name (`search.dates.DateQuery.to_meta`; for a query
         about dates that hold no note, the dated notes nearest them: `nearestNotes`) and, when
-        this thread's last search found nothing, the nearest miss (`nearest`)."""
+        this thread's last search found nothing else, the nearest miss (`nearest`)."""
         dates = getattr(self._local, "dates", None)
         nearest = getattr(self._local, "nearest", None)
         around = getattr(self._local, "around", None)
         dates_meta = dates.to_meta() if dates is not None else None
-        if dates_meta is not None and around is not None:  # the range holds no note
+        if dates_meta is not None and around is not None:
+            # The range holds no note: the nearest notes by date are the answer's place, and
+            # the nearest miss by meaning (a note of some other day) would only mislead.
             dates_meta["nearestNotes"] = {"before": around[0], "after": around[1]}
+            nearest = None
         return {"provider": self.provider.id if self.provider is not None else "none",
                 "model": self.model, **self.search_mode(),
                 "citations": self.settings.citations,
