@@ -32,6 +32,9 @@ ROWS: list[tuple[str, dt.date, dt.date, dt.date, bool]] = [
     ("anything written down Dec 31 '24", FRI, D(2024, 12, 31), D(2024, 12, 31), True),
     ("in March 2023", FRI, D(2023, 3, 1), D(2023, 3, 31), True),
     ("what did I log during Feb 2024", FRI, D(2024, 2, 1), D(2024, 2, 29), True),
+    # a month and a two-digit year (dateparser alone reads "July '26" as the 26th of July)
+    ("what did we ship in July '26", FRI, D(2026, 7, 1), D(2026, 7, 31), False),
+    ("Mar '25", FRI, D(2025, 3, 1), D(2025, 3, 31), True),
     ("journal entries from 2025", FRI, D(2025, 1, 1), D(2025, 12, 31), True),
     # numbers: ISO, month first unless the first number can only be a day, day-first dots
     ("2023-03-27", FRI, D(2023, 3, 27), D(2023, 3, 27), True),

@@ -128,8 +128,8 @@ def _period_range(day: dt.date, period: str) -> tuple[dt.date, dt.date]:
     return day, day
 
 
-def _words(match: re.Match[str], today: dt.date) -> Resolved:
-    found = parse_words(match.group(), today)
+def _words(match: re.Match[str], today: dt.date) -> Resolved:  # "July '26": dateparser's 26th
+    found = parse_words(re.sub(r"'(\d\d)(?!\d)", r"20\1", match.group()), today)
     if found is None or not MIN_YEAR <= found[0].year <= MAX_YEAR:
         return None
     first, last = _period_range(*found)
@@ -344,8 +344,8 @@ _FORMS: tuple[Form, ...] = (
     # "on the 27th" (an ordinal the sentence ends on, or a comma: "the 3rd floor" is no date)
     (re.compile(r"\bon\s+the\s+(?P<d>3[01]|[12]\d|0?[1-9])(?:st|nd|rd|th)\b(?!\s*[a-z0-9])",
                 _I), _day_of_month),
-    # "March 2023", "Sept. 2023"
-    (re.compile(rf"\b{_MONTH},?\s+(?P<year>(?:19|20)\d\d)(?!\d|[:.]\d)", _I), _words),
+    # "March 2023", "Sept. 2023", "July '26"
+    (re.compile(rf"\b{_MONTH},?\s+(?P<year>{_YEAR})", _I), _words),
     # "in March", "during May" (a month without its year needs the preposition: "may" is a verb)
     (re.compile(rf"(?i:\b(?:in|during|throughout|since|early|late|mid-?)\s*)(?P<m>{_MONTH_FULL})"
                 r"\b(?!,?\s*(?:19|20)\d\d)"), _month_word),
