@@ -51,6 +51,32 @@ NOT_WRITTEN = ("how much is my monthly phone bill", "what is my car insurance po
 WRITTEN = ("when was the car repaired", "what did the mechanic fix on the car")
 
 
+# A chat kept as daily notes, Caroline's name in every one: before a noun phrase's generic head
+# alone stopped counting as one of the question's words, "What is Caroline's blood type?" found
+# "What type of music do you play?" and "zodiac sign" a sign on a trail (`evidence.py`).
+CHAT = {
+    "memory/2023-05-08.md": "# 2023-05-08\n\n- **Caroline**: I went to a support group "
+                            "yesterday, it was so powerful.\n- **Melanie**: That's great, "
+                            "Caroline! What type of music do you play these days?\n- "
+                            "**Caroline**: Mostly guitar. Playing helps me get my emotions out.\n",
+    "memory/2023-05-25.md": "# 2023-05-25\n\n- **Melanie**: Just got some new shoes for the "
+                            "race, Caroline!\n- **Caroline**: Nice! I am applying to adoption "
+                            "agencies.\n",
+    "memory/2023-06-09.md": "# 2023-06-09\n\n- **Caroline**: My friends have been there through "
+                            "everything.\n- **Melanie**: We went camping with the kids at the "
+                            "beach.\n",
+    "memory/2023-06-27.md": "# 2023-06-27\n\n- **Caroline**: I painted a sunrise last week.\n- "
+                            "**Melanie**: Whoa, Caroline, that sign on the trail looks serious.\n",
+    "memory/2023-07-03.md": "# 2023-07-03\n\n- **Melanie**: The kids made clay pots, "
+                            "Caroline.\n- **Caroline**: I paid off my phone last month, number "
+                            "one goal done.\n",
+}
+CHAT_NOT_WRITTEN = ("What is Caroline's blood type?", "What is Caroline's zodiac sign?")
+CHAT_WRITTEN = {"What type of music does Caroline play?": "memory/2023-05-08.md",
+                "What did Caroline paint?": "memory/2023-06-27.md",
+                "When did Caroline go to the support group?": "memory/2023-05-08.md"}
+
+
 def _open(request, make_settings, workspace, notes):
     for rel, text in notes.items():
         (workspace / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -73,6 +99,11 @@ def index(request, make_settings, workspace):
 @pytest.fixture(params=["sqlite", "postgres"])
 def car_index(request, make_settings, workspace):
     yield from _open(request, make_settings, workspace, {**NOTES, **CAR_NOTE})
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def chat_index(request, make_settings, workspace):
+    yield from _open(request, make_settings, workspace, CHAT)
 
 
 def test_an_absent_question_returns_nothing_and_names_the_nearest_miss(index):
@@ -155,3 +186,11 @@ def test_a_paraphrase_finds_the_only_note_of_a_new_workspace(tmp_path) -> None:
             pytest.skip("no local model here")
         hits = index.search("when am I travelling to Portugal")
         assert [h.path for h in hits] == ["memory/2026-03-01.md"]
+
+
+def test_a_generic_word_of_the_question_in_another_sense_is_not_an_answer(chat_index):
+    for query in CHAT_NOT_WRITTEN:
+        assert chat_index.search(query, record=False) == [], query
+    for query, path in CHAT_WRITTEN.items():
+        hits = chat_index.search(query, record=False)
+        assert hits and hits[0].path == path, query

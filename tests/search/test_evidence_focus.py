@@ -14,8 +14,10 @@ from openmemd.search.evidence import (
     corpus_idf,
     evidence,
     keyword_evidence,
+    lone_generic_heads,
     median,
     term_weights,
+    without_lone_heads,
 )
 from openmemd.search.focus import FOCUS_FOLLOWING, asks, best_line, focus_of, line_terms
 from openmemd.search.snippets import make_snippet
@@ -82,6 +84,59 @@ def test_a_date_the_question_names_is_one_more_part_a_note_of_its_range_holds():
     assert june.keyword_evidence == 0.0
     # which the pipeline also ranks by: June's one word does not lift it (pipeline._score_fused)
     assert june.coincidental and not july.coincidental
+
+
+def _heads(query: str) -> dict[str, str]:
+    terms = query_terms(query)
+    return lone_generic_heads(terms.phrases, terms.words)
+
+
+def test_a_generic_head_is_known_by_its_modifier():
+    # the head more common than the word before it: the phrase is about the modifier
+    assert _heads("What is Caroline's blood type?") == {"type": "blood"}
+    assert _heads("What is Tim's shoe size?") == {"size": "shoe"}
+    assert _heads("what is my phone number") == {"number": "phone"}
+    # a head more specific than its modifier says what is asked on its own ("the Pomodoro
+    # technique" answers "which time management technique")
+    assert "technique" not in _heads("Which popular time management technique does Tim use?")
+    assert _heads("the upcoming grand opening") == {}  # "opening" is rarer than "grand"
+    # only the last pair of a run is a head with its modifier: "popular time" is no phrase
+    assert "time" not in _heads("Which popular time management technique does Tim use?")
+    assert _heads("when did Caroline paint a sunrise") == {"paint": "caroline"}  # read as a
+    # phrase too (no parts of speech here): the verb then counts as shown beside the name,
+    # which every chunk of a chat holds, or beside another word of the question
+    assert _heads("what did we decide") == {}  # no two content words side by side
+    # one inflection of a word is its term: "sizes" is the term "size" of the phrase
+    heads = lone_generic_heads(("shoe sizes",), ("shoe", "sizes"))
+    assert heads == {"sizes": "shoe"}
+
+
+def test_a_head_without_its_modifier_is_not_one_of_the_words_held():
+    heads = {"type": "blood"}
+    assert without_lone_heads(frozenset({"caroline", "type"}), heads) == {"caroline"}
+    assert without_lone_heads(frozenset({"caroline", "blood", "type"}), heads) == {
+        "caroline", "blood", "type"}
+    assert without_lone_heads(frozenset({"blood"}), heads) == {"blood"}
+
+
+def test_a_lone_generic_head_shows_no_answer_but_still_ranks():
+    # "What is Caroline's blood type?" in a chat where "Caroline" is in every chunk: the one
+    # with "What type of music do you play?" holds two of the question's words, but "type"
+    # is not "blood type"; the one saying "blood type" holds the phrase
+    def chunk(i: int, text: str) -> Candidate:
+        c = Candidate(str(i), f"memory/2023-05-0{i}.md", "memory", 1, 2, text)
+        c.vector_cosine = c.vector_score = 0.5
+        return c
+
+    music = chunk(1, "- **Caroline**: What type of music do you play?")
+    blood = chunk(2, "- **Caroline**: My blood type is O negative.")
+    rest = [chunk(i, f"- **Caroline**: Day {i} was fine.") for i in range(3, 8)]
+    weigh_evidence([music, blood, *rest], query_terms("What is Caroline's blood type?"),
+                   lambda cosine: cosine)
+    assert not music.coincidental  # it ranks by both words it holds ...
+    assert music.keyword_evidence > 0
+    assert music.evidence == pytest.approx(0.5 * 0.5)  # ... but they show no answer
+    assert blood.evidence > 0.5
 
 
 def test_evidence_needs_words_and_meaning_or_meaning_that_stands_out():

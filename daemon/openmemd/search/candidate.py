@@ -14,8 +14,10 @@ from openmemd.search.evidence import (
     corpus_idf,
     evidence,
     keyword_evidence,
+    lone_generic_heads,
     median,
     term_weights,
+    without_lone_heads,
 )
 from openmemd.search.focus import Focus, focus_of, line_terms
 from openmemd.search.results import LegHit, NearestMiss, SearchHit, SearchOutcome
@@ -95,14 +97,23 @@ def weigh_evidence(candidates: list[Candidate], terms: QueryTerms,
     idf = corpus_idf(terms.all, (c.found for c in candidates))
     weights = term_weights(idf)
     words = frozenset(terms.words)
+    heads = lone_generic_heads(terms.phrases, terms.words)
     cosines = [c.vector_cosine for c in candidates if c.vector_cosine is not None]
     for c in candidates:
         c.keyword_evidence = keyword_evidence(c.found, weights)
         # A date the query names is one more part of the question, held by the notes of its
         # range ("where did Joanna travel in July 2022": Joanna's July note holds two parts).
         asked = len(words) + (c.date is not None)
-        held = len(c.found & words) + bool(c.date and c.date.get("inRange"))
-        c.coincidental = coincidental(held, asked, c.keyword_evidence)
+        in_range = bool(c.date and c.date.get("inRange"))
+        c.coincidental = coincidental(len(c.found & words) + in_range, asked,
+                                      c.keyword_evidence)
+        # Whether the words show an answer at all: a generic head without its modifier
+        # ("type" for "blood type") is none of them; the chunk still ranks by all it holds.
+        telling = without_lone_heads(c.found, heads)
+        shown = c.keyword_evidence
+        if c.coincidental or (telling != c.found and coincidental(
+                len(telling & words) + in_range, asked, keyword_evidence(telling, weights))):
+            shown = 0.0
         if c.coincidental:
             c.keyword_evidence = 0.0  # only the chunk's meaning may show it answers
         baseline = 1.0  # no vector leg: the meaning-alone reading does not apply
@@ -112,7 +123,7 @@ def weigh_evidence(candidates: list[Candidate], terms: QueryTerms,
             # "unrelated" level, 0, is the baseline.
             mid = median(_without(cosines, c.vector_cosine))
             baseline = 0.0 if mid is None else calibrate(mid)
-        c.evidence = evidence(c.vector_score, c.keyword_evidence, baseline)
+        c.evidence = evidence(c.vector_score, shown, baseline)
     return idf
 
 
