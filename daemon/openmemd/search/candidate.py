@@ -5,6 +5,7 @@ nearest miss. Evidence (evidence.py) is weighed here, over all candidates of one
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -150,7 +151,10 @@ def outcome(ordered: list[Candidate], passed: list[Candidate], terms: QueryTerms
     if not hits and ordered:
         best = max(ordered, key=lambda c: min(c.gate, best_evidence))
         focus = _focus(best, terms, weights)
-        nearest = NearestMiss(round(max(0.0, min(best.gate, best_evidence, 1.0)), 6),
+        # Rounded down: "lower --min-score to see it" must show it at the score named (rounded
+        # to nearest, 0.2811648 was named 0.281165, and a search at 0.281165 showed nothing).
+        shown_at = math.floor(max(0.0, min(best.gate, best_evidence, 1.0)) * 1e6) / 1e6
+        nearest = NearestMiss(shown_at,
                               best.path, focus.start_line, focus.end_line,
                               citation(best.path, focus.start_line, focus.end_line))
     return SearchOutcome(hits, nearest, mode)
