@@ -96,8 +96,8 @@ def test_a_generic_head_is_known_by_its_modifier():
     assert _heads("What is Caroline's blood type?") == {"type": "blood"}
     assert _heads("What is Tim's shoe size?") == {"size": "shoe"}
     assert _heads("what is my phone number") == {"number": "phone"}
-    # a head more specific than its modifier says what is asked on its own ("the Pomodoro
-    # technique" answers "which time management technique")
+    # a head more specific than its modifier says what is asked on its own ("Tomorrow's
+    # opening will be so much fun" answers "the upcoming grand opening")
     assert "technique" not in _heads("Which popular time management technique does Tim use?")
     assert _heads("the upcoming grand opening") == {}  # "opening" is rarer than "grand"
     # only the last pair of a run is a head with its modifier: "popular time" is no phrase
