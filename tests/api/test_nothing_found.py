@@ -5,12 +5,14 @@ library, the local request handler (the reply every way in shares) and the comma
 from __future__ import annotations
 
 import json
+from argparse import Namespace
 
 import pytest
 
 from openmemd.api import MemoryIndex
 from openmemd.api.handler import search_reply
 from openmemd.cli import main
+from openmemd.cli.hits import show_search
 from openmemd.protocol.requests import SearchRequest
 
 NOTES = {
@@ -165,6 +167,37 @@ def test_the_cli_names_the_nearest_notes_of_dates_without_one(index, tmp_path, c
     assert reply["results"] == [] and reply["dates"]["nearestNotes"] == {
         "before": None, "after": "memory/2026-07-01.md"}
     assert "nearest" not in reply  # a note of another day by meaning would only mislead
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def unembedded(request, make_settings, workspace):
+    """The quick start's note indexed by keyword only: its vector not embedded yet."""
+    (workspace / "memory" / "2026-03-01.md").write_text(
+        "Booked flights to Lisbon for the March conference.\n", encoding="utf-8")
+    store = ""
+    if request.param == "postgres":
+        store = f'[store]\nbackend = "postgres"\nurl = "{request.getfixturevalue("pg_url")}"\n'
+    with MemoryIndex.open(workspace, config=make_settings(store, provider="local")) as idx:
+        idx.sync(fill_vectors=False)
+        yield idx
+
+
+def test_nothing_found_while_vectors_wait_says_how_many(unembedded, capsys):
+    # Searched right after a first index, before the model embedded the note: a question
+    # sharing no word with it finds nothing by keyword, and "nothing" is not final yet
+    query = "when am I travelling to Portugal"
+    reply = search_reply(unembedded, SearchRequest(query=query))
+    assert reply["results"] == [] and reply["pendingVectors"] == 1
+    assert show_search(Namespace(json=False, min_score=None, explain=False), reply,
+                       lambda: unembedded.settings) == 0
+    assert capsys.readouterr().out.split("\n")[-2] == (
+        "1 chunk still waiting for a vector (searched by keyword only until embedded; "
+        "`openmemd status` shows the progress)")
+    unembedded.fill_vectors()
+    reply = search_reply(unembedded, SearchRequest(query=query))
+    assert reply["results"][0]["path"] == "memory/2026-03-01.md"
+    reply = search_reply(unembedded, SearchRequest(query=ABSENT))
+    assert reply["results"] == [] and "pendingVectors" not in reply  # now nothing is final
 
 
 def test_a_paraphrase_finds_the_only_note_of_a_new_workspace(tmp_path) -> None:

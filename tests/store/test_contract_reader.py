@@ -318,7 +318,8 @@ def test_stats(filled: StoreReader) -> None:
         len(FILES), len(ALL_ROWS), len(CACHED))
     assert stats.vectors in (-1, len(ALL_ROWS) - len(PENDING))
     assert stats.pending_vectors == len(PENDING)
-    assert filled.stats("m2").pending_vectors == 0
+    assert filled.count_pending_vectors("m1") == len(PENDING)  # without the other counts
+    assert filled.stats("m2").pending_vectors == 0 == filled.count_pending_vectors("m2")
     assert filled.stats(None).pending_vectors == 0
     expected: dict[str, dict[str, int]] = {}
     for _path, source, _model, texts in FILES:

@@ -89,6 +89,7 @@ class Searcher:
         self._local.nearest = None
         self._local.dates = None
         self._local.around = None
+        self._local.pending = 0
         if not query:
             return []
         q = self.settings.query
@@ -128,6 +129,11 @@ class Searcher:
         if dates is not None and dates.about_date and not hits:
             self._local.around = self.read(functools.partial(notes_around, dates=dates,
                                                              where=where))
+        if not hits and self.provider is not None and not self._local.degraded:
+            # "Nothing" is not to be trusted while chunks wait for their vectors (a first
+            # index, a model still loading): they are searched by keyword only until then.
+            self._local.pending = self.read(lambda reader: reader.count_pending_vectors(
+                self.model, derived=q.dreaming_reports))
         own = [h for h in hits if h.namespace in ("", self.store.namespace)]
         if record and own:  # dreaming promotes only this workspace's own notes
             self.recalls.record(query, own, self.settings.dreaming.timezone)
@@ -230,10 +236,12 @@ class Searcher:
         socket, MCP): provider, model, mode (and why it degraded), the citations mode, the
         dates the query was understood to name (`search.dates.DateQuery.to_meta`; for a query
         about dates that hold no note, the dated notes nearest them: `nearestNotes`) and, when
-        this thread's last search found nothing else, the nearest miss (`nearest`)."""
+        this thread's last search found nothing else, the nearest miss (`nearest`) and the
+        chunks still waiting for a vector, searched by keyword only (`pendingVectors`)."""
         dates = getattr(self._local, "dates", None)
         nearest = getattr(self._local, "nearest", None)
         around = getattr(self._local, "around", None)
+        pending = getattr(self._local, "pending", 0)
         dates_meta = dates.to_meta() if dates is not None else None
         if dates_meta is not None and around is not None:
             # The range holds no note: the nearest notes by date are the answer's place, and
@@ -244,4 +252,5 @@ class Searcher:
                 "model": self.model, **self.search_mode(),
                 "citations": self.settings.citations,
                 **({"dates": dates_meta} if dates_meta is not None else {}),
-                **({"nearest": nearest.to_dict()} if nearest is not None else {})}
+                **({"nearest": nearest.to_dict()} if nearest is not None else {}),
+                **({"pendingVectors": pending} if pending else {})}

@@ -94,6 +94,8 @@ def show_search(args: argparse.Namespace, reply: dict[str, Any],
     if not results:
         around = (meta.get("dates") or {}).get("nearestNotes")
         print(no_notes_note(around) if around else nothing_note(min_score(), meta.get("nearest")))
+        if meta.get("pendingVectors"):
+            print(pending_note(meta["pendingVectors"]))
         return 0
     if (results[0].get("explain") or {}).get("relaxed"):
         print(relaxed_note(min_score()) + "\n")
@@ -110,6 +112,12 @@ def nothing_note(min_score: float, nearest: dict[str, Any] | None) -> str:
         return "No matches."
     return (f"nothing at min score {min_score:g}; nearest {nearest['score']:.2f} "
             f"{nearest['citation']} — lower --min-score to see it")
+
+
+def pending_note(pending: int) -> str:
+    """Why "nothing" may not be the last word yet: chunks searched by keyword only."""
+    return (f"{pending} chunk{'s' if pending != 1 else ''} still waiting for a vector "
+            "(searched by keyword only until embedded; `openmemd status` shows the progress)")
 
 
 def no_notes_note(around: dict[str, str | None]) -> str:

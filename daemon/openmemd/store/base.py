@@ -282,6 +282,11 @@ class StoreReader(Protocol):
 
     def stats(self, model: str | None, *, derived: bool = True) -> IndexStats: ...
 
+    def count_pending_vectors(self, model: str, *, derived: bool = True) -> int:
+        """Chunks of `model` still waiting for a vector (`derived=False`: derived files' left
+        out), which a search meanwhile finds by keyword only."""
+        ...
+
     # whole-index export, for `openmemd store copy` (streamed: an index may not fit in memory)
     def export_files(self) -> Iterator[StoredFileRecord]: ...
     def export_chunks(self) -> Iterator[ChunkRow]:

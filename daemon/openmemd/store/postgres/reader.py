@@ -199,6 +199,9 @@ class PgReader:
     def stats(self, model: str | None, *, derived: bool = True) -> IndexStats:
         return self._run(lambda c: stats(c, self.ns, model, derived))
 
+    def count_pending_vectors(self, model: str, *, derived: bool = True) -> int:
+        return self._run(lambda c: count_pending(c, self.ns, model, derived))
+
     # -- export ---------------------------------------------------------------------------------
     def export_files(self) -> Iterator[StoredFileRecord]:
         for r in self._stream(f"SELECT path, source, hash, mtime, size, ctime_ns, ino FROM "
@@ -290,6 +293,14 @@ def read_meta(conn: psycopg.Connection[TupleRow], ns: str) -> dict[str, Any] | N
 
 # Chunks of derived files (store/derived.py), left out of the pending ones unless asked for.
 NOT_DERIVED = f" AND left(path, {len(DERIVED_PREFIX)}) <> '{DERIVED_PREFIX}'"
+
+
+def count_pending(conn: psycopg.Connection[TupleRow], ns: str, model: str,
+                  derived: bool = True) -> int:
+    row = conn.execute(f"SELECT count(*) FROM {SCHEMA}.chunks WHERE ns = %s AND model = %s"
+                       " AND embedding IS NULL" + ("" if derived else NOT_DERIVED),
+                       (ns, model)).fetchone()
+    return int(row[0]) if row else 0
 
 
 def stats(conn: psycopg.Connection[TupleRow], ns: str, model: str | None,

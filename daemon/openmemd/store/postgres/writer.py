@@ -168,10 +168,9 @@ class PgWriter:
         return [PendingChunk(r[0], r[1], r[2]) for r in rows]
 
     def count_pending_vectors(self, model: str, *, derived: bool = True) -> int:
-        row = self._exec(f"SELECT count(*) FROM {SCHEMA}.chunks WHERE ns = %s AND model = %s"
-                         " AND embedding IS NULL" + ("" if derived else reader.NOT_DERIVED),
-                         (self.ns, model)).fetchone()
-        return int(row[0]) if row else 0
+        with self._translated():
+            self._flush()  # the buffered writes count too
+            return reader.count_pending(self._conn(), self.ns, model, derived)
 
     def pending_files(self, model: str, *, derived: bool = True) -> list[PendingFile]:
         rows = self._exec(f"SELECT path, source, count(*) FROM {SCHEMA}.chunks WHERE ns = %s"

@@ -87,6 +87,9 @@ class GuardedReader:
     def stats(self, model: str | None, *, derived: bool = True) -> IndexStats:
         return self._call(self.inner.stats, model, derived=derived)
 
+    def count_pending_vectors(self, model: str, *, derived: bool = True) -> int:
+        return self._call(self.inner.count_pending_vectors, model, derived=derived)
+
     def export_files(self) -> Iterator[StoredFileRecord]:
         return self._stream(self.inner.export_files)
 

@@ -90,6 +90,9 @@ class SqliteReader:
     def read_meta(self) -> dict[str, Any] | None:
         return schema.read_meta(self.conn)
 
+    def count_pending_vectors(self, model: str, *, derived: bool = True) -> int:
+        return queries.count_pending_vectors(self.conn, model, derived)
+
     def stats(self, model: str | None, *, derived: bool = True) -> IndexStats:
         counts = queries.counts(self.conn)
         pending = (queries.count_pending_vectors(self.conn, model, derived)
