@@ -174,6 +174,15 @@ ROWS: list[tuple[str, dt.date, dt.date, dt.date, bool]] = [
     ("本季度", FRI, D(2026, 7, 1), D(2026, 9, 30), True),
     ("2025年下半年", FRI, D(2025, 7, 1), D(2025, 12, 31), True),
     ("上半年", FRI, D(2026, 1, 1), D(2026, 6, 30), True),
+    # weeks of a month: days 1-7, 8-14, ...; the last, its final seven; without a year, the
+    # latest such week begun by today
+    ("meetings in the first week of June", FRI, D(2026, 6, 1), D(2026, 6, 7), False),
+    ("the last week of March 2025", FRI, D(2025, 3, 25), D(2025, 3, 31), True),
+    ("the second week of July", FRI, D(2026, 7, 8), D(2026, 7, 14), True),
+    ("the 3rd week of July", FRI, D(2025, 7, 15), D(2025, 7, 21), True),
+    ("what happened in the last week of Feb '24", FRI, D(2024, 2, 23), D(2024, 2, 29), True),
+    ("6月第一周的会议", FRI, D(2026, 6, 1), D(2026, 6, 7), False),
+    ("十一月的最后一周", FRI, D(2025, 11, 24), D(2025, 11, 30), True),
     # politeness names no topic, nor does "earlier"
     ("what did I write earlier today", FRI, FRI, FRI, True),
     ("notes (3 Jul 2026) please", FRI, D(2026, 7, 3), D(2026, 7, 3), True),

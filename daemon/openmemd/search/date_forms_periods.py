@@ -1,6 +1,11 @@
 """Quarters and halves of a year, the periods work is planned and reported in: "Q3 2026", "2026
 Q3", "the third quarter of 2026", "in Q3", "last quarter", "H1 2026", "the first half of 2026",
-2026年第三季度, 三季度, 上季度, 2026年上半年 (`search/date_forms.py` reads days, months and weeks).
+2026年第三季度, 三季度, 上季度, 2026年上半年; and the weeks of a month: "the first week of
+November", "the last week of March 2025", 11月第一周 (`search/date_forms.py` reads days, months
+and weeks).
+
+The first week of a month is its days 1-7, the second 8-14, the third 15-21, the fourth 22-28,
+the last its final seven days: what a person means, whatever weekday the month starts on.
 
 A quarter is three calendar months (Q1 January to March); a half six. Without its year a period
 is the latest one begun by today, as a month is ("in March"): notes are about what has happened.
@@ -30,6 +35,10 @@ _QUARTER_WORDS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd"
                   "fourth": 4, "4th": 4}
 _HALF_WORDS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "上": 1, "下": 2}
 _Q_WORD = r"(?P<q>first|second|third|fourth|1st|2nd|3rd|4th)"
+_WEEK_WORDS = {**_QUARTER_WORDS, "last": 5, "最后": 5}
+_MONTH_NAMES = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_MONTH = (r"(?P<m>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+          r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\b\.?")
 # What may lead a year-less "Q3" or "H1" (a bare one may be a name)
 _LEAD = (r"(?i:\b(?:in|during|for|since|throughout|from|of|over|by|until|before|after)\s+"
          r"(?:the\s+)?)")
@@ -71,6 +80,32 @@ def _half(match: re.Match[str], today: dt.date) -> Resolved:
     return _named(match, today, _HALF_WORDS, 6, "h")
 
 
+def _week_of_month(match: re.Match[str], today: dt.date) -> Resolved:
+    """The n-th seven days of a month (the last: its final seven), in the year given, else the
+    latest such week begun by today."""
+    word = match["w"].lower().lstrip("第")
+    week = _WEEK_WORDS.get(word) or cn_number(word)
+    name = match["m"]
+    month = cn_number(name) if name[0].isdigit() or not name.isascii() else (
+        _MONTH_NAMES.index(name[:3].lower()) + 1)
+    if not week or not 1 <= week <= 5 or not month or not 1 <= month <= 12:
+        return None
+    year_text = match.groupdict().get("y")
+    if not year_text:
+        first, end = _nth_week(today.year, month, week)
+        return (first, end, False) if first <= today else (*_nth_week(today.year - 1, month,
+                                                                      week), False)
+    year = int(year_text.lstrip("'"))
+    year += 2000 if year < 100 else 0
+    return _nth_week(year, month, week) if MIN_YEAR <= year <= MAX_YEAR else None
+
+
+def _nth_week(year: int, month: int, week: int) -> tuple[dt.date, dt.date]:
+    last_day = month_range(year, month)[1]
+    first = last_day - 6 * DAY if week == 5 else dt.date(year, month, 1 + 7 * (week - 1))
+    return first, min(first + 6 * DAY, last_day)
+
+
 @relative
 def _relative_quarter(match: re.Match[str], today: dt.date) -> Resolved:
     """this/current quarter: today's; last/previous quarter: the one before; the past
@@ -109,4 +144,10 @@ PERIOD_FORMS: tuple[Form, ...] = (
     (re.compile(rf"(?i:\b(?:the\s+)?(?P<h>first|second|1st|2nd)\s+half\s+of)\s+{_YEAR}"), _half),
     (re.compile(rf"{_LEAD}[Hh](?P<h>[12])\b{_NO_YEAR_AFTER}"), _half),
     (re.compile(r"(?:(?P<y>\d{4})\s*年\s*)?(?P<h>上|下)半年"), _half),
+    # the first week of November, the last week of March 2025, 11月第一周, 十一月的最后一周
+    (re.compile(rf"(?i:\b(?:the\s+)?(?P<w>first|second|third|fourth|last|1st|2nd|3rd|4th)\s+"
+                rf"week\s+(?:of|in)\s+){_MONTH}(?:,?\s*{_YEAR})?", _I), _week_of_month),
+    (re.compile(r"(?:(?P<y>\d{4})\s*年\s*)?(?P<m>1[0-2]|0?[1-9]|十[一二]?|[一二三四五六七八九])\s*月"
+                r"的?\s*(?P<w>第[一二三四1-4]|最后)一?个?(?:周|星期|礼拜|週)"),
+     _week_of_month),
 )
