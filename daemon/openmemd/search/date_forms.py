@@ -1,7 +1,7 @@
 """The ways a query names a day, a month, a year or a week, each a pattern and a resolver.
 
-`find_spans(query, today)` returns every date phrase of a query that a form resolves (below;
-Chinese ones in `date_forms_cn.py`, quarters and halves in `date_forms_periods.py`) as `Span`s
+`find_spans(query, today)` returns every date phrase a form resolves (below; Chinese ones in
+`date_forms_cn.py`, quarters, halves and a month's weeks in `date_forms_periods.py`) as `Span`s
 (where it stands, the first and last day it means); `search/dates.py` picks among them.
 
 A date phrase is found by a pattern here, never by scanning the query with a date library:
