@@ -6,24 +6,28 @@ its only public trace, so `OverflowTap` (a logging handler) turns it into a call
 whose observer owns that thread. (Older watchdog drops IN_Q_OVERFLOW unseen; the periodic
 reconcile is then the only net.)
 
-Watch limit: watchdog raises ENOSPC only for the root of a schedule; a subdirectory it cannot
-watch (fs.inotify.max_user_watches exhausted, at start or when it appears later) is skipped
-silently. The kernel's own list (/proc/self/fdinfo of the inotify descriptors) says which
-directories are really watched, and `SubtreePoller` polls the ones that are not.
+Watch limit: a subdirectory watchdog cannot watch (fs.inotify.max_user_watches exhausted) when
+it appears later is skipped with at most a log line. At start, watchdog 7.1.0 skips it too, but
+7.1.1 raises ENOSPC for the whole recursive watch (watchdog #1454): then `watch_what_fits`
+watches the tree piece by piece, as far as the limit allows. Either way the kernel's own list
+(/proc/self/fdinfo of the inotify descriptors) says which directories are really watched, and
+`SubtreePoller` polls the ones that are not.
 """
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import re
 import stat
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from watchdog.events import FileSystemEventHandler
+from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers.api import BaseObserver, ObservedWatch
 from watchdog.observers.polling import PollingObserverVFS
 
@@ -153,6 +157,45 @@ def unwatched_dirs(root: str, start: str, may_contain: Callable[[str], bool],
                 missing.append(rel)  # its whole subtree is polled: no need to look inside
         dirnames[:] = keep
     return missing
+
+
+# Watches `watch_what_fits` schedules at most: each is an emitter thread of watchdog's.
+MAX_PIECES = 64
+
+
+def watch_what_fits(observer: BaseObserver, handler: FileSystemEventHandler, root: str,
+                    event_filter: list[type[FileSystemEvent]]) -> int:
+    """Watch `root`'s tree on a started inotify `observer` as far as the watch limit allows,
+    for a watchdog that refuses a recursive watch it cannot complete: a directory whose whole
+    tree fits gets one recursive watch; one whose tree does not is watched alone and its
+    subdirectories are tried in turn, breadth first, until a directory alone no longer fits (or
+    MAX_PIECES watches). Symlinked folders are never followed. Returns the watches scheduled;
+    raises ENOSPC when not even `root` alone can be watched."""
+    pieces = 0
+    queue = deque([root])
+    while queue and pieces < MAX_PIECES:
+        path = queue.popleft()
+        for recursive in (True, False):
+            try:
+                observer.schedule(handler, path, recursive=recursive, event_filter=event_filter)
+                break
+            except OSError as exc:
+                if exc.errno != errno.ENOSPC or (not recursive and path == root):
+                    raise
+        else:
+            return pieces  # not even this directory alone: the rest is polled
+        pieces += 1
+        if not recursive:
+            queue.extend(sorted(e.path for e in _subdirs(path)))
+    return pieces
+
+
+def _subdirs(path: str) -> list[os.DirEntry[str]]:
+    try:
+        with os.scandir(path) as entries:
+            return [e for e in entries if e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return []
 
 
 def polling_observer(interval: float) -> BaseObserver:

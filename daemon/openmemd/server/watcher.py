@@ -14,6 +14,7 @@ whenever events may have been missed (queue overflow, watch failure; see watch_l
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import os
 import threading
@@ -49,6 +50,7 @@ from openmemd.server.watch_limits import (
     polled_state,
     polling_observer,
     stop_observer,
+    watch_what_fits,
 )
 
 log = get_logger(__name__)
@@ -244,7 +246,7 @@ class Watcher:
             return
         if not polling:
             try:
-                self._observer = self._make_observer(Observer())
+                self._observer = self._native_observer()
                 self._backend = type(self._observer).__name__.replace("Observer", "").lower()
                 self._state, self._error = STATE_RUNNING, ""
                 log.info("watcher_started", agent=self._name, root=str(self.root),
@@ -264,6 +266,26 @@ class Watcher:
             self._observer = None
             self._state, self._error = STATE_FAILED, f"polling watcher failed: {exc}"
             log.error("watcher_failed", agent=self._name, error=self._error)
+
+    def _native_observer(self) -> BaseObserver:
+        try:
+            return self._make_observer(Observer())
+        except OSError as exc:
+            if exc.errno != errno.ENOSPC:
+                raise
+        # A watchdog that refuses a recursive watch it cannot complete (7.1.1): as much of the
+        # tree as the limit allows, the rest polled (`_cover`, watch_limits.py).
+        observer = Observer()
+        observer.name = f"openmemd-watch-{self._name}"
+        observer.start()
+        try:
+            pieces = watch_what_fits(observer, _Handler(self), str(self.root), EVENT_FILTER)
+        except BaseException:
+            stop_observer(observer, 1.0)
+            raise
+        log.warning("watcher_watch_limit_in_pieces", agent=self._name, watches=pieces,
+                    hint="raise fs.inotify.max_user_watches")
+        return observer
 
     def _make_observer(self, observer: BaseObserver) -> BaseObserver:
         observer.name = f"openmemd-watch-{self._name}"
