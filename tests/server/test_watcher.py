@@ -302,13 +302,13 @@ def test_dead_observer_is_restarted_as_polling(watch: tuple[Watcher, Sink], ws: 
 
 
 def test_native_failure_falls_back_to_polling(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import openmemd.server.watcher as watcher_mod
+    import openmemd.server.watch_limits as watch_limits_mod
 
     class Broken:
         def __init__(self, *a: object, **k: object) -> None:
             raise OSError(28, "inotify watch limit reached")
 
-    monkeypatch.setattr(watcher_mod, "Observer", Broken)
+    monkeypatch.setattr(watch_limits_mod, "Observer", Broken)
     sink = Sink()
     w = Watcher(ws, indexed, sink, debounce_ms=50)
     w.start()

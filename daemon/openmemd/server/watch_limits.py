@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver, ObservedWatch
 from watchdog.observers.polling import PollingObserverVFS
 
@@ -196,6 +197,42 @@ def _subdirs(path: str) -> list[os.DirEntry[str]]:
             return [e for e in entries if e.is_dir(follow_symlinks=False)]
     except OSError:
         return []
+
+
+def start_observer(observer: BaseObserver, name: str, handler: FileSystemEventHandler,
+                   root: str, event_filter: list[type[FileSystemEvent]]) -> BaseObserver:
+    """`observer` watching `root`'s tree for `handler`, started (stopped again if it fails)."""
+    observer.name = f"openmemd-watch-{name}"
+    observer.schedule(handler, root, recursive=True, event_filter=event_filter)
+    try:
+        observer.start()
+    except BaseException:
+        stop_observer(observer, 1.0)
+        raise
+    return observer
+
+
+def native_observer(name: str, handler: FileSystemEventHandler, root: str,
+                    event_filter: list[type[FileSystemEvent]]) -> BaseObserver:
+    """watchdog's native observer on `root`'s tree; when the watch limit stops a recursive
+    watch that watchdog will not leave incomplete (7.1.1), as much of the tree as fits, the
+    rest left to the subtree poller. Raises what keeps any native watch from starting."""
+    try:
+        return start_observer(Observer(), name, handler, root, event_filter)
+    except OSError as exc:
+        if exc.errno != errno.ENOSPC:
+            raise
+    observer = Observer()
+    observer.name = f"openmemd-watch-{name}"
+    observer.start()
+    try:
+        pieces = watch_what_fits(observer, handler, root, event_filter)
+    except BaseException:
+        stop_observer(observer, 1.0)
+        raise
+    log.warning("watcher_watch_limit_in_pieces", agent=name, watches=pieces,
+                hint="raise fs.inotify.max_user_watches")
+    return observer
 
 
 def polling_observer(interval: float) -> BaseObserver:

@@ -14,7 +14,6 @@ whenever events may have been missed (queue overflow, watch failure; see watch_l
 
 from __future__ import annotations
 
-import errno
 import fnmatch
 import os
 import threading
@@ -36,7 +35,6 @@ from watchdog.events import (
     FileSystemEvent,
     FileSystemEventHandler,
 )
-from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
 
 from openmemd.log import get_logger
@@ -47,10 +45,11 @@ from openmemd.server.watch_limits import (
     OverflowTap,
     SubtreePoller,
     UnwatchedConfirmer,
+    native_observer,
     polled_state,
     polling_observer,
+    start_observer,
     stop_observer,
-    watch_what_fits,
 )
 
 log = get_logger(__name__)
@@ -246,7 +245,8 @@ class Watcher:
             return
         if not polling:
             try:
-                self._observer = self._native_observer()
+                self._observer = native_observer(self._name, _Handler(self), str(self.root),
+                                                 EVENT_FILTER)
                 self._backend = type(self._observer).__name__.replace("Observer", "").lower()
                 self._state, self._error = STATE_RUNNING, ""
                 log.info("watcher_started", agent=self._name, root=str(self.root),
@@ -257,7 +257,8 @@ class Watcher:
                 log.warning("watcher_native_failed", agent=self._name, error=str(exc),
                             hint="raise fs.inotify.max_user_watches / max_user_instances")
         try:
-            self._observer = self._make_observer(polling_observer(self._polling_interval))
+            self._observer = start_observer(polling_observer(self._polling_interval), self._name,
+                                            _Handler(self), str(self.root), EVENT_FILTER)
             self._backend = "polling"
             self._state = STATE_POLLING_CONFIGURED if polling_wanted else STATE_POLLING
             log.warning("watcher_polling", agent=self._name, root=str(self.root),
@@ -266,37 +267,6 @@ class Watcher:
             self._observer = None
             self._state, self._error = STATE_FAILED, f"polling watcher failed: {exc}"
             log.error("watcher_failed", agent=self._name, error=self._error)
-
-    def _native_observer(self) -> BaseObserver:
-        try:
-            return self._make_observer(Observer())
-        except OSError as exc:
-            if exc.errno != errno.ENOSPC:
-                raise
-        # A watchdog that refuses a recursive watch it cannot complete (7.1.1): as much of the
-        # tree as the limit allows, the rest polled (`_cover`, watch_limits.py).
-        observer = Observer()
-        observer.name = f"openmemd-watch-{self._name}"
-        observer.start()
-        try:
-            pieces = watch_what_fits(observer, _Handler(self), str(self.root), EVENT_FILTER)
-        except BaseException:
-            stop_observer(observer, 1.0)
-            raise
-        log.warning("watcher_watch_limit_in_pieces", agent=self._name, watches=pieces,
-                    hint="raise fs.inotify.max_user_watches")
-        return observer
-
-    def _make_observer(self, observer: BaseObserver) -> BaseObserver:
-        observer.name = f"openmemd-watch-{self._name}"
-        observer.schedule(_Handler(self), str(self.root), recursive=True,
-                          event_filter=EVENT_FILTER)
-        try:
-            observer.start()
-        except BaseException:
-            stop_observer(observer, 1.0)
-            raise
-        return observer
 
     # -- event handling (observer thread) -------------------------------------------------
     def _on_event(self, event: FileSystemEvent) -> None:
