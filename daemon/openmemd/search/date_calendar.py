@@ -1,6 +1,6 @@
-"""Calendar arithmetic for the date forms (`search/date_forms.py`, `date_forms_cn.py`): months,
-ISO weeks (Monday to Sunday), "the most recent such day not after today", and the resolver type
-every form has."""
+"""Calendar arithmetic for the date forms (`search/date_forms.py`, `date_forms_cn.py`,
+`date_forms_periods.py`): month names and years as written, months, ISO weeks (Monday to
+Sunday), "the most recent such day not after today", and the resolver type every form has."""
 
 from __future__ import annotations
 
@@ -11,12 +11,27 @@ from collections.abc import Callable
 
 DAY = dt.timedelta(days=1)
 MIN_YEAR, MAX_YEAR = 1900, 2099
+# An English month name in any common spelling: "March", "Mar", "Sept" (no group, no dot)
+MONTH_NAME = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+              r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)")
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 
 # A form's answer: (first day, last day[, whether the phrase gave its year]), or None when the
 # phrase is no date after all (February 30th, month 13).
 Resolved = tuple[dt.date, dt.date] | tuple[dt.date, dt.date, bool] | None
 Resolver = Callable[["re.Match[str]", dt.date], Resolved]
 Form = tuple["re.Pattern[str]", Resolver]
+
+
+def month_number(name: str) -> int:
+    """March, Mar., mar -> 3 (a name MONTH_NAME matched)."""
+    return _MONTHS.index(name[:3].lower()) + 1
+
+
+def full_year(text: str) -> int:
+    """2023, '23, 23 -> 2023."""
+    year = int(text.lstrip("'"))
+    return year + 2000 if year < 100 else year
 
 
 def month_range(year: int, month: int) -> tuple[dt.date, dt.date]:

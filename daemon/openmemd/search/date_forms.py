@@ -39,10 +39,13 @@ from openmemd.search.date_calendar import (
     DAY,
     MAX_YEAR,
     MIN_YEAR,
+    MONTH_NAME,
     RELATIVE,
     Form,
     Resolved,
+    full_year,
     latest_not_after,
+    month_number,
     month_range,
     most_recent_weekday,
     offset,
@@ -72,8 +75,7 @@ class Span:
 
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 WEEKDAY_WORD = r"(?:mon|tues?|wed(?:nes)?|thu(?:rs?)?|fri|sat(?:ur)?|sun)(?:day)?\.?"
-_MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
-          r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
+_MONTH = rf"{MONTH_NAME}\.?"
 # Full names for a month without a day or year ("in March"); "may" only as "May" (a verb too).
 _MONTH_FULL = (r"(?:(?i:january|february|march|april|june|july|august|september|october"
                r"|november|december)|May)")
@@ -82,7 +84,6 @@ _YEAR = r"(?:(?:19|20)\d\d(?!\d|[:.]\d)|'\d\d(?!\d))"
 _NUMBER_WORD = (r"(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
                 r"|\d{1,3})")
 _UNIT = r"(?:days?|weeks?|months?|years?)"
-_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _COUNTS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
            "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "couple": 2, "few": 3,
            "several": 3}
@@ -191,12 +192,12 @@ def _year(match: re.Match[str], today: dt.date) -> Resolved:
 def _day_range(match: re.Match[str], today: dt.date) -> Resolved:
     """March 27-29, 2023; 27 to 29 March: days of one month (without a year, the range
     begun most recently: on March 28th, "March 27 to 29" is this year's)."""
-    month = _month_number(match["mon"])
+    month = month_number(match["mon"])
     first, last = _number(match["d1"]), _number(match["d2"])
     if first >= last:
         return None
     if match["year"]:
-        year = _full_year(match["year"])
+        year = full_year(match["year"])
         start, end = ymd(year, month, first), ymd(year, month, last)
         return None if start is None or end is None else (start, end)
     start = latest_not_after(today, month, first)
@@ -207,24 +208,13 @@ def _day_range(match: re.Match[str], today: dt.date) -> Resolved:
 def _named_day(match: re.Match[str], today: dt.date) -> Resolved:
     """8-May-2023, "the eighth of May 2023", "May twenty-seventh": a month's name and the day
     in digits or in words (which dateparser does not read)."""
-    month = _month_number(match["mon"])
+    month = month_number(match["mon"])
     day = _ORDINALS.get(match["d"].lower()) or _number(match["d"])
     if match["year"]:
-        found = ymd(_full_year(match["year"]), month, day)
+        found = ymd(full_year(match["year"]), month, day)
         return None if found is None else (found, found)
     found = latest_not_after(today, month, day)
     return None if found is None else (found, found, False)
-
-
-def _month_number(name: str) -> int:
-    """March, Mar., mar -> 3."""
-    return _MONTHS.index(name[:3].lower()) + 1
-
-
-def _full_year(text: str) -> int:
-    """2023, '23, 23 -> 2023."""
-    year = int(text.lstrip("'"))
-    return year + 2000 if year < 100 else year
 
 
 def _number(text: str) -> int:

@@ -22,8 +22,11 @@ from openmemd.search.date_calendar import (
     DAY,
     MAX_YEAR,
     MIN_YEAR,
+    MONTH_NAME,
     Form,
     Resolved,
+    full_year,
+    month_number,
     month_range,
     relative,
 )
@@ -36,9 +39,7 @@ _QUARTER_WORDS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd"
 _HALF_WORDS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "上": 1, "下": 2}
 _Q_WORD = r"(?P<q>first|second|third|fourth|1st|2nd|3rd|4th)"
 _WEEK_WORDS = {**_QUARTER_WORDS, "last": 5, "最后": 5}
-_MONTH_NAMES = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
-_MONTH = (r"(?P<m>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
-          r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\b\.?")
+_MONTH = rf"(?P<m>{MONTH_NAME})\b\.?"
 # What may lead a year-less "Q3" or "H1" (a bare one may be a name)
 _LEAD = (r"(?i:\b(?:in|during|for|since|throughout|from|of|over|by|until|before|after)\s+"
          r"(?:the\s+)?)")
@@ -65,8 +66,7 @@ def _named(match: re.Match[str], today: dt.date, words: dict[str, int], months: 
     first_month = (index - 1) * months + 1
     year_text = match.groupdict().get("y")
     if year_text:
-        year = int(year_text.lstrip("'"))
-        year += 2000 if year < 100 else 0
+        year = full_year(year_text)
         return _period(year, first_month, months) if MIN_YEAR <= year <= MAX_YEAR else None
     year = today.year if dt.date(today.year, first_month, 1) <= today else today.year - 1
     return (*_period(year, first_month, months), False)
@@ -86,8 +86,7 @@ def _week_of_month(match: re.Match[str], today: dt.date) -> Resolved:
     word = match["w"].lower().lstrip("第")
     week = _WEEK_WORDS.get(word) or cn_number(word)
     name = match["m"]
-    month = cn_number(name) if name[0].isdigit() or not name.isascii() else (
-        _MONTH_NAMES.index(name[:3].lower()) + 1)
+    month = cn_number(name) if name[0].isdigit() or not name.isascii() else month_number(name)
     if not week or not 1 <= week <= 5 or not month or not 1 <= month <= 12:
         return None
     year_text = match.groupdict().get("y")
@@ -95,8 +94,7 @@ def _week_of_month(match: re.Match[str], today: dt.date) -> Resolved:
         first, end = _nth_week(today.year, month, week)
         return (first, end, False) if first <= today else (*_nth_week(today.year - 1, month,
                                                                       week), False)
-    year = int(year_text.lstrip("'"))
-    year += 2000 if year < 100 else 0
+    year = full_year(year_text)
     return _nth_week(year, month, week) if MIN_YEAR <= year <= MAX_YEAR else None
 
 
