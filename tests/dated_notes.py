@@ -41,12 +41,16 @@ def check_date_search(index: MemoryIndex) -> None:
     """What a person asking by date gets (see the asserts)."""
     # About the day itself: that day's note first, whatever else matches "what did I do".
     for query in ("what did I do on July 3rd", "notes from 3 July 2026", "7月3号我做了什么",
-                  "what happened seven days ago", "show me last Friday"):
+                  "what happened seven days ago", "show me last Friday",
+                  "what did I do a week ago today"):
         hits = index.search(query, today=TODAY)
         assert hits and hits[0].path == "memory/2026-07-03.md", (query, [h.path for h in hits])
     index.search("what did I do on July 3rd", today=TODAY)
     assert index.search_meta()["dates"] == {"from": "2026-07-03", "to": "2026-07-03",
                                             "text": "July 3rd", "about": "date"}
+    index.search("notes from the end of last month", today=TODAY)  # the part asked for
+    assert index.search_meta()["dates"] == {"from": "2026-06-21", "to": "2026-06-30",
+                                            "text": "the end of last month", "about": "date"}
     # A topic in a range: the range's note on the topic passes the older one on it. Naming
     # the whole topic ("decided", "database"), it is what was asked for: first, the rest after.
     plain = index.search("what did we decide about the database", min_score=0.0)

@@ -183,7 +183,56 @@ ROWS: list[tuple[str, dt.date, dt.date, dt.date, bool]] = [
     ("what happened in the last week of Feb '24", FRI, D(2024, 2, 23), D(2024, 2, 29), True),
     ("6月第一周的会议", FRI, D(2026, 6, 1), D(2026, 6, 7), False),
     ("十一月的最后一周", FRI, D(2025, 11, 24), D(2025, 11, 30), True),
-    # politeness names no topic, nor does "earlier"
+    # counted back from a weekday or to the day: "the Monday before last" is the one before
+    # last Monday, "a week ago today" one day
+    ("what did I do the Monday before last", FRI, D(2026, 6, 29), D(2026, 6, 29), True),
+    ("two Fridays ago", FRI, D(2026, 6, 26), D(2026, 6, 26), True),
+    ("notes from a week ago today", FRI, D(2026, 7, 3), D(2026, 7, 3), True),
+    ("a month ago yesterday", FRI, D(2026, 6, 9), D(2026, 6, 9), True),
+    ("this day last year", FRI, D(2025, 7, 10), D(2025, 7, 10), True),
+    # hours reach into the days they cover; a fortnight is two weeks
+    ("what happened in the last 24 hours", FRI, D(2026, 7, 9), FRI, True),
+    ("the past 48 hours", FRI, D(2026, 7, 8), FRI, True),
+    ("a fortnight ago", FRI, D(2026, 6, 22), D(2026, 6, 28), True),
+    ("the past fortnight", FRI, D(2026, 6, 26), FRI, True),
+    # the part of a period: a month's thirds are days 1-10, 11-20, 21 on (三月初, 中旬, 下旬),
+    # a year's four months each, a week's two or three days; halves; said without its year,
+    # the latest such part begun by today
+    ("the end of last month", FRI, D(2026, 6, 21), D(2026, 6, 30), True),
+    ("early March", FRI, D(2026, 3, 1), D(2026, 3, 10), True),
+    ("mid-November", FRI, D(2025, 11, 11), D(2025, 11, 20), True),
+    ("late July", FRI, D(2025, 7, 21), D(2025, 7, 31), True),  # this July's has not begun
+    ("late December", WINTER, D(2025, 12, 21), D(2025, 12, 31), True),
+    ("the first half of November 2025", FRI, D(2025, 11, 1), D(2025, 11, 15), True),
+    ("the beginning of the year", FRI, D(2026, 1, 1), D(2026, 4, 30), True),
+    ("the end of the month", FRI, D(2026, 6, 21), D(2026, 6, 30), True),
+    ("the end of 2025", FRI, D(2025, 9, 1), D(2025, 12, 31), True),
+    ("early 2025", FRI, D(2025, 1, 1), D(2025, 4, 30), True),
+    ("the end of last week", FRI, D(2026, 7, 3), D(2026, 7, 5), True),
+    ("towards the end of last year", FRI, D(2025, 9, 1), D(2025, 12, 31), True),
+    ("the end of June to the start of July", FRI, D(2026, 6, 21), D(2026, 7, 10), True),
+    ("what did we decide about the database at the end of last month", FRI, D(2026, 6, 21),
+     D(2026, 6, 30), False),
+    ("三月初", FRI, D(2026, 3, 1), D(2026, 3, 10), True),
+    ("3月中旬的会议", FRI, D(2026, 3, 11), D(2026, 3, 20), False),
+    ("上个月底", FRI, D(2026, 6, 21), D(2026, 6, 30), True),
+    ("去年年底", FRI, D(2025, 9, 1), D(2025, 12, 31), True),
+    ("月初", FRI, D(2026, 7, 1), D(2026, 7, 10), True),
+    ("年底", FRI, D(2025, 9, 1), D(2025, 12, 31), True),
+    # holidays, when said as a date (a preposition, "last"/"this", a year); without a year
+    # the latest one begun by today
+    ("what did we do at Christmas", FRI, D(2025, 12, 25), D(2025, 12, 25), True),
+    ("notes from New Year's Eve 2024", FRI, D(2024, 12, 31), D(2024, 12, 31), True),
+    ("over Easter 2025", FRI, D(2025, 4, 20), D(2025, 4, 20), True),
+    ("Easter '24", FRI, D(2024, 3, 31), D(2024, 3, 31), True),
+    ("what did I do last Thanksgiving", FRI, D(2025, 11, 27), D(2025, 11, 27), True),
+    ("what happened on Valentine's Day", WINTER, D(2025, 2, 14), D(2025, 2, 14), True),
+    ("圣诞节做了什么", FRI, D(2025, 12, 25), D(2025, 12, 25), True),
+    ("去年元旦", FRI, D(2025, 1, 1), D(2025, 1, 1), True),
+    ("2025年国庆节", FRI, D(2025, 10, 1), D(2025, 10, 7), True),
+    ("notes from the 15th", FRI, D(2026, 6, 15), D(2026, 6, 15), True),
+    # politeness names no topic, nor does "earlier", nor a time of day
+    ("notes from yesterday evening", FRI, D(2026, 7, 9), D(2026, 7, 9), True),
     ("what did I write earlier today", FRI, FRI, FRI, True),
     ("notes (3 Jul 2026) please", FRI, D(2026, 7, 3), D(2026, 7, 3), True),
     ("please show me what happened yesterday", FRI, D(2026, 7, 9), D(2026, 7, 9), True),
@@ -206,6 +255,10 @@ NO_DATE = [
     "2 of 5 tests failed", "issue #2023", "", "   ", "on the 3rd floor", "the 2nd attempt failed",
     "a few people came", "第3天的训练", "we may first need to deploy", "first of all",
     "service for the Audi Q3", "Q3 planning template", "the H1 heading", "每个季度的预算",
+    "the last hour of the workshop was boring", "christmas presents for mum",
+    "what are my new year's resolutions", "the easter egg in the app", "the end of the pipeline",
+    "the first half of the book", "early access program", "初学者的问题", "期末考试",
+    "这个问题的底线",
 ]
 
 
@@ -237,6 +290,10 @@ def test_things_that_only_look_like_dates_name_none(query: str) -> None:
     ("the week of March 27, 2023", ""),
     ("上个月的会议", "会议"),
     ("2023-03-27", ""),
+    ("what happened at the end of last month", "what happened"),
+    ("notes from early March", "notes"),
+    ("what did we do over Easter 2025", "what did we do"),
+    ("去年年底的总结", "总结"),
 ])
 def test_the_date_words_leave_the_searched_text(query: str, rest: str) -> None:
     found = understand_dates(query, FRI)

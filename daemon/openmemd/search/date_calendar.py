@@ -87,7 +87,80 @@ def relative(resolve: Resolver) -> Resolver:
     return resolve
 
 
+TOPICAL: set[Resolver] = set()
+
+
+def topical(resolve: Resolver) -> Resolver:
+    """Marks a form whose words may be the topic rather than a date: "during Thanksgiving" in
+    "what tradition does Tim love during Thanksgiving" is a habit, not last November's day.
+    `search/dates.py` reads such a phrase as a date only when nothing else is asked."""
+    TOPICAL.add(resolve)
+    return resolve
+
+
 def offset(days: int) -> Resolver:
     def resolve(match: re.Match[str], today: dt.date) -> Resolved:
         return today - days * DAY, today - days * DAY
     return relative(resolve)
+
+
+# The part of a period a phrase asks for: "early March", "the end of last month", "the first
+# half of November", 三月初, 上个月底. (index, of how many parts)
+PART_WORD = (r"(?P<part>beginning|start|middle|end|(?:first|second|latter|last|back)\s+half"
+             r"|early|late|mid(?:dle)?)")
+_PARTS = {"beginning": (1, 3), "start": (1, 3), "early": (1, 3), "初": (1, 3), "上旬": (1, 3),
+          "middle": (2, 3), "mid": (2, 3), "中旬": (2, 3), "中": (2, 3),
+          "end": (3, 3), "late": (3, 3), "底": (3, 3), "末": (3, 3), "下旬": (3, 3),
+          "first": (1, 2), "上半": (1, 2), "second": (2, 2), "latter": (2, 2), "last": (2, 2),
+          "back": (2, 2), "下半": (2, 2)}
+
+
+def part_index(word: str) -> tuple[int, int]:
+    """"end", "late", 底 -> (3, 3); "first half" -> (1, 2): a PART_WORD (or 初, 上旬...)."""
+    return _PARTS[word.lower().split()[0]]
+
+
+def part_of(first: dt.date, last: dt.date, part: tuple[int, int]) -> tuple[dt.date, dt.date]:
+    """Part `index` of `count` of the days first..last. A month's thirds are days 1-10, 11-20
+    and 21 to its end (early/mid/late; 上旬/中旬/下旬), its halves 1-15 and 16 to its end; a run
+    of whole months splits by months (a year's thirds: January-April, May-August,
+    September-December); any other run by days (a week's: Monday-Tuesday, Wednesday-Thursday,
+    Friday-Sunday)."""
+    index, count = part
+    months = _whole_months(first, last)
+    if months == 1:
+        cuts = (1, 11, 21) if count == 3 else (1, 16)
+        start = first.replace(day=cuts[index - 1])
+        return start, last if index == count else first.replace(day=cuts[index]) - DAY
+    if months and months % count == 0:
+        size = months // count
+        start_year, start_month = shift_months(first, (index - 1) * size)
+        end_year, end_month = shift_months(first, index * size - 1)
+        return dt.date(start_year, start_month, 1), month_range(end_year, end_month)[1]
+    size = ((last - first).days + 1) // count
+    start = first + (index - 1) * size * DAY
+    return start, last if index == count else start + (size - 1) * DAY
+
+
+def _whole_months(first: dt.date, last: dt.date) -> int | None:
+    """How many calendar months first..last is, when it is whole months; else None."""
+    if first.day != 1 or (last + DAY).day != 1:
+        return None
+    return (last.year - first.year) * 12 + last.month - first.month + 1
+
+
+def latest_part(today: dt.date, unit: str, part: tuple[int, int]) -> tuple[dt.date, dt.date] | None:
+    """`part` of this week|month|year, or of the one before when this one's has not begun
+    ("the end of the month" on December 4th: November 21-30)."""
+    for back in (0, 1):
+        if unit == "week":
+            monday = today - (today.weekday() + 7 * back) * DAY
+            base = monday, monday + 6 * DAY
+        elif unit == "month":
+            base = month_range(*shift_months(today, -back))
+        else:
+            base = year_range(today.year - back)
+        first, last = part_of(*base, part)
+        if first <= today:
+            return first, last
+    return None

@@ -1,8 +1,10 @@
 """The ways a query names a day, a month, a year or a week, each a pattern and a resolver.
 
-`find_spans(query, today)` returns every date phrase a form resolves (below; Chinese ones in
-`date_forms_cn.py`, quarters, halves and a month's weeks in `date_forms_periods.py`) as `Span`s
-(where it stands, the first and last day it means); `search/dates.py` picks among them.
+`find_spans(query, today)` returns every date phrase a form resolves (below: days, months and
+years named; those counted from today in `date_forms_relative.py`; Chinese ones in
+`date_forms_cn.py`; quarters, halves and a month's weeks in `date_forms_periods.py`; holidays in
+`date_forms_holidays.py`) as `Span`s (where it stands, the first and last day it means);
+`search/dates.py` picks among them and narrows one to the part asked for ("early March").
 
 A date phrase is found by a pattern here, never by scanning the query with a date library:
 `dateparser.search` reads "we" as Wednesday, "3.12" as a time and "may" as a month, and a
@@ -25,7 +27,10 @@ a year ("July 3rd", 3月27号, "in March") is the most recent one not after toda
 notes are about what has happened; "last Friday", "Friday" are the most recent Friday before
 today, 上周五 and "Friday of last week" the Friday of last week, "this Friday"/这周五 the
 Friday of this week; "on the 27th" is the latest 27th not after today; a count said loosely
-("a couple of days ago": 2, "a few weeks ago": 3) is a unit either side of it.
+("a couple of days ago": 2, "a few weeks ago": 3) is a unit either side of it; early, mid and
+late March (三月初, 中旬, 下旬) are its days 1-10, 11-20 and 21 to its end, the beginning and
+the end of a year its first and last four months, a half of a month days 1-15 and 16 on
+(`date_calendar.part_of`).
 """
 
 from __future__ import annotations
@@ -36,19 +41,17 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from openmemd.search.date_calendar import (
-    DAY,
     MAX_YEAR,
     MIN_YEAR,
     MONTH_NAME,
     RELATIVE,
+    TOPICAL,
     Form,
     Resolved,
     full_year,
     latest_not_after,
     month_number,
     month_range,
-    most_recent_weekday,
-    offset,
     relative,
     shift_months,
     week_of,
@@ -56,7 +59,9 @@ from openmemd.search.date_calendar import (
     ymd,
 )
 from openmemd.search.date_forms_cn import CN_FORMS
+from openmemd.search.date_forms_holidays import HOLIDAY_FORMS
 from openmemd.search.date_forms_periods import PERIOD_FORMS
+from openmemd.search.date_forms_relative import RELATIVE_FORMS
 
 
 @dataclass(frozen=True)
@@ -69,11 +74,11 @@ class Span:
     last: dt.date
     year_given: bool = True  # False for "July 3rd": a range's other end may lend its year
     relative: bool = False  # counted from today ("last week"), not named ("May 8th 2023")
+    topical: bool = False  # a date only when nothing else is asked (`date_calendar.topical`)
 
 
 # -- English words, parsed by dateparser ----------------------------------------------------------
 
-_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 WEEKDAY_WORD = r"(?:mon|tues?|wed(?:nes)?|thu(?:rs?)?|fri|sat(?:ur)?|sun)(?:day)?\.?"
 _MONTH = rf"{MONTH_NAME}\.?"
 # Full names for a month without a day or year ("in March"); "may" only as "May" (a verb too).
@@ -81,14 +86,6 @@ _MONTH_FULL = (r"(?:(?i:january|february|march|april|june|july|august|september|
                r"|november|december)|May)")
 _DAYNUM = r"(?:3[01]|[12]\d|0?[1-9])(?:st|nd|rd|th)?(?![\d:])"  # not "March 3:30"
 _YEAR = r"(?:(?:19|20)\d\d(?!\d|[:.]\d)|'\d\d(?!\d))"
-_NUMBER_WORD = (r"(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
-                r"|\d{1,3})")
-_UNIT = r"(?:days?|weeks?|months?|years?)"
-_COUNTS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-           "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "couple": 2, "few": 3,
-           "several": 3}
-_COUNT = (r"(?:\d{1,3}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
-          r"|(?:a\s+)?couple(?:\s+of)?|(?:a\s+)?few|several)")
 _ORDINAL_WORDS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth",
                   "ninth", "tenth", "eleventh", "twelfth", "thirteenth", "fourteenth",
                   "fifteenth", "sixteenth", "seventeenth", "eighteenth", "nineteenth",
@@ -97,6 +94,10 @@ _ORDINALS = {w: i for i, w in enumerate(_ORDINAL_WORDS, 1)} | {
     f"{tens}{sep}{w}": base + i for tens, base in (("twenty", 20), ("thirty", 30))
     for sep in ("-", " ", "") for i, w in enumerate(_ORDINAL_WORDS[:9], 1)} | {"thirtieth": 30}
 _ORDINAL = "(?i:" + "|".join(sorted(map(re.escape, _ORDINALS), key=len, reverse=True)) + ")"
+# A part of a month before its name ("early March", "the end of June"), looked behind at
+_PART_BEFORE = "(?i:" + "|".join(f"(?<={w})" for w in (
+    r"early\s", r"late\s", r"mid-", r"mid\s", r"\bmid", r"middle\sof\s", r"end\sof\s",
+    r"start\sof\s", r"beginning\sof\s", r"half\sof\s")) + ")"
 # What runs from one day of a month to another: "27-29", "1 to 10", "27th through the 29th".
 _TO = r"\s*(?:-|–|—|to|through|thru|until|till)\s*(?:the\s+)?"
 
@@ -141,12 +142,6 @@ def _month_word(match: re.Match[str], today: dt.date) -> Resolved:
     """in March: the month's name alone (dateparser reads no "mid-" or "in")."""
     found = parse_words(match["m"], today)
     return None if found is None else (*month_range(found[0].year, found[0].month), False)
-
-
-@relative
-def _ago(match: re.Match[str], today: dt.date) -> Resolved:
-    found = parse_words(match.group(), today)
-    return None if found is None else _period_range(*found)
 
 
 # -- numbers in hand ------------------------------------------------------------------------------
@@ -232,80 +227,6 @@ def _day_of_month(match: re.Match[str], today: dt.date) -> Resolved:
     return None
 
 
-# -- relative English -----------------------------------------------------------------------------
-
-@relative
-def _relative_unit(match: re.Match[str], today: dt.date) -> Resolved:
-    """last/past/previous/this/current week|month|year; "the week before last"."""
-    which, unit = match["which"].lower(), match["unit"].lower()
-    back = 0 if which in ("this", "current") else 2 if match["before"] else 1
-    if which == "past":  # "the past week/month": the days up to today
-        span = {"week": 7, "month": 30, "year": 365}[unit]
-        return today - span * DAY, today
-    if unit == "week":
-        return week_of(today - 7 * back * DAY)
-    if unit == "month":
-        return month_range(*shift_months(today, -back))
-    return year_range(today.year - back)
-
-
-def _count(text: str) -> int:
-    """12, twelve, a couple of, a few -> a number."""
-    words = text.lower().split()
-    return int(words[0]) if words[0].isdigit() else next(_COUNTS[w] for w in words
-                                                         if w in _COUNTS)
-
-
-@relative
-def _past_n(match: re.Match[str], today: dt.date) -> Resolved:
-    """the past/last N days|weeks: up to today."""
-    n = _count(match["n"])
-    days = n * {"day": 1, "week": 7, "month": 30, "year": 365}[match["unit"].lower().rstrip("s")]
-    return (today - days * DAY, today) if 0 < days <= 3660 else None
-
-
-@relative
-def _about_ago(match: re.Match[str], today: dt.date) -> Resolved:
-    """a couple of / a few / several days|weeks|months ago: a count said loosely (a couple is
-    2, a few 3), so a unit either side of it."""
-    n, unit = _count(match["n"]), match["unit"].lower().rstrip("s")
-    if unit == "day":
-        return today - (n + 1) * DAY, today - (n - 1) * DAY
-    if unit == "week":
-        return week_of(today - 7 * (n + 1) * DAY)[0], week_of(today - 7 * (n - 1) * DAY)[1]
-    return (month_range(*shift_months(today, -(n + 1)))[0],
-            month_range(*shift_months(today, -(n - 1)))[1])
-
-
-@relative
-def _weekday_of_week(match: re.Match[str], today: dt.date) -> Resolved:
-    """Tuesday of last week, last week's Tuesday, this week on Monday."""
-    back = 0 if match["which"].lower() == "this" else 1
-    day = week_of(today)[0] + (_WEEKDAYS.index(match["wd"].lower()) - 7 * back) * DAY
-    return day, day
-
-
-@relative
-def _weekday(match: re.Match[str], today: dt.date) -> Resolved:
-    target = _WEEKDAYS.index(match["wd"].lower())
-    if (match["which"] or "").lower() == "this":
-        day = week_of(today)[0] + target * DAY
-    else:  # "last Friday", "on Friday": the most recent one before today
-        day = most_recent_weekday(today, target)
-    return day, day
-
-
-@relative
-def _weekend(match: re.Match[str], today: dt.date) -> Resolved:
-    which = (match["which"] or "").lower()
-    this_week = week_of(today)[0]
-    if which == "this" or (which in ("", "the") and today.weekday() >= 5):
-        monday = this_week
-    else:
-        monday = this_week - 7 * DAY
-    return monday + 5 * DAY, monday + 6 * DAY
-
-
 # -- the forms ------------------------------------------------------------------------------------
 
 _I = re.IGNORECASE
@@ -331,16 +252,16 @@ _FORMS: tuple[Form, ...] = (
                 rf"(?:(?:,\s*|\s+)(?P<year>{_YEAR}))?(?![a-z])", _I), _day_range),
     (re.compile(rf"\b(?:the\s+)?(?P<d1>{_DAYNUM}){_TO}(?P<d2>{_DAYNUM})\s+(?:of\s+)?"
                 rf"(?P<mon>{_MONTH})(?:(?:,\s*|\s+)(?P<year>{_YEAR}))?(?![a-z])", _I), _day_range),
-    # "on the 27th" (an ordinal the sentence ends on, or a comma: "the 3rd floor" is no date)
-    (re.compile(r"\bon\s+the\s+(?P<d>3[01]|[12]\d|0?[1-9])(?:st|nd|rd|th)\b(?!\s*[a-z0-9])",
+    # "on the 27th", "from the 15th" (an ordinal the sentence ends on, or a comma: "the 3rd
+    # floor" is no date)
+    (re.compile(r"\b(?:on|from|since)\s+the\s+(?P<d>3[01]|[12]\d|0?[1-9])(?:st|nd|rd|th)\b(?!\s*[a-z0-9])",
                 _I), _day_of_month),
     # "March 2023", "Sept. 2023", "July '26"
     (re.compile(rf"\b{_MONTH},?\s+(?P<year>{_YEAR})", _I), _words),
-    # "in March", "during May" (a month without its year needs the preposition: "may" is a verb)
-    (re.compile(rf"(?i:\b(?:in|during|throughout|since|early|late|mid-?)\s*)(?P<m>{_MONTH_FULL})"
-                r"\b(?!,?\s*(?:19|20)\d\d)"), _month_word),
-    # "three days ago", "2 weeks ago", "a month ago"
-    (re.compile(rf"\b{_NUMBER_WORD}\s+{_UNIT}\s+ago\b", _I), _ago),
+    # "in March", "during May" (a month without its year needs the preposition: "may" is a verb;
+    # or the part of it asked for: "early March", "the end of June", which dates.py reads)
+    (re.compile(rf"(?:(?i:\b(?:in|during|throughout|since)\s*)|{_PART_BEFORE})"
+                rf"(?P<m>{_MONTH_FULL})\b(?!,?\s*(?:19|20)\d\d)"), _month_word),
     # ISO 2023-03-27 (also 2023/03/27, 2023.03.27)
     (re.compile(r"(?<![\d./-])(?P<y>\d{4})([-/.])(?P<m>\d{1,2})\2(?P<d>\d{1,2})(?![\d]|[./-]\d)"),
      _iso),
@@ -354,37 +275,21 @@ _FORMS: tuple[Form, ...] = (
                 r"(?P<y>\d{4}|\d{2})(?![\d]|[./-]\d)"), _numeric),
     # on 3/27 (a fraction without its preposition)
     (re.compile(r"\bon\s+(?P<a>\d{1,2})/(?P<b>\d{1,2})(?![\d/])", _I), _month_day),
-    # in 2023, during 2023, from 2023
-    (re.compile(r"\b(?:in|during|throughout|since|from|of)\s+(?P<y>(?:19|20)\d\d)(?!\d|[:.-]\d)",
-                _I), _year),
-    (re.compile(r"\b(?:today|tonight|this\s+(?:morning|afternoon|evening))\b", _I), offset(0)),
-    (re.compile(r"\b(?:yesterday|last\s+night)\b", _I), offset(1)),
-    (re.compile(r"\b(?:the\s+)?day\s+before\s+yesterday\b", _I), offset(2)),
-    (re.compile(r"\b(?:the\s+)?(?P<which>last|past|previous|this|current)\s+(?P<unit>week|month"
-                r"|year)(?P<before>\s+before\s+last)?\b", _I), _relative_unit),
-    (re.compile(r"\bthe\s+(?P<which>)(?P<unit>week)(?P<before>\s+before\s+last)\b", _I),
-     _relative_unit),
-    (re.compile(rf"\b(?:the\s+)?(?:past|last)\s+(?P<n>{_COUNT})\s+(?P<unit>days?|weeks?"
-                r"|months?|years?)\b", _I), _past_n),
-    (re.compile(r"\b(?P<n>(?:a\s+)?couple(?:\s+of)?|(?:a\s+)?few|several)\s+(?P<unit>days?"
-                r"|weeks?|months?)\s+ago\b", _I), _about_ago),
-    (re.compile(rf"\b(?:on\s+)?(?P<wd>{'|'.join(_WEEKDAYS)})\s+(?:of\s+)?(?P<which>last|this"
-                r"|previous)\s+week\b", _I), _weekday_of_week),
-    (re.compile(rf"\b(?P<which>last|this|previous)\s+week(?:'s|\s+on)?\s+"
-                rf"(?P<wd>{'|'.join(_WEEKDAYS)})\b", _I), _weekday_of_week),
-    (re.compile(rf"\b(?:(?P<which>last|this|past|on)\s+)?(?P<wd>{'|'.join(_WEEKDAYS)})\b", _I),
-     _weekday),
-    (re.compile(r"\b(?:(?P<which>last|this|past|the)\s+)?weekend\b", _I), _weekend),
+    # in 2023, during 2023, from 2023, early 2023
+    (re.compile(rf"(?:\b(?:in|during|throughout|since|from|of)\s+|{_PART_BEFORE})"
+                r"(?P<y>(?:19|20)\d\d)(?!\d|[:.-]\d)", _I), _year),
 )
 
 
 def find_spans(query: str, today: dt.date) -> Iterator[Span]:
     """Every date phrase some form resolves (overlapping ones included)."""
-    for pattern, resolve in (*_FORMS, *CN_FORMS, *PERIOD_FORMS):
+    for pattern, resolve in (*_FORMS, *RELATIVE_FORMS, *CN_FORMS, *PERIOD_FORMS,
+                             *HOLIDAY_FORMS):
         for match in pattern.finditer(query):
             resolved = resolve(match, today)
             if resolved is None:
                 continue
             first, last = resolved[0], resolved[1]
             given = resolved[2] if len(resolved) == 3 else True
-            yield Span(match.start(), match.end(), first, last, given, resolve in RELATIVE)
+            yield Span(match.start(), match.end(), first, last, given, resolve in RELATIVE,
+                       resolve in TOPICAL)

@@ -15,9 +15,11 @@ from openmemd.search.date_calendar import (
     Form,
     Resolved,
     latest_not_after,
+    latest_part,
     month_range,
     most_recent_weekday,
     offset,
+    part_index,
     relative,
     shift_months,
     week_of,
@@ -179,6 +181,14 @@ def _cn_ago(match: re.Match[str], today: dt.date) -> Resolved:
 
 
 
+@relative
+def _cn_part(match: re.Match[str], today: dt.date) -> Resolved:
+    """月初, 月底, 年初, 年底 said alone: of this month or year, or the last one when this one's
+    part has not begun (as "the end of the month")."""
+    return latest_part(today, "month" if match["unit"] == "月" else "year",
+                       part_index(match["part"]))
+
+
 _CN_MONTH_DAY = (rf"(?:{_CN_YEAR_OR_RELATIVE})?(?<![个\d一二三四五六七八九十两])"
                  rf"(?P<m>{_CN_NUM})\s*月\s*(?P<d>{_CN_NUM})")
 CN_FORMS: tuple[Form, ...] = (
@@ -187,9 +197,9 @@ CN_FORMS: tuple[Form, ...] = (
     # 3月27日到29日, 2023年3月1日至10号
     (re.compile(rf"{_CN_MONTH_DAY}\s*{_CN_DAY_END}?\s*(?:到|至|-|–|—|~)\s*"
                 rf"(?P<d2>{_CN_NUM})\s*{_CN_DAY_END}"), _cn_day_range),
-    # 2023年3月, 三月份, 3月底, 去年三月 (not 一个月: that is a length)
+    # 2023年3月, 三月份, 去年三月 (not 一个月: that is a length; 3月底: search/dates.py)
     (re.compile(rf"(?:{_CN_YEAR_OR_RELATIVE})?(?<![个\d一二三四五六七八九十两])"
-                rf"(?P<m>{_CN_NUM})\s*月(?:份|底|初|中旬|上旬|下旬)?(?!\s*{_CN_NUM})"), _cn_month),
+                rf"(?P<m>{_CN_NUM})\s*月份?(?!\s*{_CN_NUM})"), _cn_month),
     # 上个月27号, 本月5日
     (re.compile(rf"(?P<which>上上|上|这|本)(?:个)?月\s*(?P<d>{_CN_NUM})\s*{_CN_DAY_END}"),
      _cn_month_day),
@@ -209,4 +219,7 @@ CN_FORMS: tuple[Form, ...] = (
     (re.compile(r"(?P<which>上上|上|这|本)?(?:个)?(?:周末|週末)"), _cn_weekend),
     (re.compile(rf"(?P<n>{_CN_NUM})\s*(?P<unit>天|日|周|个星期|星期|个礼拜|礼拜|个月|年)"
                 r"(?:前|之前|以前)"), _cn_ago),
+    # 月初, 月底, 月中旬, 年初, 年底 alone (三月初, 上个月底, 去年年底: search/dates.py)
+    (re.compile(r"(?<![\d〇零一二三四五六七八九十两个上下本这今去前年月])(?P<unit>[月年])"
+                r"(?P<part>初|上旬|中旬|下旬|底|末)"), _cn_part),
 )

@@ -27,26 +27,34 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from openmemd.search.date_calendar import week_of
+from openmemd.search.date_calendar import PART_WORD, part_index, part_of, week_of
 from openmemd.search.date_forms import WEEKDAY_WORD, Span, find_spans
 from openmemd.text.tokens import CJK_RUN, STOP_WORDS, QueryTerms, cjk_ngrams, word_tokens
 
 # Could this query name a date at all? Anything a form in date_forms needs at least one of.
 _MAYBE = re.compile(
-    r"\d|[年月日号號周週天昨季]|星期|礼拜|禮拜|"
+    r"\d|[年月日号號周週天昨季]|星期|礼拜|禮拜|节|節|元旦|平安夜|圣诞|国庆|"
     r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|wed|thu|fri|sat|sun"
     r"|today|tonight|yesterday|ago|last|this|past|previous|current|week|weekend|quarter"
+    r"|month|year|fortnight|hour|christmas|xmas|nye|valentine|halloween|easter|good friday"
+    r"|thanksgiving|boxing"
     r"|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)", re.IGNORECASE)
 _CJK_END = re.compile(f"(?:{CJK_RUN.pattern})$")
 _CJK_START = re.compile(CJK_RUN.pattern)
 # Words a span takes along when it goes: the preposition before it, "the".
-_LEAD = re.compile(r"(?:\b(?:on|in|from|of|for|at|during|since|around|between|the)\s+|"
+_LEAD = re.compile(r"(?:\b(?:on|in|from|of|for|at|during|since|around|towards?|between|the)\s+|"
                    r"[在于於从從自])\s*$", re.IGNORECASE)
 _SINCE_BEFORE = re.compile(r"(?:\bsince|自从?)\s*$", re.IGNORECASE)
 _SINCE_IN = re.compile(r"since\b", re.IGNORECASE)
 # "the week of March 27, 2023", "3月27日那周": the week (Monday to Sunday) holding the day.
 _WEEK_BEFORE = re.compile(r"\b(?:the\s+)?week\s+of\s+(?:the\s+)?$", re.IGNORECASE)
 _WEEK_AFTER = re.compile(r"\s*(?:所在的)?(?:那一?周|那一?週|那个星期|那个礼拜)")
+# The part of a period asked for: "early March", "the end of last month", "the first half of
+# November" (before it); 三月初, 上个月底, 去年年底 (after it).
+_PART_BEFORE = re.compile(rf"\b(?:(?:the\s+)?(?:very\s+)?{PART_WORD}\s+of\s+(?:the\s+)?"
+                          r"|(?P<near>early|late|mid|middle)[\s-]*)$", re.IGNORECASE)
+_PART_AFTER_CJK = re.compile(r"\s*的?[年月]?(?P<part>初|上旬|中旬|下旬|底|末)")
+_OF = re.compile(r"of\s+", re.IGNORECASE)  # "the end of 2025": the year's form takes its "of"
 _TRAIL_CJK = re.compile(r"\s*(?:的|那天|当天|當天|那周|那个月)")
 # "from X to Y", "between X and Y", "X - Y", "X至Y": one range from X's start to Y's end
 # ("X and Y" without "between" names two days, not the days between them).
@@ -75,7 +83,8 @@ _FILLER = frozenset((
     "anything", "something", "everything", "things", "thing", "stuff", "day", "days", "date",
     "whats", "what's", "whatever", "all", "kind", "sort", "earlier", "later",
     "event", "events", "happenings", "dated", "session", "sessions",
-    "please", "pls", "plz", "thanks", "thank"))  # politeness names no topic
+    "please", "pls", "plz", "thanks", "thank",  # politeness names no topic
+    "morning", "afternoon", "evening", "night"))  # nor does a time of day: notes are by day
 _CJK_FILLER = re.compile(
     r"我们|我們|咱们|大家|什么|什麼|哪些|有没有|有沒有|发生|發生|讨论|討論|聊天|聊|谈|談|说|說|"
     r"做|干|幹|记录|記錄|笔记|筆記|日记|日記|事情|事|内容|內容|对话|對話|会话|會話|情况|情況|"
@@ -159,11 +168,19 @@ def understand_dates(query: str, today: dt.date) -> DateQuery | None:
     anchor = _anchor(query, spans)
     if anchor is not None:  # "last Friday before 23 January 2022": that Friday, not today's
         spans = _choose(list(find_spans(query, anchor)))
-    spans = _bracketed(query, _weeks(query, _since(query, _join(query, spans), today)))
+    spans = _join(query, _parts(query, spans, today))
+    spans = _bracketed(query, _weeks(query, _since(query, spans, today)))
+    rest = _remove(query, spans)
+    topic = _topic_of(rest)
+    if topic and any(s.topical for s in spans):  # "what tradition ... during Thanksgiving"
+        spans = [s for s in spans if not s.topical]
+        rest = _remove(query, spans)
+        topic = _topic_of(rest)
+    if not spans:
+        return None
     ranges = tuple(DateRange(s.first, s.last, query[s.start:s.end].strip(), s.year_given)
                    for s in spans)
-    rest = _remove(query, spans)
-    return DateQuery(ranges, rest, _topic_of(rest))
+    return DateQuery(ranges, rest, topic)
 
 
 def _anchor(query: str, spans: list[Span]) -> dt.date | None:
@@ -249,6 +266,29 @@ def _with_year(day: dt.date, year: int) -> dt.date:
         return day.replace(year=year)
     except ValueError:  # Feb 29 in a year without one
         return day.replace(year=year, day=28)
+
+
+def _parts(query: str, spans: list[Span], today: dt.date) -> list[Span]:
+    """"early March", "the end of last month", 三月初, 去年年底: that part of the span's period
+    (`date_calendar.part_of`), the part's words taken with it. A period said without its year
+    whose part lies after today is last year's ("late December" on December 4th)."""
+    out = []
+    for s in spans:
+        of = _OF.match(query, s.start)
+        before = _PART_BEFORE.search(query[:of.end() if of else s.start])
+        after = _PART_AFTER_CJK.match(query, s.end)
+        found = before or after
+        if found is None or (s.last - s.first).days < 6:
+            out.append(s)
+            continue
+        part = part_index(found["near"] if before and found["near"] else found["part"])
+        first, last = part_of(s.first, s.last, part)
+        if first > today and not s.year_given and not s.relative:
+            first, last = part_of(_with_year(s.first, s.first.year - 1),
+                                  _with_year(s.last, s.last.year - 1), part)
+        out.append(Span(before.start() if before else s.start, after.end() if after else s.end,
+                        first, last, s.year_given, s.relative))
+    return out
 
 
 def _since(query: str, spans: list[Span], today: dt.date) -> list[Span]:

@@ -1,0 +1,224 @@
+"""The English date forms counted from today: "yesterday", "last week", "three days ago", "the
+past 3 days", "last Friday", "Tuesday of last week", "the weekend", "the Monday before last",
+"two Fridays ago", "a week ago today", "the last 24 hours", "a fortnight ago", "the end of the
+month" (conventions: `search/date_forms.py`). Calendar arithmetic only: dateparser gives one
+point in time ("last week": seven days ago), not the week, and reads no "before last".
+
+A part of a period ("the end of the month", "the start of the year") said without naming which
+one is the latest such part begun by today: on December 4th "the end of the month" is the end of
+November, "the beginning of the year" this January to April (`date_calendar.part_of`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+from openmemd.search.date_calendar import (
+    DAY,
+    PART_WORD,
+    Form,
+    Resolved,
+    latest_part,
+    month_range,
+    most_recent_weekday,
+    offset,
+    part_index,
+    relative,
+    shift_months,
+    week_of,
+    year_range,
+)
+
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_WEEKDAY = rf"(?P<wd>{'|'.join(_WEEKDAYS)})"
+_NUMBER_WORD = (r"(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
+                r"|\d{1,3})")
+_COUNTS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+           "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
+           "couple": 2, "few": 3, "several": 3, "twenty-four": 24, "forty-eight": 48,
+           "seventy-two": 72}
+_COUNT = (r"(?:\d{1,3}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
+          r"|(?:a\s+)?couple(?:\s+of)?|(?:a\s+)?few|several)")
+_UNIT_DAYS = {"day": 1, "week": 7, "fortnight": 14, "month": 30, "year": 365}
+
+
+def _count(text: str) -> int:
+    """12, twelve, a couple of, a few, twenty-four -> a number."""
+    words = text.lower().replace("twenty four", "twenty-four").split()
+    return int(words[0]) if words[0].isdigit() else max(_COUNTS[w] for w in words
+                                                        if w in _COUNTS)
+
+
+def _unit(text: str) -> str:
+    return text.lower().rstrip("s")
+
+
+@relative
+def _ago(match: re.Match[str], today: dt.date) -> Resolved:
+    """three days ago: that day; 2 weeks ago, a fortnight ago: that week; a month ago: that
+    month; a year ago: that year."""
+    n, unit = _count(match["n"]), _unit(match["unit"])
+    if unit == "fortnight":
+        n, unit = 2 * n, "week"
+    if n * _UNIT_DAYS[unit] > 36600:
+        return None
+    if unit == "day":
+        return today - n * DAY, today - n * DAY
+    if unit == "week":
+        return week_of(today - 7 * n * DAY)
+    if unit == "month":
+        return month_range(*shift_months(today, -n))
+    return year_range(today.year - n)
+
+
+@relative
+def _ago_to_the_day(match: re.Match[str], today: dt.date) -> Resolved:
+    """a week ago today, a month ago yesterday, this day last year: that one day."""
+    n = _count(match["n"]) if match["n"] else 1
+    unit = _unit(match["unit"])
+    if unit == "month":
+        year, month = shift_months(today, -n)
+        day = dt.date(year, month, min(today.day, month_range(year, month)[1].day))
+    elif unit == "year":
+        day = today.replace(year=today.year - n, day=28 if (today.month, today.day) == (2, 29)
+                            else today.day)
+    else:
+        day = today - n * _UNIT_DAYS[unit] * DAY
+    if (match["anchor"] or "").lower() == "yesterday":
+        day -= DAY
+    return day, day
+
+
+@relative
+def _relative_unit(match: re.Match[str], today: dt.date) -> Resolved:
+    """last/past/previous/this/current week|month|year; "the week before last"."""
+    which, unit = match["which"].lower(), match["unit"].lower()
+    back = 0 if which in ("this", "current") else 2 if match["before"] else 1
+    if which == "past" or unit == "fortnight":  # "the past week": the days up to today
+        return today - _UNIT_DAYS[unit] * DAY, today
+    if unit == "week":
+        return week_of(today - 7 * back * DAY)
+    if unit == "month":
+        return month_range(*shift_months(today, -back))
+    return year_range(today.year - back)
+
+
+@relative
+def _past_n(match: re.Match[str], today: dt.date) -> Resolved:
+    """the past/last N days|weeks: up to today."""
+    days = _count(match["n"]) * _UNIT_DAYS[_unit(match["unit"])]
+    return (today - days * DAY, today) if 0 < days <= 3660 else None
+
+
+@relative
+def _hours(match: re.Match[str], today: dt.date) -> Resolved:
+    """the last 24 hours, the past hour, 3 hours ago: the days they reach into (the time of
+    day is unknown, so 24 hours reach back to yesterday). "The last hour" without a count is
+    no date: "the last hour of the workshop"."""
+    if not match["n"] and "last" in match.group().lower():
+        return None
+    hours = _count(match["n"]) if match["n"] else 1
+    days = -(-hours // 24)
+    return (today - days * DAY, today) if 0 < hours <= 24 * 31 else None
+
+
+@relative
+def _about_ago(match: re.Match[str], today: dt.date) -> Resolved:
+    """a couple of / a few / several days|weeks|months ago: a count said loosely (a couple is
+    2, a few 3), so a unit either side of it."""
+    n, unit = _count(match["n"]), _unit(match["unit"])
+    if unit == "day":
+        return today - (n + 1) * DAY, today - (n - 1) * DAY
+    if unit == "week":
+        return week_of(today - 7 * (n + 1) * DAY)[0], week_of(today - 7 * (n - 1) * DAY)[1]
+    return (month_range(*shift_months(today, -(n + 1)))[0],
+            month_range(*shift_months(today, -(n - 1)))[1])
+
+
+@relative
+def _weekday_of_week(match: re.Match[str], today: dt.date) -> Resolved:
+    """Tuesday of last week, last week's Tuesday, this week on Monday."""
+    back = 0 if match["which"].lower() == "this" else 1
+    day = week_of(today)[0] + (_WEEKDAYS.index(match["wd"].lower()) - 7 * back) * DAY
+    return day, day
+
+
+@relative
+def _weekday(match: re.Match[str], today: dt.date) -> Resolved:
+    target = _WEEKDAYS.index(match["wd"].lower())
+    if (match["which"] or "").lower() == "this":
+        day = week_of(today)[0] + target * DAY
+    else:  # "last Friday", "on Friday": the most recent one before today
+        day = most_recent_weekday(today, target)
+    return day, day
+
+
+@relative
+def _weekdays_back(match: re.Match[str], today: dt.date) -> Resolved:
+    """the Monday before last: the one before last Monday; two Fridays ago: the second most
+    recent Friday before today."""
+    n = _count(match["n"]) if match["n"] else 2
+    if not 1 <= n <= 52:
+        return None
+    day = most_recent_weekday(today, _WEEKDAYS.index(match["wd"].lower())) - 7 * (n - 1) * DAY
+    return day, day
+
+
+@relative
+def _weekend(match: re.Match[str], today: dt.date) -> Resolved:
+    which = (match["which"] or "").lower()
+    this_week = week_of(today)[0]
+    if which == "this" or (which in ("", "the") and today.weekday() >= 5):
+        monday = this_week
+    else:
+        monday = this_week - 7 * DAY
+    return monday + 5 * DAY, monday + 6 * DAY
+
+
+@relative
+def _part_of_current(match: re.Match[str], today: dt.date) -> Resolved:
+    """the end of the month, the start of the year: the latest such part begun by today."""
+    return latest_part(today, match["unit"].lower(), part_index(match["part"]))
+
+
+_I = re.IGNORECASE
+RELATIVE_FORMS: tuple[Form, ...] = (
+    # "three days ago", "2 weeks ago", "a month ago", "a fortnight ago"
+    (re.compile(rf"\b(?P<n>{_NUMBER_WORD})\s+(?P<unit>days?|weeks?|fortnights?|months?|years?)"
+                r"\s+ago\b", _I), _ago),
+    # "a week ago today", "a month ago yesterday", "this day last year", "this time last week"
+    (re.compile(rf"\b(?P<n>{_NUMBER_WORD})\s+(?P<unit>days?|weeks?|fortnights?|months?|years?)"
+                r"\s+ago\s+(?P<anchor>today|yesterday)\b", _I), _ago_to_the_day),
+    (re.compile(r"\b(?:this|the\s+same)\s+(?:day|date|time)\s+(?P<n>)last\s+(?P<unit>week"
+                r"|month|year)(?P<anchor>)\b", _I), _ago_to_the_day),
+    (re.compile(r"\b(?:today|tonight|this\s+(?:morning|afternoon|evening))\b", _I), offset(0)),
+    (re.compile(r"\b(?:yesterday|last\s+night)\b", _I), offset(1)),
+    (re.compile(r"\b(?:the\s+)?day\s+before\s+yesterday\b", _I), offset(2)),
+    (re.compile(r"\b(?:the\s+)?(?P<which>last|past|previous|this|current)\s+(?P<unit>week|month"
+                r"|year|fortnight)(?P<before>\s+before\s+last)?\b", _I), _relative_unit),
+    (re.compile(r"\bthe\s+(?P<which>)(?P<unit>week)(?P<before>\s+before\s+last)\b", _I),
+     _relative_unit),
+    (re.compile(rf"\b(?:the\s+)?(?:past|last)\s+(?P<n>{_COUNT})\s+(?P<unit>days?|weeks?"
+                r"|fortnights?|months?|years?)\b", _I), _past_n),
+    # "the last 24 hours", "the past hour", "a few hours ago"
+    (re.compile(rf"\b(?:the\s+)?(?:past|last)\s+(?:(?P<n>{_COUNT}|twenty[-\s]four|forty-eight"
+                r"|seventy-two)\s+)?hours?\b", _I), _hours),
+    (re.compile(rf"\b(?P<n>{_NUMBER_WORD}|(?:a\s+)?couple(?:\s+of)?|(?:a\s+)?few|several)\s+"
+                r"hours?\s+ago\b", _I), _hours),
+    (re.compile(r"\b(?P<n>(?:a\s+)?couple(?:\s+of)?|(?:a\s+)?few|several)\s+(?P<unit>days?"
+                r"|weeks?|months?)\s+ago\b", _I), _about_ago),
+    (re.compile(rf"\b(?:on\s+)?{_WEEKDAY}\s+(?:of\s+)?(?P<which>last|this|previous)\s+week\b",
+                _I), _weekday_of_week),
+    (re.compile(rf"\b(?P<which>last|this|previous)\s+week(?:'s|\s+on)?\s+{_WEEKDAY}\b", _I),
+     _weekday_of_week),
+    (re.compile(rf"\b(?:(?P<which>last|this|past|on)\s+)?{_WEEKDAY}\b", _I), _weekday),
+    # "the Monday before last", "two Fridays ago"
+    (re.compile(rf"\b(?:on\s+)?(?:the\s+)?(?P<n>){_WEEKDAY}\s+before\s+last\b", _I),
+     _weekdays_back),
+    (re.compile(rf"\b(?P<n>{_NUMBER_WORD})\s+{_WEEKDAY}s\s+ago\b", _I), _weekdays_back),
+    (re.compile(r"\b(?:(?P<which>last|this|past|the)\s+)?weekend\b", _I), _weekend),
+    # "the end of the month", "the start of the year", "the middle of the week"
+    (re.compile(rf"\b(?:the\s+)?(?:very\s+)?{PART_WORD}\s+of\s+the\s+(?P<unit>week|month|year)\b",
+                _I), _part_of_current),
+)
