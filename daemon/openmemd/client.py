@@ -114,6 +114,13 @@ def _ipc_refused(path: Path) -> bool:
     return False
 
 
+def listening(endpoint: str) -> bool:
+    """Whether a process accepts connections at this ipc endpoint (a daemon, perhaps too busy
+    to answer yet); False for a stale socket file, no file, or tcp (not told apart here)."""
+    ipc = _ipc_path(endpoint)
+    return ipc is not None and ipc.exists() and not _ipc_refused(ipc)
+
+
 class Client:
     def __init__(self, endpoint: str | None = None, timeout: float = DEFAULT_TIMEOUT) -> None:
         self.endpoint = endpoint or default_client_endpoint()

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from openmemd import paths
-from openmemd.client import Client
+from openmemd.client import Client, RequestTimeout, listening
 from openmemd.config.locate import Located, config_signature
 from openmemd.errors import OpenmemdError
 
@@ -28,6 +28,11 @@ if TYPE_CHECKING:  # a command the daemon answers finds it with a `Located` (`cl
     from openmemd.config import Settings
 
 PING_TIMEOUT = 2.0
+# A daemon that took the ping but has not answered it within PING_TIMEOUT is there, only slow
+# (a first index embedding on both cores while the machine is loaded): a command waits this
+# long for it rather than work in-process beside it (an MCP session once did, in a CI run).
+# A socket nobody listens on is told at once (`client.listening`), so this costs nothing then.
+BUSY_PING_TIMEOUT = 20.0
 MAX_RECORD_BYTES = 512
 
 
@@ -126,14 +131,26 @@ def _ping(endpoint: str, timeout: float) -> Seen | None:
     if endpoint.startswith("ipc://") and not Path(endpoint[len("ipc://"):]).exists():
         return None  # no socket: not worth a ZeroMQ socket
     try:
-        with Client(endpoint, timeout=timeout) as client:
-            reply = client.ping()
-    except OpenmemdError:
-        return None
+        reply = _ask_ping(endpoint, timeout)
+    except OpenmemdError as exc:
+        # It took the ping, or its socket takes connections: a daemon is there, only busy.
+        if not (isinstance(exc, RequestTimeout) or listening(endpoint)):
+            return None
+        try:
+            reply = _ask_ping(endpoint, max(timeout, BUSY_PING_TIMEOUT))
+        except OpenmemdError:
+            return None
     agents = reply.get("agents")
     config = reply.get("config")
     return Seen(endpoint, reply.get("pid"), agents if isinstance(agents, dict) else {},
                 config if isinstance(config, list) else None)
+
+
+def _ask_ping(endpoint: str, timeout: float) -> dict[str, Any]:
+    """The ping's reply; RequestTimeout when the daemon took it but did not answer in time
+    (`Client.ping` reads that as "not running", which here it is not)."""
+    with Client(endpoint, timeout=timeout) as client:
+        return client.request({"op": "ping"}, timeout)
 
 
 def find(settings: Settings | Located, wanted: list[Target],

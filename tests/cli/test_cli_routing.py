@@ -9,6 +9,8 @@ import signal
 import stat
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -174,3 +176,25 @@ def test_a_postgres_index_is_known_by_its_server_and_namespace_not_a_sqlite_path
     daemon = discovery.Seen("ipc:///x", 1, {"main": {
         "workspace": target.workspace, "ok": True, "index": index_location(b, "main")}})
     assert not daemon.serves(target)
+
+
+def test_a_daemon_slow_to_answer_its_ping_is_waited_for_not_worked_beside(served):
+    """A daemon that took the ping but answers late (busy: here stopped for 3 s, longer than
+    discovery's 2-s ping) is still the one a command uses; before, the command worked
+    in-process beside it (a socket nobody listens on: test_stale_endpoint_record_is_ignored)."""
+    settings = load_settings(served.config, env=served.env, overrides={
+        "workspace": str(served.workspace), "state_dir": str(served.root / "state")})
+    wanted = discovery.targets(settings, ["main"])
+    assert served.proc is not None
+    os.kill(served.proc.pid, signal.SIGSTOP)
+    try:
+        timer = threading.Timer(3.0, os.kill, (served.proc.pid, signal.SIGCONT))
+        timer.start()
+        started = time.monotonic()
+        lookup = discovery.find(settings, wanted)
+        waited = time.monotonic() - started
+    finally:
+        timer.cancel()
+        os.kill(served.proc.pid, signal.SIGCONT)
+    assert lookup.endpoint == served.endpoint, lookup
+    assert waited >= 2.5  # it was answered only after the daemon went on
