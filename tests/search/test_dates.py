@@ -259,6 +259,9 @@ NO_DATE = [
     "what are my new year's resolutions", "the easter egg in the app", "the end of the pipeline",
     "the first half of the book", "early access program", "初学者的问题", "期末考试",
     "这个问题的底线",
+    # the future names no note's day (and no past Monday is meant)
+    "what is planned for next Monday", "this coming Friday",
+    "what is happening on Friday next week", "the Monday after next", "下周一开会", "下个周末",
 ]
 
 

@@ -214,9 +214,10 @@ CN_FORMS: tuple[Form, ...] = (
     (re.compile(r"大前天"), offset(3)),
     (re.compile(r"(?:上上|上|这|本)(?:个)?(?:周|週|星期|礼拜|禮拜)(?![一二三四五六日天])"
                 r"|(?:上上|上|这|本)(?:个)?月|今年|去年|前年"), _cn_unit),
-    (re.compile(r"(?P<which>上上|上|这|本)?(?:个)?(?:周|週|星期|礼拜|禮拜)(?P<wd>[一二三四五六日天])"),
-     _cn_weekday),
-    (re.compile(r"(?P<which>上上|上|这|本)?(?:个)?(?:周末|週末)"), _cn_weekend),
+    # 上周五, 周五, 这周末 (not 下周一, 下个周末: the future names no note's day)
+    (re.compile(r"(?<!下)(?<!下个)(?P<which>上上|上|这|本)?(?:个)?(?:周|週|星期|礼拜|禮拜)"
+                r"(?P<wd>[一二三四五六日天])"), _cn_weekday),
+    (re.compile(r"(?<!下)(?<!下个)(?P<which>上上|上|这|本)?(?:个)?(?:周末|週末)"), _cn_weekend),
     (re.compile(rf"(?P<n>{_CN_NUM})\s*(?P<unit>天|日|周|个星期|星期|个礼拜|礼拜|个月|年)"
                 r"(?:前|之前|以前)"), _cn_ago),
     # 月初, 月底, 月中旬, 年初, 年底 alone (三月初, 上个月底, 去年年底: search/dates.py)

@@ -32,6 +32,8 @@ from openmemd.search.date_calendar import (
 
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _WEEKDAY = rf"(?P<wd>{'|'.join(_WEEKDAYS)})"
+_NOT_FUTURE_BEFORE = r"(?<!next\s)(?<!coming\s)(?<!upcoming\s)(?<!week\son\s)(?<!week's\s)"
+_NOT_FUTURE_AFTER = r"(?!\s+(?:of\s+)?next\s+week|\s+after\s+next)"
 _NUMBER_WORD = (r"(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
                 r"|\d{1,3})")
 _COUNTS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
@@ -212,7 +214,10 @@ RELATIVE_FORMS: tuple[Form, ...] = (
                 _I), _weekday_of_week),
     (re.compile(rf"\b(?P<which>last|this|previous)\s+week(?:'s|\s+on)?\s+{_WEEKDAY}\b", _I),
      _weekday_of_week),
-    (re.compile(rf"\b(?:(?P<which>last|this|past|on)\s+)?{_WEEKDAY}\b", _I), _weekday),
+    # "last Friday", "on Friday" (not "next Monday", "this coming Friday", "Friday next week",
+    # "the Monday after next": the future names no note's day, and no past Friday is meant)
+    (re.compile(rf"\b(?:(?P<which>last|this|past|on)\s+)?{_NOT_FUTURE_BEFORE}{_WEEKDAY}\b"
+                rf"{_NOT_FUTURE_AFTER}", _I), _weekday),
     # "the Monday before last", "two Fridays ago"
     (re.compile(rf"\b(?:on\s+)?(?:the\s+)?(?P<n>){_WEEKDAY}\s+before\s+last\b", _I),
      _weekdays_back),
