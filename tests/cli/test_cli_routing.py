@@ -85,11 +85,15 @@ def test_same_workspace_other_state_dir_is_not_sent_to_the_daemon(served, tmp_pa
 
 
 def test_writing_an_index_a_daemon_holds_for_another_workspace_says_locked(served, tmp_path):
-    _ws, _state, run = other_cli(served, tmp_path, state=served.root / "state")
+    ws, _state, run = other_cli(served, tmp_path, state=served.root / "state")
     got = run("index")
     assert got.returncode == 1, got.stdout + got.stderr
     assert got.stderr.count("\n") == 1 and "being written by another openmemd process" in \
         got.stderr and f"pid {served.proc.pid}" in got.stderr
+    # ... and says which workspace the daemon serves and which this command meant (a daemon
+    # started with --workspace, a command run without it)
+    assert f"serves main: {served.workspace.resolve()}" in got.stderr, got.stderr
+    assert f"this command's workspace is {ws.resolve()}" in got.stderr, got.stderr
 
 
 def test_unknown_agent_is_one_line_exit_2(served):

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from openmemd.config import Settings
-from openmemd.errors import UnavailableError
+from openmemd.errors import IndexLockedError, UnavailableError
 from openmemd.log import get_logger
 from openmemd.protocol.handler import Handler
 from openmemd.protocol.requests import AddRequest, Request
@@ -41,13 +41,41 @@ def handler_for(settings: Settings, agent: str,
                 timeout: float = 600.0, progress: Progress | None = None,
                 notice: Callable[[str], None] | None = None) -> Handler:
     """The daemon serving this agent and workspace, else this process (one command)."""
-    daemon = find_daemon(settings, agent, workspace, timeout)
-    if daemon is not None:
-        return daemon
+    from openmemd import discovery
+    from openmemd.client import Client
+
+    wanted = discovery.targets(settings, [agent], os.fspath(workspace) if workspace else None,
+                               agent)
+    lookup = discovery.find(settings, wanted)
+    if lookup.endpoint is not None:
+        return Client(lookup.endpoint, timeout=timeout)
     from openmemd.api.handler import LocalHandler  # the index code: only when it works here
 
-    return LocalHandler(settings, workspace=workspace, owner=agent, progress=progress,
-                        notice=notice)
+    local = LocalHandler(settings, workspace=workspace, owner=agent, progress=progress,
+                         notice=notice)
+    if not lookup.others:
+        return local
+    return _NamingTheDaemons(local, f"{lookup.reason()}; this command's workspace is "
+                                    f"{wanted[0].workspace}")
+
+
+class _NamingTheDaemons:
+    """This process's handler, beside daemons that serve something else: an index one of them
+    writes says which they serve ("openmemd run --workspace X", then "openmemd index" without
+    it: the daemon serves X, the command the default workspace, and both name one index)."""
+
+    def __init__(self, local: Handler, daemons: str) -> None:
+        self._local = local
+        self._daemons = daemons
+
+    def __call__(self, request: Request) -> dict[str, Any]:
+        try:
+            return self._local(request)
+        except IndexLockedError as exc:
+            raise IndexLockedError(f"{exc} — but {self._daemons}") from None
+
+    def close(self) -> None:
+        self._local.close()
 
 
 class SessionRoute:
