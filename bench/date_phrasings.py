@@ -8,6 +8,10 @@ one of the phrasings below (none of them the dev set's own five), in turn.
 
 It measures how a question naming a day in a way we did not tune on is read; the phrasings were
 written with the date forms in view, so it is a check of their reach, not an unseen set.
+
+With `--relative`, each question names its day counted from a "today" a few days later, pinned
+in its meta ("what happened the Monday before last", "a week ago today", 前天, 上周三), so the
+relative forms are measured on real notes (bench/quality.py asks each on its day).
 """
 
 from __future__ import annotations
@@ -50,16 +54,41 @@ PHRASINGS = (
 )
 
 
+# (phrasing, days from the question's day to the today it is asked on)
+RELATIVE = (
+    (lambda d: "what happened yesterday", 1),
+    (lambda d: "notes from three days ago", 3),
+    (lambda d: f"what did we talk about last {d:%A}", 4),
+    (lambda d: f"the {d:%A} before last", 10),
+    (lambda d: "the conversation a week ago today", 7),
+    (lambda d: f"two {d:%A}s ago", 12),
+    (lambda d: f"what did we discuss on {d:%A} of last week", 7),
+    (lambda d: "the day before yesterday", 2),
+    (lambda d: "前天聊了什么", 2),
+    (lambda d: f"上周{_CN_WEEKDAY[d.weekday()]}的对话", 7),
+    (lambda d: "五天前", 5),
+    (lambda d: f"what was said on {d:%A}", 2),
+)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("queries", help="locomo-dev/dates/queries.jsonl")
+    ap.add_argument("--relative", action="store_true",
+                    help="name each day counted from a pinned today (meta.today)")
     args = ap.parse_args()
     with open(args.queries, encoding="utf-8") as f:
         for i, line in enumerate(f):
             question = json.loads(line)
             day = dt.date.fromisoformat(question["meta"]["date"])
-            question["query"] = PHRASINGS[i % len(PHRASINGS)](day)
-            question["id"] = question["id"].replace("/d", "/p")
+            if args.relative:
+                phrase, later = RELATIVE[i % len(RELATIVE)]
+                question["query"] = phrase(day)
+                question["meta"]["today"] = (day + dt.timedelta(days=later)).isoformat()
+                question["id"] = question["id"].replace("/d", "/r")
+            else:
+                question["query"] = PHRASINGS[i % len(PHRASINGS)](day)
+                question["id"] = question["id"].replace("/d", "/p")
             sys.stdout.write(json.dumps(question, ensure_ascii=False) + "\n")
 
 
