@@ -31,6 +31,10 @@ ROWS: list[tuple[str, dt.date, dt.date, dt.date, bool]] = [
     ("recap for the 5th of September, 2023", FRI, D(2023, 9, 5), D(2023, 9, 5), True),
     ("anything written down Dec 31 '24", FRI, D(2024, 12, 31), D(2024, 12, 31), True),
     ("in March 2023", FRI, D(2023, 3, 1), D(2023, 3, 31), True),
+    # the year said after "of"/"in" is the day's, not a second range; "may" with its year
+    ("May 8th of 2023", FRI, D(2023, 5, 8), D(2023, 5, 8), True),
+    ("notes from March 3 in 2025", FRI, D(2025, 3, 3), D(2025, 3, 3), True),
+    ("the eighth of may 2023", FRI, D(2023, 5, 8), D(2023, 5, 8), True),
     ("what did I log during Feb 2024", FRI, D(2024, 2, 1), D(2024, 2, 29), True),
     # a month and a two-digit year (dateparser alone reads "July '26" as the 26th of July)
     ("what did we ship in July '26", FRI, D(2026, 7, 1), D(2026, 7, 31), False),

@@ -240,11 +240,11 @@ _FORMS: tuple[Form, ...] = (
     # 8-May-2023, 08-May-23
     (re.compile(rf"\b(?P<d>3[01]|[12]\d|0?[1-9])-(?P<mon>{_MONTH})-(?P<year>(?:19|20)?\d\d)"
                 r"(?![\d-])", _I), _named_day),
-    # "the eighth of May 2023", "May twenty-seventh, 2023" ("May" only capitalised: "we may
-    # first ..." is no date)
+    # "the eighth of May 2023", "May twenty-seventh, 2023" ("May" only capitalised, or "may"
+    # with its year: "we may first ..." is no date)
     (re.compile(rf"\b(?:(?i:{WEEKDAY_WORD}),?\s+)?(?i:the\s+)?(?P<d>{_ORDINAL})\s+(?i:of\s+)?"
-                rf"(?P<mon>{_MONTH_FULL})(?:(?:,\s*|\s+)(?P<year>{_YEAR}))?(?![a-z])"),
-     _named_day),
+                rf"(?P<mon>{_MONTH_FULL}|(?i:may)(?=,?\s+{_YEAR}))"
+                rf"(?:(?:,\s*|\s+)(?P<year>{_YEAR}))?(?![a-z])"), _named_day),
     (re.compile(rf"\b(?:(?i:{WEEKDAY_WORD}),?\s+)?(?P<mon>{_MONTH_FULL})\s+(?i:the\s+)?"
                 rf"(?P<d>{_ORDINAL})(?:(?:,\s*|\s+)(?P<year>{_YEAR}))?(?![a-z])"), _named_day),
     # "March 27-29, 2023", "Mar 1 to 10", "27-29 March 2023", "the 1st to the 10th of March"

@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from openmemd.search.date_calendar import PART_WORD, part_index, part_of, week_of
+from openmemd.search.date_calendar import PART_WORD, part_index, part_of, week_of, year_range
 from openmemd.search.date_forms import WEEKDAY_WORD, Span, find_spans
 from openmemd.text.tokens import CJK_RUN, STOP_WORDS, QueryTerms, cjk_ngrams, word_tokens
 
@@ -66,6 +66,7 @@ _BESIDE = re.compile(r"^[\s,，、(（)）]*$")
 _WEEKDAY = re.compile(rf"(?:on\s+)?{WEEKDAY_WORD}|(?:星期|周|週|礼拜|禮拜)[一二三四五六日天]",
                       re.IGNORECASE)
 _AND = re.compile(r"^\s*and\s*$", re.IGNORECASE)
+_OF_YEAR = re.compile(r"\s*,?\s*(?:of|in)\s+(?:19|20)\d\d", re.IGNORECASE)  # "May 8th of 2023"
 _BETWEEN = re.compile(r"\bbetween\s+$", re.IGNORECASE)
 # A query ASKS FOR its date when nothing but these words is left beside it: words for a
 # day's record or for "what went on". Topic words (a name, "database", 会议) make it a topic
@@ -229,7 +230,13 @@ def _join(query: str, spans: list[Span]) -> list[Span]:
     for span in spans:
         prev = out[-1] if out else None
         gap = query[prev.end:span.start] if prev is not None else ""
-        if prev is not None and (_JOIN.match(gap) or (
+        if (prev is not None and not prev.year_given
+                and _OF_YEAR.fullmatch(query, prev.end, span.end)
+                and (span.first, span.last) == year_range(span.first.year)):
+            # "May 8th of 2023", "March 3 in 2023": the year is the day's
+            prev = _in_year(prev, span.first.year)
+            out[-1] = Span(prev.start, span.end, prev.first, prev.last)
+        elif prev is not None and (_JOIN.match(gap) or (
                 _AND.match(gap) and _BETWEEN.search(query[:prev.start]))):
             if not prev.year_given and span.year_given:
                 prev = _in_year(prev, span.first.year)
