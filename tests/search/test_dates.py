@@ -237,6 +237,8 @@ ROWS: list[tuple[str, dt.date, dt.date, dt.date, bool]] = [
     ("notes from the 15th", FRI, D(2026, 6, 15), D(2026, 6, 15), True),
     # politeness names no topic, nor does "earlier", nor a time of day
     ("notes from yesterday evening", FRI, D(2026, 7, 9), D(2026, 7, 9), True),
+    ("昨天下午做了什么", FRI, D(2026, 7, 9), D(2026, 7, 9), True),
+    ("今晚", FRI, FRI, FRI, True),
     ("what did I write earlier today", FRI, FRI, FRI, True),
     ("notes (3 Jul 2026) please", FRI, D(2026, 7, 3), D(2026, 7, 3), True),
     ("please show me what happened yesterday", FRI, D(2026, 7, 9), D(2026, 7, 9), True),

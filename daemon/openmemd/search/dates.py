@@ -33,7 +33,7 @@ from openmemd.text.tokens import CJK_RUN, STOP_WORDS, QueryTerms, cjk_ngrams, wo
 
 # Could this query name a date at all? Anything a form in date_forms needs at least one of.
 _MAYBE = re.compile(
-    r"\d|[年月日号號周週天昨季]|星期|礼拜|禮拜|节|節|元旦|平安夜|圣诞|国庆|"
+    r"\d|[年月日号號周週天昨今季]|星期|礼拜|禮拜|节|節|元旦|平安夜|圣诞|国庆|"
     r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|wed|thu|fri|sat|sun"
     r"|today|tonight|yesterday|ago|last|this|past|previous|current|week|weekend|quarter"
     r"|month|year|fortnight|hour|christmas|xmas|nye|valentine|halloween|easter|good friday"
@@ -90,7 +90,8 @@ _CJK_FILLER = re.compile(
     r"我们|我們|咱们|大家|什么|什麼|哪些|有没有|有沒有|发生|發生|讨论|討論|聊天|聊|谈|談|说|說|"
     r"做|干|幹|记录|記錄|笔记|筆記|日记|日記|事情|事|内容|內容|对话|對話|会话|會話|情况|情況|"
     r"了|的|我|你|他|她|有|都|呢|吗|嗎|啊|吧|啥|在|过|過|些|那|这|這|时候|時候|一下|看看|总结|總結|"
-    r"请|請|麻烦|麻煩|谢谢|謝謝|告诉|告訴")
+    r"请|請|麻烦|麻煩|谢谢|謝謝|告诉|告訴|"
+    r"上午|下午|中午|早上|晚上|傍晚|凌晨|夜里|夜裡")  # a time of day: notes are by day
 
 
 @dataclass(frozen=True)
