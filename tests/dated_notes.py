@@ -80,6 +80,14 @@ def check_date_search(index: MemoryIndex) -> None:
     assert explain_of(hits, "memory/2026-07-01.md")["date"]["rule"] == "range"
     assert explain_of(hits, "memory/2026-05-12.md")["date"] == {
         "inRange": False, "day": None, "rule": "after"}
+    # A topic asked of a time no note is from is searched as if no date were named (the date
+    # cannot narrow it; its words may be what a note says), the reply naming the nearest notes.
+    hits = index.search("what did we decide about the database in summer 2024", min_score=0.0,
+                        today=TODAY)
+    assert hits and hits[0].path == "memory/2026-05-12.md", [h.path for h in hits]
+    meta = index.search_meta()["dates"]
+    assert (meta["from"], meta["about"]) == ("2024-06-01", "topic")
+    assert meta["nearestNotes"] == {"before": None, "after": "memory/2026-05-12.md"}
     # ... but a question the notes show no evidence for is not answered by the date alone.
     assert index.search("what did the dentist say about my teeth last week", today=TODAY) == []
     # A dated heading inside MEMORY.md counts as the range too.

@@ -169,6 +169,21 @@ def test_the_cli_names_the_nearest_notes_of_dates_without_one(index, tmp_path, c
     assert "nearest" not in reply  # a note of another day by meaning would only mislead
 
 
+def test_a_topic_asked_of_dates_without_a_note_is_answered_from_other_dates(index, tmp_path,
+                                                                          capsys):
+    # "which queue did we choose in June 2026": nothing is dated June; the question is still
+    # answered, from the July note, and the reply says the dates hold no note
+    args = ["--config", str(tmp_path / "config.toml"), "--endpoint", f"ipc://{tmp_path}/n.sock"]
+    index.close()
+    assert main(["search", "which queue did we choose for billing in June 2026", *args]) == 0
+    out = capsys.readouterr().out.strip().split("\n")
+    assert out[:3] == ['Dates: 2026-06-01 to 2026-06-30 ("June 2026")', "",
+                       "No notes from those dates; nearest after: memory/2026-07-01.md; these "
+                       "results are from other dates."], out
+    assert any(line.startswith("memory/2026-07-03.md") or " memory/2026-07-03.md" in line
+               for line in out[3:]), out
+
+
 @pytest.fixture(params=["sqlite", "postgres"])
 def unembedded(request, make_settings, workspace):
     """The quick start's note indexed by keyword only: its vector not embedded yet."""

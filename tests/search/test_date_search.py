@@ -97,9 +97,12 @@ def test_dates_that_hold_no_note_name_the_nearest_dated_notes(workspace, make_se
         assert around("notes from 1 January 2023") == {"before": "memory/2022-05-20.md",
                                                        "after": "memory/2023-05-08.md"}
         assert around("昨天") == {"before": "memory/2023-06-01.md", "after": None}
-        # a day with a note, or a topic asked of an empty day (its nearest miss is by topic)
+        # a day with a note holds something; a topic asked of an empty day is searched as if
+        # no date were named (the pottery notes), and the reply names where the notes are
         assert around("what happened on 8 May 2023") is None
-        assert around("pottery yesterday") is None
+        assert around("pottery yesterday") == {"before": "memory/2023-06-01.md", "after": None}
+        found = {h.path for h in index.search("pottery yesterday", today=today, record=False)}
+        assert found == {"MEMORY.md", "memory/2023-06-01.md"}, found
         # a search of transcripts only has no dated note to name
         index.search("yesterday", today=today, record=False, sources=["sessions"])
         assert index.search_meta()["dates"]["nearestNotes"] == {"before": None, "after": None}

@@ -96,6 +96,7 @@ class Searcher:
         max_results = q.max_results if max_results is None else max_results
         min_score = q.min_score if min_score is None else min_score
         self.ensure_built()
+        from openmemd.search.date_forms_seasons import southern
         from openmemd.search.dated import latest_with_notes, notes_around
         from openmemd.search.dates import understand_dates
         from openmemd.search.pipeline import search_outcome
@@ -103,7 +104,7 @@ class Searcher:
         tz = resolve_timezone(self.settings.dreaming.timezone)
         if today is None:
             today = date.fromisoformat(day_bucket(datetime.now(timezone.utc), tz))
-        dates = understand_dates(query, today)
+        dates = understand_dates(query, today, southern=southern(getattr(tz, "key", None)))
         where = CandidateFilter.of_search(sources, derived=q.dreaming_reports)
         if dates is not None:
             dates = self.read(functools.partial(latest_with_notes, dates=dates, where=where))
@@ -111,6 +112,15 @@ class Searcher:
         if dates is not None:
             dates = dataclasses.replace(dates, line_days=self._line_days.in_range(
                 self.maintainer.scope, dates.start, dates.covers, tz, sources=sources))
+        asked = None  # the words that must show an answer, when fewer than those searched
+        if dates is not None and not dates.about_date:
+            around = self.read(functools.partial(notes_around, dates=dates, where=where))
+            if around is not None:
+                # A topic asked of a time no note is from cannot be narrowed by it, and its
+                # date words may be what a note says ("a hike last summer near Fort Wayne",
+                # asked of a chat whose notes stop in 2023): searched as if no date were named,
+                # the reply naming the dated notes nearest it.
+                self._local.around, asked, dates = around, dates.query, None
         wanted = query if dates is None else dates.query  # the date words are not searched
 
         def run(reader: StoreReader) -> SearchOutcome:
@@ -121,7 +131,7 @@ class Searcher:
             return search_outcome(reader, query, query_vector=vector, model=self.model,
                                   settings=q, max_results=max_results, min_score=min_score,
                                   sources=sources, now=time.time(), explain=explain,
-                                  dates=dates)
+                                  dates=dates, asked=asked)
 
         found = self.read(run)
         hits = found.hits
@@ -245,9 +255,11 @@ class Searcher:
         dates_meta = dates.to_meta() if dates is not None else None
         if dates_meta is not None and around is not None:
             # The range holds no note: the nearest notes by date are the answer's place, and
-            # the nearest miss by meaning (a note of some other day) would only mislead.
+            # for a question about the date the nearest miss by meaning (a note of some other
+            # day) would only mislead; a topic's is still its nearest miss.
             dates_meta["nearestNotes"] = {"before": around[0], "after": around[1]}
-            nearest = None
+            if dates_meta["about"] == "date":
+                nearest = None
         return {"provider": self.provider.id if self.provider is not None else "none",
                 "model": self.model, **self.search_mode(),
                 "citations": self.settings.citations,

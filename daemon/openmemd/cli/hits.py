@@ -91,12 +91,19 @@ def show_search(args: argparse.Namespace, reply: dict[str, Any],
     def min_score() -> float:
         return settings().query.min_score if args.min_score is None else float(args.min_score)
 
+    around = (meta.get("dates") or {}).get("nearestNotes")
     if not results:
-        around = (meta.get("dates") or {}).get("nearestNotes")
-        print(no_notes_note(around) if around else nothing_note(min_score(), meta.get("nearest")))
+        if around and meta["dates"]["about"] == "date":
+            print(no_notes_note(around))
+        else:  # a topic's nearest miss, and where the notes of its dates would be
+            print(nothing_note(min_score(), meta.get("nearest")))
+            if around:
+                print(no_notes_note(around))
         if meta.get("pendingVectors"):
             print(pending_note(meta["pendingVectors"]))
         return 0
+    if around:  # a topic asked of dates no note is from: searched as if none were named
+        print(no_notes_note(around) + "; these results are from other dates.\n")
     if (results[0].get("explain") or {}).get("relaxed"):
         print(relaxed_note(min_score()) + "\n")
     own = settings().store.namespace_for(args.agent) if any(

@@ -62,6 +62,7 @@ from openmemd.search.date_forms_cn import CN_FORMS
 from openmemd.search.date_forms_holidays import HOLIDAY_FORMS
 from openmemd.search.date_forms_periods import PERIOD_FORMS
 from openmemd.search.date_forms_relative import RELATIVE_FORMS
+from openmemd.search.date_forms_seasons import NORTHERN_FORMS, SOUTHERN_FORMS
 
 
 @dataclass(frozen=True)
@@ -281,10 +282,12 @@ _FORMS: tuple[Form, ...] = (
 )
 
 
-def find_spans(query: str, today: dt.date) -> Iterator[Span]:
-    """Every date phrase some form resolves (overlapping ones included)."""
+def find_spans(query: str, today: dt.date, *, southern: bool = False) -> Iterator[Span]:
+    """Every date phrase some form resolves (overlapping ones included); `southern`: the
+    user's seasons are the southern hemisphere's."""
+    seasons = SOUTHERN_FORMS if southern else NORTHERN_FORMS
     for pattern, resolve in (*_FORMS, *RELATIVE_FORMS, *CN_FORMS, *PERIOD_FORMS,
-                             *HOLIDAY_FORMS):
+                             *HOLIDAY_FORMS, *seasons):
         for match in pattern.finditer(query):
             resolved = resolve(match, today)
             if resolved is None:

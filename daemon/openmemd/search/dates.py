@@ -37,7 +37,7 @@ _MAYBE = re.compile(
     r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|wed|thu|fri|sat|sun"
     r"|today|tonight|yesterday|ago|last|this|past|previous|current|week|weekend|quarter"
     r"|month|year|fortnight|hour|christmas|xmas|nye|valentine|halloween|easter|good friday"
-    r"|thanksgiving|boxing"
+    r"|thanksgiving|boxing|spring|summer|autumn|fall|winter"
     r"|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)", re.IGNORECASE)
 _CJK_END = re.compile(f"(?:{CJK_RUN.pattern})$")
 _CJK_START = re.compile(CJK_RUN.pattern)
@@ -160,16 +160,17 @@ class DateQuery:
         return meta
 
 
-def understand_dates(query: str, today: dt.date) -> DateQuery | None:
-    """The dates `query` names, resolved against `today`; None when it names none."""
+def understand_dates(query: str, today: dt.date, *, southern: bool = False) -> DateQuery | None:
+    """The dates `query` names, resolved against `today` (`southern`: the user's seasons are
+    the southern hemisphere's); None when it names none."""
     if not query or not _MAYBE.search(query):
         return None
-    spans = _beside_named(query, _choose(list(find_spans(query, today))))
+    spans = _beside_named(query, _choose(list(find_spans(query, today, southern=southern))))
     if not spans:
         return None
     anchor = _anchor(query, spans)
     if anchor is not None:  # "last Friday before 23 January 2022": that Friday, not today's
-        spans = _choose(list(find_spans(query, anchor)))
+        spans = _choose(list(find_spans(query, anchor, southern=southern)))
     spans = _join(query, _parts(query, spans, today))
     spans = _bracketed(query, _weeks(query, _since(query, spans, today)))
     rest = _remove(query, spans)

@@ -112,8 +112,11 @@ def search_outcome(reader: StoreReader, query: str, *,
                    query_vector: NDArray[np.float32] | None, model: str,
                    settings: QuerySettings, max_results: int, min_score: float,
                    sources: Sequence[str] | None, now: float,
-                   explain: bool = False, dates: DateQuery | None = None) -> SearchOutcome:
-    """Search the index; see the module docstring."""
+                   explain: bool = False, dates: DateQuery | None = None,
+                   asked: str | None = None) -> SearchOutcome:
+    """Search the index; see the module docstring. `asked`: the words that must show an
+    answer when they are fewer than the query searched (a date no note is from is searched for,
+    "a hike last summer", but a note need not hold it to answer)."""
     text = (query or "").strip()
     if not text or max_results <= 0:
         return SearchOutcome([])
@@ -123,6 +126,7 @@ def search_outcome(reader: StoreReader, query: str, *,
     hybrid = settings.hybrid
     n_candidates = candidate_count(max_results, hybrid.candidate_multiplier)
     terms = query_terms(text)
+    needed = terms if asked is None else query_terms(asked)
     src = list(sources) if sources else None
     keyword_where = CandidateFilter.of_search(sources, derived=settings.dreaming_reports)
     dated = (fetch_dated(reader, dates, limit=n_candidates, where=keyword_where)
@@ -143,7 +147,8 @@ def search_outcome(reader: StoreReader, query: str, *,
         replies = fetch_replies(reader, hits[:max_results], terms, where=keyword_where)
         return _keyword_only(reader, hits, terms, settings, max_results=max_results,
                              min_score=min_score, now=now, explain=explain,
-                             joining=joining_chunks(dated, copied, replies), dates=dates)
+                             joining=joining_chunks(dated, copied, replies), dates=dates,
+                             needed=needed)
 
     calibrate = calibration_for(model)
     keyword_hits = keyword_leg.hits() if hybrid.enabled else []
@@ -167,7 +172,7 @@ def search_outcome(reader: StoreReader, query: str, *,
         for c in joined:
             c.score = c.gate = c.vector_score or 0.0
         judge_dates(candidates, dates)
-        weights = weigh_evidence(candidates, terms, calibrate)
+        weights = weigh_evidence(candidates, needed, calibrate)
     else:
         mode = "hybrid"
         candidates = _fuse(vector_hits, keyword_hits, calibrate)
@@ -176,7 +181,7 @@ def search_outcome(reader: StoreReader, query: str, *,
         _fill_missing_legs(reader, candidates, terms, keyword_hits, q=q, model=model,
                            calibrate=calibrate)
         judge_dates(candidates, dates)
-        weights = weigh_evidence(candidates, terms, calibrate)
+        weights = weigh_evidence(candidates, needed, calibrate)
         _score_fused(candidates, vector_hits, keyword_hits, settings)
 
     _apply_decay(reader, candidates, settings, now)
@@ -201,7 +206,7 @@ def search_outcome(reader: StoreReader, query: str, *,
                   and c.keyword_score is not None and c.keyword_score >= floor
                   and c.keyword_evidence >= RELAXED_MIN_EVIDENCE][:max_results]
         relaxed = bool(passed)
-    return outcome(ordered, passed, terms, weights, mode, explain, relaxed=relaxed)
+    return outcome(ordered, passed, needed, weights, mode, explain, relaxed=relaxed)
 
 
 class _KeywordLeg:
@@ -362,7 +367,7 @@ def _order(candidates: list[_Candidate], settings: QuerySettings, *, min_score: 
 def _keyword_only(reader: StoreReader, hits: list[LegHit], terms: QueryTerms,
                   settings: QuerySettings, *, max_results: int, min_score: float, now: float,
                   explain: bool, joining: dict[str, tuple[str, LegHit]],
-                  dates: DateQuery | None) -> SearchOutcome:
+                  dates: DateQuery | None, needed: QueryTerms) -> SearchOutcome:
     distinct = set(terms.all)
     n_keyword = len(hits)
     hits = hits + keyword_scored(reader, terms, hits, [h for _, h in joining.values()])
@@ -382,7 +387,7 @@ def _keyword_only(reader: StoreReader, hits: list[LegHit], terms: QueryTerms,
             text_length=len(hit.text))
         candidates.append(c)
     judge_dates(candidates, dates)
-    weights = weigh_evidence(candidates, terms)
+    weights = weigh_evidence(candidates, needed)
     _apply_decay(reader, candidates, settings, now)
     apply_dates(candidates)
     dated_evidence(candidates)
@@ -394,4 +399,4 @@ def _keyword_only(reader: StoreReader, hits: list[LegHit], terms: QueryTerms,
         passed = []
     elif not passed:  # soft threshold: keyword-only scores are heuristics, not evidence
         passed, relaxed = ordered[:max_results], bool(ordered)
-    return outcome(ordered, passed, terms, weights, "keyword-only", explain, relaxed=relaxed)
+    return outcome(ordered, passed, needed, weights, "keyword-only", explain, relaxed=relaxed)
