@@ -7,12 +7,11 @@ DATASET is a folder with `queries.jsonl` and either `workspaces/<name>/` (one wo
 question's "workspace" field) or `workspace.tar.gz` (one workspace, unpacked once into the
 state dir); a question set beside its corpus (`locomo-dev/dates/`, `locomo-dev/absent/`) uses
 the parent's workspaces and indexes (no embedding paid twice). For questions that name dates
-(`locomo-dev/dates/`: absolute dates, so the real "today" serves; a question whose meta has
-`"today": "YYYY-MM-DD"` is asked on that day, as `bench/date_phrasings.py --relative` writes
-them) it also says how many queries were understood to name one (the reply's `dates`).
-Queries name their evidence as `{"path", "start_line", "end_line"}` spans; a result matches
-when it is the same file and its lines overlap a span (the dataset's own `score.py` rules,
-imported from the dataset's parent or grandparent folder when it is there).
+(`locomo-dev/dates/`: the real "today" serves, unless a question's meta pins one) it also
+says how many queries were understood to name one (the reply's `dates`). Queries name their
+evidence as `{"path", "start_line", "end_line"}` spans; a result matches when it is the same
+file and its lines overlap a span (the dataset's own `score.py` rules, imported from the
+dataset's parent or grandparent folder when it is there).
 
 Every workspace is indexed with the default settings (400/80-token chunks); top-level folders
 other than `memory/` and `sessions/` are added as extra paths so document collections are
@@ -48,7 +47,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import datetime as dt
 import importlib.util
 import json
 import math
@@ -58,6 +56,7 @@ import tarfile
 import tempfile
 import time
 from collections import defaultdict
+from datetime import date as _date
 from pathlib import Path
 from typing import Any
 
@@ -268,12 +267,6 @@ def settings_for(state: Path, root: Path, mode: str, model: str) -> Settings:
 
 # -- main -----------------------------------------------------------------------------------------
 
-
-def _today(question: dict[str, Any]) -> dt.date | None:
-    """The day a question is asked on, when its meta pins one (relative date phrasings)."""
-    day = question.get("meta", {}).get("today")
-    return dt.date.fromisoformat(day) if day else None
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("dataset", type=Path)
@@ -359,7 +352,9 @@ def main(argv: list[str] | None = None) -> int:
                     index.settings = dataclasses.replace(settings, query=variants[mode])
                     started = time.monotonic()
                     for q in qs:
-                        hits = index.search(q["query"], record=False, today=_today(q),
+                        day = q.get("meta", {}).get("today")  # asked on that day
+                        today = _date.fromisoformat(day) if day else None
+                        hits = index.search(q["query"], record=False, today=today,
                                             **({} if args.defaults else
                                                {"max_results": 10, "min_score": args.min_score}))
                         understood[mode] += "dates" in index.search_meta()

@@ -111,12 +111,10 @@ def run_search(reader: StoreReader, query: str, *, query_vector: NDArray[np.floa
 def search_outcome(reader: StoreReader, query: str, *,
                    query_vector: NDArray[np.float32] | None, model: str,
                    settings: QuerySettings, max_results: int, min_score: float,
-                   sources: Sequence[str] | None, now: float,
-                   explain: bool = False, dates: DateQuery | None = None,
-                   asked: str | None = None) -> SearchOutcome:
-    """Search the index; see the module docstring. `asked`: the words that must show an
-    answer when they are fewer than the query searched (a date no note is from is searched for,
-    "a hike last summer", but a note need not hold it to answer)."""
+                   sources: Sequence[str] | None, now: float, explain: bool = False,
+                   dates: DateQuery | None = None, asked: str | None = None) -> SearchOutcome:
+    """Search the index; see the module docstring. `asked`: the words an answer must show,
+    when fewer than those searched (a date no note is from: searched for, not required)."""
     text = (query or "").strip()
     if not text or max_results <= 0:
         return SearchOutcome([])
@@ -145,10 +143,9 @@ def search_outcome(reader: StoreReader, query: str, *,
         hits = keyword_leg.hits()
         copied = fetch_sources(reader, [*hits, *dated], where=keyword_where)
         replies = fetch_replies(reader, hits[:max_results], terms, where=keyword_where)
-        return _keyword_only(reader, hits, terms, settings, max_results=max_results,
+        return _keyword_only(reader, hits, terms, needed, settings, max_results=max_results,
                              min_score=min_score, now=now, explain=explain,
-                             joining=joining_chunks(dated, copied, replies), dates=dates,
-                             needed=needed)
+                             joining=joining_chunks(dated, copied, replies), dates=dates)
 
     calibrate = calibration_for(model)
     keyword_hits = keyword_leg.hits() if hybrid.enabled else []
@@ -365,9 +362,10 @@ def _order(candidates: list[_Candidate], settings: QuerySettings, *, min_score: 
 
 
 def _keyword_only(reader: StoreReader, hits: list[LegHit], terms: QueryTerms,
-                  settings: QuerySettings, *, max_results: int, min_score: float, now: float,
-                  explain: bool, joining: dict[str, tuple[str, LegHit]],
-                  dates: DateQuery | None, needed: QueryTerms) -> SearchOutcome:
+                  needed: QueryTerms, settings: QuerySettings, *, max_results: int,
+                  min_score: float, now: float, explain: bool,
+                  joining: dict[str, tuple[str, LegHit]], dates: DateQuery | None
+                  ) -> SearchOutcome:
     distinct = set(terms.all)
     n_keyword = len(hits)
     hits = hits + keyword_scored(reader, terms, hits, [h for _, h in joining.values()])
