@@ -19,6 +19,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from functools import lru_cache
+from importlib.resources import files
 from pathlib import Path
 
 from openmemd.search.date_calendar import (
@@ -132,9 +133,7 @@ def _latitudes() -> dict[str, float]:
 
 def _zone_tables() -> list[str]:
     texts = []
-    try:
-        from importlib.resources import files
-
+    try:  # tzdata: a dependency of python-dateutil, itself dateparser's
         texts.append(files("tzdata").joinpath("zoneinfo/zone1970.tab").read_text("utf-8"))
     except (ImportError, OSError, ValueError):
         pass

@@ -31,6 +31,7 @@ MODULES = (
     "openmemd.progress",
     "openmemd.context",
     "openmemd.search.dates",
+    "openmemd.search.date_forms_seasons",
     "openmemd.search.dated",
     "openmemd.dreaming.sweep",
     "openmemd.dreaming.explain",
