@@ -149,18 +149,20 @@ def _whole_months(first: dt.date, last: dt.date) -> int | None:
     return (last.year - first.year) * 12 + last.month - first.month + 1
 
 
+def units_back(today: dt.date, unit: str, back: int) -> tuple[dt.date, dt.date]:
+    """The calendar week (Monday to Sunday), month or year `back` of them before today's."""
+    if unit == "week":
+        return week_of(today - 7 * back * DAY)
+    if unit == "month":
+        return month_range(*shift_months(today, -back))
+    return year_range(today.year - back)
+
+
 def latest_part(today: dt.date, unit: str, part: tuple[int, int]) -> tuple[dt.date, dt.date] | None:
     """`part` of this week|month|year, or of the one before when this one's has not begun
     ("the end of the month" on December 4th: November 21-30)."""
     for back in (0, 1):
-        if unit == "week":
-            monday = today - (today.weekday() + 7 * back) * DAY
-            base = monday, monday + 6 * DAY
-        elif unit == "month":
-            base = month_range(*shift_months(today, -back))
-        else:
-            base = year_range(today.year - back)
-        first, last = part_of(*base, part)
+        first, last = part_of(*units_back(today, unit, back), part)
         if first <= today:
             return first, last
     return None

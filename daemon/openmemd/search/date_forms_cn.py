@@ -22,6 +22,7 @@ from openmemd.search.date_calendar import (
     part_index,
     relative,
     shift_months,
+    units_back,
     week_of,
     year_range,
     ymd,
@@ -102,10 +103,7 @@ def _cn_unit(match: re.Match[str], today: dt.date) -> Resolved:
     if text in _CN_RELATIVE_YEAR:
         year = today.year - _CN_RELATIVE_YEAR[text]
         return year_range(year)
-    back = text.count("上")
-    if "月" in text:
-        return month_range(*shift_months(today, -back))
-    return week_of(today - 7 * back * DAY)
+    return units_back(today, "month" if "月" in text else "week", text.count("上"))
 
 
 @relative
@@ -173,12 +171,7 @@ def _cn_ago(match: re.Match[str], today: dt.date) -> Resolved:
     unit = match["unit"]
     if unit in ("天", "日"):
         return today - n * DAY, today - n * DAY
-    if unit in ("周", "星期", "个星期", "个礼拜", "礼拜"):
-        return week_of(today - 7 * n * DAY)
-    if unit == "个月":
-        return month_range(*shift_months(today, -n))
-    return year_range(today.year - n)
-
+    return units_back(today, "month" if unit == "个月" else "year" if unit == "年" else "week", n)
 
 
 @relative

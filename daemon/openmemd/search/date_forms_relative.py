@@ -26,8 +26,8 @@ from openmemd.search.date_calendar import (
     part_index,
     relative,
     shift_months,
+    units_back,
     week_of,
-    year_range,
 )
 
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
@@ -67,11 +67,7 @@ def _ago(match: re.Match[str], today: dt.date) -> Resolved:
         return None
     if unit == "day":
         return today - n * DAY, today - n * DAY
-    if unit == "week":
-        return week_of(today - 7 * n * DAY)
-    if unit == "month":
-        return month_range(*shift_months(today, -n))
-    return year_range(today.year - n)
+    return units_back(today, unit, n)
 
 
 @relative
@@ -99,11 +95,7 @@ def _relative_unit(match: re.Match[str], today: dt.date) -> Resolved:
     back = 0 if which in ("this", "current") else 2 if match["before"] else 1
     if which == "past" or unit == "fortnight":  # "the past week": the days up to today
         return today - _UNIT_DAYS[unit] * DAY, today
-    if unit == "week":
-        return week_of(today - 7 * back * DAY)
-    if unit == "month":
-        return month_range(*shift_months(today, -back))
-    return year_range(today.year - back)
+    return units_back(today, unit, back)
 
 
 @relative
