@@ -33,6 +33,8 @@ ROWS: list[tuple[str, dt.date, dt.date, dt.date, bool]] = [
     ("in March 2023", FRI, D(2023, 3, 1), D(2023, 3, 31), True),
     # the year said after "of"/"in" is the day's, not a second range; "may" with its year
     ("May 8th of 2023", FRI, D(2023, 5, 8), D(2023, 5, 8), True),
+    ("what happened between 8 and 10 May 2023", FRI, D(2023, 5, 8), D(2023, 5, 10), True),
+    ("between May 8 and 10, 2023", FRI, D(2023, 5, 8), D(2023, 5, 10), True),
     ("notes from March 3 in 2025", FRI, D(2025, 3, 3), D(2025, 3, 3), True),
     ("the eighth of may 2023", FRI, D(2023, 5, 8), D(2023, 5, 8), True),
     ("what did I log during Feb 2024", FRI, D(2024, 2, 1), D(2024, 2, 29), True),

@@ -101,6 +101,7 @@ _PART_BEFORE = "(?i:" + "|".join(f"(?<={w})" for w in (
     r"start\sof\s", r"beginning\sof\s", r"half\sof\s")) + ")"
 # What runs from one day of a month to another: "27-29", "1 to 10", "27th through the 29th".
 _TO = r"\s*(?:-|–|—|to|through|thru|until|till)\s*(?:the\s+)?"
+_DAY_TO = (("", _TO), (r"between\s+", r"\s+and\s+(?:the\s+)?"))
 
 
 def parse_words(text: str, today: dt.date) -> tuple[dt.date, str] | None:
@@ -248,11 +249,14 @@ _FORMS: tuple[Form, ...] = (
                 rf"(?:(?:,\s*|\s+)(?P<year>{_YEAR}))?(?![a-z])"), _named_day),
     (re.compile(rf"\b(?:(?i:{WEEKDAY_WORD}),?\s+)?(?P<mon>{_MONTH_FULL})\s+(?i:the\s+)?"
                 rf"(?P<d>{_ORDINAL})(?:(?:,\s*|\s+)(?P<year>{_YEAR}))?(?![a-z])"), _named_day),
-    # "March 27-29, 2023", "Mar 1 to 10", "27-29 March 2023", "the 1st to the 10th of March"
-    (re.compile(rf"\b(?P<mon>{_MONTH})\s+(?:the\s+)?(?P<d1>{_DAYNUM}){_TO}(?P<d2>{_DAYNUM})"
-                rf"(?:(?:,\s*|\s+)(?P<year>{_YEAR}))?(?![a-z])", _I), _day_range),
-    (re.compile(rf"\b(?:the\s+)?(?P<d1>{_DAYNUM}){_TO}(?P<d2>{_DAYNUM})\s+(?:of\s+)?"
-                rf"(?P<mon>{_MONTH})(?:(?:,\s*|\s+)(?P<year>{_YEAR}))?(?![a-z])", _I), _day_range),
+    # "March 27-29, 2023", "Mar 1 to 10", "27-29 March 2023", "the 1st to the 10th of March",
+    # "between 8 and 10 May 2023" ("and" only after "between": "May 8 and 10" names two days)
+    *((re.compile(rf"\b{lead}(?P<mon>{_MONTH})\s+(?:the\s+)?(?P<d1>{_DAYNUM}){to}"
+                  rf"(?P<d2>{_DAYNUM})(?:(?:,\s*|\s+)(?P<year>{_YEAR}))?(?![a-z])", _I), _day_range)
+      for lead, to in _DAY_TO),
+    *((re.compile(rf"\b{lead}(?:the\s+)?(?P<d1>{_DAYNUM}){to}(?P<d2>{_DAYNUM})\s+(?:of\s+)?"
+                  rf"(?P<mon>{_MONTH})(?:(?:,\s*|\s+)(?P<year>{_YEAR}))?(?![a-z])", _I),
+       _day_range) for lead, to in _DAY_TO),
     # "on the 27th", "from the 15th" (an ordinal the sentence ends on, or a comma: "the 3rd
     # floor" is no date)
     (re.compile(r"\b(?:on|from|since)\s+the\s+(?P<d>3[01]|[12]\d|0?[1-9])(?:st|nd|rd|th)\b(?!\s*[a-z0-9])",
