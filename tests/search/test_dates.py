@@ -158,6 +158,8 @@ ROWS: list[tuple[str, dt.date, dt.date, dt.date, bool]] = [
     ("去年", FRI, D(2025, 1, 1), D(2025, 12, 31), True),
     ("3天前", FRI, D(2026, 7, 7), D(2026, 7, 7), True),
     ("两周前", FRI, D(2026, 6, 22), D(2026, 6, 28), True),
+    ("半个月前", FRI, D(2026, 6, 19), D(2026, 7, 3), True),  # said loosely: 1-3 weeks back
+    ("半年前的计划", FRI, D(2025, 12, 1), D(2026, 2, 28), False),
     ("从3月1日到3月5日", FRI, D(2026, 3, 1), D(2026, 3, 5), True),
     # quarters and halves: with a year, in words, or after a preposition (FRI is in Q3)
     ("Q3 2026", FRI, D(2026, 7, 1), D(2026, 9, 30), True),

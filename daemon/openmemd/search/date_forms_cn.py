@@ -164,6 +164,15 @@ def _cn_few_days_ago(match: re.Match[str], today: dt.date) -> Resolved:
 
 
 @relative
+def _cn_half_ago(match: re.Match[str], today: dt.date) -> Resolved:
+    """半个月前 (about two weeks: one to three weeks back), 半年前 (about six months: the five
+    to seven months back), counts said loosely."""
+    if match["unit"] == "月":
+        return today - 21 * DAY, today - 7 * DAY
+    return (month_range(*shift_months(today, -7))[0], month_range(*shift_months(today, -5))[1])
+
+
+@relative
 def _cn_ago(match: re.Match[str], today: dt.date) -> Resolved:
     n = cn_number(match["n"])
     if n is None or not 0 < n <= 3660:
@@ -200,6 +209,7 @@ CN_FORMS: tuple[Form, ...] = (
                 r"(?P<unit>天|日|周|週|个星期|星期|个礼拜|礼拜|个月|年)"
                 r"|这(?P<n2>两|几)天"), _cn_recent),
     (re.compile(r"前几天|几天前|幾天前"), _cn_few_days_ago),
+    (re.compile(r"半(?:个|個)?(?P<unit>月|年)(?:前|之前|以前)"), _cn_half_ago),
     (re.compile(rf"(?P<y>{_CN_YEAR})\s*年(?!\s*{_CN_NUM}\s*月)"), _cn_year),
     (re.compile(r"今天|今日|今晚|今早|今天早上"), offset(0)),
     (re.compile(r"昨天|昨日|昨晚"), offset(1)),
