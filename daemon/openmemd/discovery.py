@@ -179,8 +179,16 @@ def _checked(settings: Settings | Located, daemon: Seen) -> bool:
     return daemon.config == config_signature(settings.config_file)
 
 
+def look_up(settings: Settings | Located, agent: str,
+            workspace: str | None) -> tuple[Target, Lookup]:
+    """This agent's target (its workspace: `workspace`, else the configured one) and what
+    discovery found for it."""
+    wanted = targets(settings, [agent], workspace, agent)
+    return wanted[0], find(settings, wanted)
+
+
 def connect(settings: Settings | Located, agent: str, workspace: str | None,
             timeout: float = 600.0) -> Client | None:
     """A client for the daemon serving this agent's workspace and index, else None."""
-    lookup = find(settings, targets(settings, [agent], workspace, agent))
+    _target, lookup = look_up(settings, agent, workspace)
     return Client(lookup.endpoint, timeout=timeout) if lookup.endpoint else None

@@ -44,9 +44,8 @@ def handler_for(settings: Settings, agent: str,
     from openmemd import discovery
     from openmemd.client import Client
 
-    wanted = discovery.targets(settings, [agent], os.fspath(workspace) if workspace else None,
-                               agent)
-    lookup = discovery.find(settings, wanted)
+    target, lookup = discovery.look_up(settings, agent,
+                                       os.fspath(workspace) if workspace else None)
     if lookup.endpoint is not None:
         return Client(lookup.endpoint, timeout=timeout)
     from openmemd.api.handler import LocalHandler  # the index code: only when it works here
@@ -56,7 +55,7 @@ def handler_for(settings: Settings, agent: str,
     if not lookup.others:
         return local
     return _NamingTheDaemons(local, f"{lookup.reason()}; this command's workspace is "
-                                    f"{wanted[0].workspace}")
+                                    f"{target.workspace}")
 
 
 class _NamingTheDaemons:
