@@ -60,6 +60,15 @@ def latest_not_after(today: dt.date, month: int, day: int | None = None) -> dt.d
     return None
 
 
+def latest_begun(today: dt.date, period: Callable[[int], tuple[dt.date, dt.date]]
+                 ) -> tuple[dt.date, dt.date, bool]:
+    """A yearly period said without its year ("in Q3", "the first week of November", "at
+    Christmas", "in the summer"): this year's when it has begun by today, else last year's;
+    False: the phrase gave no year (a caller may move it back further)."""
+    first, last = period(today.year)
+    return (first, last, False) if first <= today else (*period(today.year - 1), False)
+
+
 def ymd(year: int, month: int, day: int) -> dt.date | None:
     if not MIN_YEAR <= year <= MAX_YEAR:
         return None
@@ -109,10 +118,9 @@ def offset(days: int) -> Resolver:
 PART_WORD = (r"(?P<part>beginning|start|middle|end|(?:first|second|latter|last|back)\s+half"
              r"|early|late|mid(?:dle)?)")
 _PARTS = {"beginning": (1, 3), "start": (1, 3), "early": (1, 3), "初": (1, 3), "上旬": (1, 3),
-          "middle": (2, 3), "mid": (2, 3), "中旬": (2, 3), "中": (2, 3),
+          "middle": (2, 3), "mid": (2, 3), "中旬": (2, 3),
           "end": (3, 3), "late": (3, 3), "底": (3, 3), "末": (3, 3), "下旬": (3, 3),
-          "first": (1, 2), "上半": (1, 2), "second": (2, 2), "latter": (2, 2), "last": (2, 2),
-          "back": (2, 2), "下半": (2, 2)}
+          "first": (1, 2), "second": (2, 2), "latter": (2, 2), "last": (2, 2), "back": (2, 2)}
 
 
 def part_index(word: str) -> tuple[int, int]:

@@ -96,7 +96,7 @@ _ORDINALS = {w: i for i, w in enumerate(_ORDINAL_WORDS, 1)} | {
     for sep in ("-", " ", "") for i, w in enumerate(_ORDINAL_WORDS[:9], 1)} | {"thirtieth": 30}
 _ORDINAL = "(?i:" + "|".join(sorted(map(re.escape, _ORDINALS), key=len, reverse=True)) + ")"
 # A part of a month before its name ("early March", "the end of June"), looked behind at
-_PART_BEFORE = "(?i:" + "|".join(f"(?<={w})" for w in (
+_A_PART_BEHIND = "(?i:" + "|".join(f"(?<={w})" for w in (
     r"early\s", r"late\s", r"mid-", r"mid\s", r"\bmid", r"middle\sof\s", r"end\sof\s",
     r"start\sof\s", r"beginning\sof\s", r"half\sof\s")) + ")"
 # What runs from one day of a month to another: "27-29", "1 to 10", "27th through the 29th".
@@ -265,7 +265,7 @@ _FORMS: tuple[Form, ...] = (
     (re.compile(rf"\b{_MONTH},?\s+(?P<year>{_YEAR})", _I), _words),
     # "in March", "during May" (a month without its year needs the preposition: "may" is a verb;
     # or the part of it asked for: "early March", "the end of June", which dates.py reads)
-    (re.compile(rf"(?:(?i:\b(?:in|during|throughout|since)\s*)|{_PART_BEFORE})"
+    (re.compile(rf"(?:(?i:\b(?:in|during|throughout|since)\s*)|{_A_PART_BEHIND})"
                 rf"(?P<m>{_MONTH_FULL})\b(?!,?\s*(?:19|20)\d\d)"), _month_word),
     # ISO 2023-03-27 (also 2023/03/27, 2023.03.27)
     (re.compile(r"(?<![\d./-])(?P<y>\d{4})([-/.])(?P<m>\d{1,2})\2(?P<d>\d{1,2})(?![\d]|[./-]\d)"),
@@ -281,7 +281,7 @@ _FORMS: tuple[Form, ...] = (
     # on 3/27 (a fraction without its preposition)
     (re.compile(r"\bon\s+(?P<a>\d{1,2})/(?P<b>\d{1,2})(?![\d/])", _I), _month_day),
     # in 2023, during 2023, from 2023, early 2023
-    (re.compile(rf"(?:\b(?:in|during|throughout|since|from|of)\s+|{_PART_BEFORE})"
+    (re.compile(rf"(?:\b(?:in|during|throughout|since|from|of)\s+|{_A_PART_BEHIND})"
                 r"(?P<y>(?:19|20)\d\d)(?!\d|[:.-]\d)", _I), _year),
 )
 

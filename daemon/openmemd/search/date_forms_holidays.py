@@ -29,6 +29,7 @@ from openmemd.search.date_calendar import (
     Form,
     Resolved,
     full_year,
+    latest_begun,
     topical,
 )
 
@@ -89,8 +90,7 @@ def _resolve(days: Callable[[int], tuple[dt.date, dt.date]], year_text: str | No
         return days(year) if MIN_YEAR <= year <= MAX_YEAR else None
     if which in ("this", "今年", "去年"):
         return days(today.year - (which == "去年"))
-    first, last = days(today.year)
-    return (first, last, False) if first <= today else (*days(today.year - 1), False)
+    return latest_begun(today, days)
 
 
 def _holiday(match: re.Match[str], today: dt.date) -> Resolved:

@@ -26,6 +26,7 @@ from openmemd.search.date_calendar import (
     Form,
     Resolved,
     full_year,
+    latest_begun,
     month_number,
     month_range,
     relative,
@@ -68,8 +69,7 @@ def _named(match: re.Match[str], today: dt.date, words: dict[str, int], months: 
     if year_text:
         year = full_year(year_text)
         return _period(year, first_month, months) if MIN_YEAR <= year <= MAX_YEAR else None
-    year = today.year if dt.date(today.year, first_month, 1) <= today else today.year - 1
-    return (*_period(year, first_month, months), False)
+    return latest_begun(today, lambda year: _period(year, first_month, months))
 
 
 def _quarter(match: re.Match[str], today: dt.date) -> Resolved:
@@ -91,9 +91,7 @@ def _week_of_month(match: re.Match[str], today: dt.date) -> Resolved:
         return None
     year_text = match.groupdict().get("y")
     if not year_text:
-        first, end = _nth_week(today.year, month, week)
-        return (first, end, False) if first <= today else (*_nth_week(today.year - 1, month,
-                                                                      week), False)
+        return latest_begun(today, lambda year: _nth_week(year, month, week))
     year = full_year(year_text)
     return _nth_week(year, month, week) if MIN_YEAR <= year <= MAX_YEAR else None
 

@@ -40,6 +40,9 @@ _COUNTS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5
            "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
            "couple": 2, "few": 3, "several": 3, "twenty-four": 24, "forty-eight": 48,
            "seventy-two": 72}
+_UNITS = r"(?:days?|weeks?|fortnights?|months?|years?)"
+# "three days ago", "a week ago" (+ today, yesterday: to the day)
+_AGO = rf"\b(?P<n>{_NUMBER_WORD})\s+(?P<unit>{_UNITS})\s+ago"
 _COUNT = (r"(?:\d{1,3}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
           r"|(?:a\s+)?couple(?:\s+of)?|(?:a\s+)?few|several)")
 _UNIT_DAYS = {"day": 1, "week": 7, "fortnight": 14, "month": 30, "year": 365}
@@ -179,11 +182,9 @@ def _part_of_current(match: re.Match[str], today: dt.date) -> Resolved:
 _I = re.IGNORECASE
 RELATIVE_FORMS: tuple[Form, ...] = (
     # "three days ago", "2 weeks ago", "a month ago", "a fortnight ago"
-    (re.compile(rf"\b(?P<n>{_NUMBER_WORD})\s+(?P<unit>days?|weeks?|fortnights?|months?|years?)"
-                r"\s+ago\b", _I), _ago),
+    (re.compile(rf"{_AGO}\b", _I), _ago),
     # "a week ago today", "a month ago yesterday", "this day last year", "this time last week"
-    (re.compile(rf"\b(?P<n>{_NUMBER_WORD})\s+(?P<unit>days?|weeks?|fortnights?|months?|years?)"
-                r"\s+ago\s+(?P<anchor>today|yesterday)\b", _I), _ago_to_the_day),
+    (re.compile(rf"{_AGO}\s+(?P<anchor>today|yesterday)\b", _I), _ago_to_the_day),
     (re.compile(r"\b(?:this|the\s+same)\s+(?:day|date|time)\s+(?P<n>)last\s+(?P<unit>week"
                 r"|month|year)(?P<anchor>)\b", _I), _ago_to_the_day),
     (re.compile(r"\b(?:today|tonight|this\s+(?:morning|afternoon|evening))\b", _I), offset(0)),
@@ -193,13 +194,12 @@ RELATIVE_FORMS: tuple[Form, ...] = (
                 r"|year|fortnight)(?P<before>\s+before\s+last)?\b", _I), _relative_unit),
     (re.compile(r"\bthe\s+(?P<which>)(?P<unit>week)(?P<before>\s+before\s+last)\b", _I),
      _relative_unit),
-    (re.compile(rf"\b(?:the\s+)?(?:past|last)\s+(?P<n>{_COUNT})\s+(?P<unit>days?|weeks?"
-                r"|fortnights?|months?|years?)\b", _I), _past_n),
+    (re.compile(rf"\b(?:the\s+)?(?:past|last)\s+(?P<n>{_COUNT})\s+(?P<unit>{_UNITS})\b", _I),
+     _past_n),
     # "the last 24 hours", "the past hour", "a few hours ago"
     (re.compile(rf"\b(?:the\s+)?(?:past|last)\s+(?:(?P<n>{_COUNT}|twenty[-\s]four|forty-eight"
                 r"|seventy-two)\s+)?hours?\b", _I), _hours),
-    (re.compile(rf"\b(?P<n>{_NUMBER_WORD}|(?:a\s+)?couple(?:\s+of)?|(?:a\s+)?few|several)\s+"
-                r"hours?\s+ago\b", _I), _hours),
+    (re.compile(rf"\b(?P<n>{_COUNT}|an?)\s+hours?\s+ago\b", _I), _hours),
     (re.compile(r"\b(?P<n>(?:a\s+)?couple(?:\s+of)?|(?:a\s+)?few|several)\s+(?P<unit>days?"
                 r"|weeks?|months?)\s+ago\b", _I), _about_ago),
     (re.compile(rf"\b(?:on\s+)?{_WEEKDAY}\s+(?:of\s+)?(?P<which>last|this|previous)\s+week\b",

@@ -28,6 +28,7 @@ from openmemd.search.date_calendar import (
     Form,
     Resolved,
     full_year,
+    latest_begun,
     month_range,
     relative,
     shift_months,
@@ -48,11 +49,12 @@ def season_range(name: str, year: int, southern: bool) -> tuple[dt.date, dt.date
     return dt.date(year, month, 1), month_range(end_year, end_month)[1]
 
 
-def _latest(name: str, today: dt.date, southern: bool, *, over: bool) -> tuple[dt.date, dt.date]:
-    """The latest such season begun by today (`over`: already ended)."""
+def _last_over(name: str, today: dt.date, southern: bool) -> tuple[dt.date, dt.date]:
+    """The latest such season over by today ("last summer"; a winter ends in the year after
+    it begins, so two years back may be needed)."""
     for year in (today.year, today.year - 1, today.year - 2):
         first, last = season_range(name, year, southern)
-        if (last < today) if over else (first <= today):
+        if last < today:
             return first, last
     raise AssertionError("a season recurs every year")
 
@@ -81,12 +83,12 @@ def _forms(southern: bool) -> tuple[Form, ...]:
     def last_or_this(match: re.Match[str], today: dt.date) -> Resolved:
         """last summer: the latest one over; this summer: the one under way, else this year's."""
         if match["which"].lower() == "last":
-            return _latest(match["name"], today, southern, over=True)
+            return _last_over(match["name"], today, southern)
         return _this(match["name"], today, southern)
 
     @topical
     def said_after_a_preposition(match: re.Match[str], today: dt.date) -> Resolved:
-        return (*_latest(match["name"], today, southern, over=False), False)
+        return latest_begun(today, lambda year: season_range(match["name"], year, southern))
 
     name = r"(?P<name>spring|summer|autumn|fall|winter)"
     year = r"(?P<year>(?:19|20)\d\d(?!\d)|'\d\d(?!\d))"
