@@ -9,6 +9,7 @@ import socket
 import subprocess
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -74,9 +75,16 @@ def test_status_exit_codes(daemon: Daemon) -> None:
     assert not_running.returncode == 2, not_running.stderr
     daemon.start()
     assert wait_for(lambda: daemon.cli("status").returncode == 0, 30)
-    st = daemon.cli("status", "--json", "--deep")
-    assert st.returncode == 0, st.stdout + st.stderr
-    data = json.loads(st.stdout)
+
+    def deep_status() -> Any:
+        st = daemon.cli("status", "--json", "--deep")
+        assert st.returncode == 0, st.stdout + st.stderr
+        return json.loads(st.stdout)
+
+    # Healthy while the model's warm-up job still waits on a busy machine (CI saw depth 1):
+    # the queue is asked to drain, not to be empty on the first look.
+    assert wait_for(lambda: deep_status()["agents"]["main"]["queueDepth"] == 0, 60)
+    data = deep_status()
     main = data["agents"]["main"]
     assert data["health"] == "healthy" and data["problems"] == []
     assert main["watcher"].startswith("running") and main["queueDepth"] == 0
