@@ -51,6 +51,10 @@ PHRASINGS = (
     lambda d: f"{d:%B} {_ordinal_words(d.day)}, {d.year}",
     lambda d: f"anything from {d:%A} ({d:%B} {d.day}, {d.year})?",
     lambda d: f"the session dated {d.day}.{d.month}.{d.year}",
+    lambda d: f"what did we talk about at 1:56 pm on {d.day} {d:%B}, {d.year}",
+    lambda d: f"{d.year} {d:%b} {d.day} log",
+    lambda d: f"{d:%y}年{d.month}月{d.day}日聊了什么",
+    lambda d: f"which topics came up on {d:%B} {d.day} ({d.year})",
 )
 
 

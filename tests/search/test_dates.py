@@ -37,6 +37,18 @@ ROWS: list[tuple[str, dt.date, dt.date, dt.date, bool]] = [
     ("between May 8 and 10, 2023", FRI, D(2023, 5, 8), D(2023, 5, 10), True),
     ("notes from March 3 in 2025", FRI, D(2025, 3, 3), D(2025, 3, 3), True),
     ("the eighth of may 2023", FRI, D(2023, 5, 8), D(2023, 5, 8), True),
+    # the year first, as in a log; a year in brackets is the day's
+    ("2023 May 8", FRI, D(2023, 5, 8), D(2023, 5, 8), True),
+    ("what happened on May 8 (2023)?", FRI, D(2023, 5, 8), D(2023, 5, 8), True),
+    # a clock time or a weekday beside the date is no topic (notes are by day)
+    ("1:56 pm on 8 May, 2023", FRI, D(2023, 5, 8), D(2023, 5, 8), True),
+    ("Monday, May 8, 2023 at 1:56 pm", FRI, D(2023, 5, 8), D(2023, 5, 8), True),
+    ("2023-05-08T13:56", FRI, D(2023, 5, 8), D(2023, 5, 8), True),
+    ("8th May 2023 (Mon)", FRI, D(2023, 5, 8), D(2023, 5, 8), True),
+    ("which topics came up on May 8 2023", FRI, D(2023, 5, 8), D(2023, 5, 8), True),
+    ("what did we decide at 3pm on May 8 2023", FRI, D(2023, 5, 8), D(2023, 5, 8), False),
+    # a two-digit year from 69 on is the 1900s, as strptime's %y
+    ("notes from 5/8/99", FRI, D(1999, 5, 8), D(1999, 5, 8), True),
     ("what did I log during Feb 2024", FRI, D(2024, 2, 1), D(2024, 2, 29), True),
     # a month and a two-digit year (dateparser alone reads "July '26" as the 26th of July)
     ("what did we ship in July '26", FRI, D(2026, 7, 1), D(2026, 7, 31), False),
@@ -121,6 +133,9 @@ ROWS: list[tuple[str, dt.date, dt.date, dt.date, bool]] = [
     ("2023年3月27日星期一", FRI, D(2023, 3, 27), D(2023, 3, 27), True),
     ("2023年3月27日（周一）聊了什么", FRI, D(2023, 3, 27), D(2023, 3, 27), True),
     ("去年3月27日", FRI, D(2025, 3, 27), D(2025, 3, 27), True),
+    ("23年5月8日", FRI, D(2023, 5, 8), D(2023, 5, 8), True),
+    ("5月8日（2023年）", FRI, D(2023, 5, 8), D(2023, 5, 8), True),
+    ("五月八日，2023年", FRI, D(2023, 5, 8), D(2023, 5, 8), True),
     ("去年三月", FRI, D(2025, 3, 1), D(2025, 3, 31), True),
     ("今年3月的笔记", FRI, D(2026, 3, 1), D(2026, 3, 31), True),
     ("上个月27号", FRI, D(2026, 6, 27), D(2026, 6, 27), True),
@@ -268,7 +283,7 @@ NO_DATE = [
     "the last hour of the workshop was boring", "christmas presents for mum",
     "what are my new year's resolutions", "the easter egg in the app", "the end of the pipeline",
     "the first half of the book", "early access program", "初学者的问题", "期末考试",
-    "这个问题的底线",
+    "这个问题的底线", "工作了10年",
     # the future names no note's day (and no past Monday is meant)
     "what is planned for next Monday", "this coming Friday",
     "what is happening on Friday next week", "the Monday after next", "下周一开会", "下个周末",

@@ -29,9 +29,10 @@ def month_number(name: str) -> int:
 
 
 def full_year(text: str) -> int:
-    """2023, '23, 23 -> 2023."""
+    """2023, '23, 23 -> 2023; a two-digit year from 69 on is the 1900s ('99 -> 1999), as
+    POSIX strptime's %y reads it."""
     year = int(text.lstrip("'"))
-    return year + 2000 if year < 100 else year
+    return year if year >= 100 else year + (2000 if year < 69 else 1900)
 
 
 def month_range(year: int, month: int) -> tuple[dt.date, dt.date]:

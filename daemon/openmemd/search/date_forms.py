@@ -133,7 +133,8 @@ def _period_range(day: dt.date, period: str) -> tuple[dt.date, dt.date]:
 
 
 def _words(match: re.Match[str], today: dt.date) -> Resolved:  # "July '26": dateparser's 26th
-    found = parse_words(re.sub(r"'(\d\d)(?!\d)", r"20\1", match.group()), today)
+    found = parse_words(re.sub(r"'(\d\d)(?!\d)", lambda m: str(full_year(m[1])), match.group()),
+                        today)
     if found is None or not MIN_YEAR <= found[0].year <= MAX_YEAR:
         return None
     first, last = _period_range(*found)
@@ -163,9 +164,7 @@ def _iso_month(match: re.Match[str], today: dt.date) -> Resolved:
 def _numeric(match: re.Match[str], today: dt.date) -> Resolved:
     """a/b/yyyy: month first (the US order) unless a > 12, which only a day can be;
     a.b.yyyy (the European order) is day first."""
-    a, b, year = int(match["a"]), int(match["b"]), int(match["y"])
-    if len(match["y"]) == 2:
-        year += 2000
+    a, b, year = int(match["a"]), int(match["b"]), full_year(match["y"])
     month, day = (b, a) if match["sep"] == "." or a > 12 else (a, b)
     found = ymd(year, month, day)
     return None if found is None else (found, found)
@@ -242,6 +241,9 @@ _FORMS: tuple[Form, ...] = (
     # 8-May-2023, 08-May-23
     (re.compile(rf"\b(?P<d>3[01]|[12]\d|0?[1-9])-(?P<mon>{_MONTH})-(?P<year>(?:19|20)?\d\d)"
                 r"(?![\d-])", _I), _named_day),
+    # "2023 May 8", "2023, May 8th": the year first, as in a log
+    (re.compile(rf"\b(?P<year>(?:19|20)\d\d),?\s+(?P<mon>{_MONTH})\s+(?:the\s+)?(?P<d>{_DAYNUM})"
+                r"(?![a-z])", _I), _named_day),
     # "the eighth of May 2023", "May twenty-seventh, 2023" ("May" only capitalised, or "may"
     # with its year: "we may first ..." is no date)
     (re.compile(rf"\b(?:(?i:{WEEKDAY_WORD}),?\s+)?(?i:the\s+)?(?P<d>{_ORDINAL})\s+(?i:of\s+)?"
@@ -280,6 +282,8 @@ _FORMS: tuple[Form, ...] = (
                 r"(?P<y>\d{4}|\d{2})(?![\d]|[./-]\d)"), _numeric),
     # on 3/27 (a fraction without its preposition)
     (re.compile(r"\bon\s+(?P<a>\d{1,2})/(?P<b>\d{1,2})(?![\d/])", _I), _month_day),
+    # a year in brackets, "(2023)", lends itself to the day before it: "May 8 (2023)"
+    (re.compile(r"(?<=[(（])\s*(?P<y>(?:19|20)\d\d)(?=\s*[)）])"), _year),
     # in 2023, during 2023, from 2023, early 2023
     (re.compile(rf"(?:\b(?:in|during|throughout|since|from|of)\s+|{_A_PART_BEHIND})"
                 r"(?P<y>(?:19|20)\d\d)(?!\d|[:.-]\d)", _I), _year),

@@ -14,6 +14,7 @@ from openmemd.search.date_calendar import (
     MIN_YEAR,
     Form,
     Resolved,
+    full_year,
     latest_not_after,
     latest_part,
     month_range,
@@ -32,8 +33,9 @@ _CN_DIGITS = {c: i for i, c in enumerate("〇一二三四五六七八九")} | {"
 _CN_NUM = r"(?:\d{1,2}|[一二三四五六七八九十两]{1,3})"
 _CN_YEAR = r"(?:\d{4}|[〇零一二三四五六七八九]{4})"
 _CN_DAY_END = r"(?:日|号|號)"
-# 今年三月, 去年3月27日: a year said relative to today.
-_CN_YEAR_OR_RELATIVE = rf"(?:(?P<y>{_CN_YEAR})\s*年|(?P<ry>今年|去年|前年))\s*"
+# 今年三月, 去年3月27日: a year said relative to today; 23年5月8日: a year said short (with
+# its month only: 23年 alone is a length of time).
+_CN_YEAR_OR_RELATIVE = rf"(?:(?P<y>{_CN_YEAR}|(?<!\d)\d\d)\s*年|(?P<ry>今年|去年|前年))\s*"
 # 2023年3月27日星期一, 3月27日（周一）: the weekday said with the date is part of it.
 _CN_WITH_WEEKDAY = r"(?:\s*[（(]?\s*(?:星期|周|週|礼拜|禮拜)[一二三四五六日天]\s*[)）]?)?"
 
@@ -55,7 +57,8 @@ def _year_of(match: re.Match[str], today: dt.date) -> int | None:
     """The year a match names (2023年, 二〇二三年, 去年), None when it names none or a bad one."""
     if match["ry"]:
         return today.year - _CN_RELATIVE_YEAR[match["ry"]]
-    return cn_number(match["y"]) if match["y"] else None
+    return full_year(match["y"]) if match["y"] and match["y"].isdigit() else (
+        cn_number(match["y"]) if match["y"] else None)
 
 
 def _cn_date(match: re.Match[str], today: dt.date) -> Resolved:

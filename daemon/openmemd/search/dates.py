@@ -66,8 +66,15 @@ _BESIDE = re.compile(r"^[\s,，、(（)）]*$")
 _WEEKDAY = re.compile(rf"(?:on\s+)?{WEEKDAY_WORD}|(?:星期|周|週|礼拜|禮拜)[一二三四五六日天]",
                       re.IGNORECASE)
 _AND = re.compile(r"^\s*and\s*$", re.IGNORECASE)
-_OF_YEAR = re.compile(r"\s*,?\s*(?:of|in)\s+(?:19|20)\d\d", re.IGNORECASE)  # "May 8th of 2023"
+# "May 8th of 2023", "May 8 (2023)", "5月8日（2023年）", "五月八日，2023年": the year is the day's
+_OF_YEAR = re.compile(r"\s*,?\s*(?:(?:of|in)\s+|[(（]\s*)(?:19|20)\d\d(?:\s*年)?"
+                      r"|\s*[,，]\s*(?:19|20)\d\d\s*年", re.IGNORECASE)
 _BETWEEN = re.compile(r"\bbetween\s+$", re.IGNORECASE)
+# A time of day said with a date ("1:56 pm on 8 May, 2023", "2023-05-08T13:56") asks for that
+# day's notes: notes are by day, and the time is no topic.
+_CLOCK = re.compile(r"(?<![\w:])T?\d{1,2}(?::\d\d){1,2}(?:\s*[ap]\.?m\b\.?)?(?![\w:])"
+                    r"|\b\d{1,2}\s*[ap]\.?m\b\.?", re.IGNORECASE)
+_WEEKDAY_ALONE = re.compile(WEEKDAY_WORD, re.IGNORECASE)
 # A query ASKS FOR its date when nothing but these words is left beside it: words for a
 # day's record or for "what went on". Topic words (a name, "database", 会议) make it a topic
 # query whose date only narrows it.
@@ -83,7 +90,8 @@ _FILLER = frozenset((
     "overview", "show", "give", "list", "find", "remind", "me", "do", "did", "done", "doing",
     "anything", "something", "everything", "things", "thing", "stuff", "day", "days", "date",
     "whats", "what's", "whatever", "all", "kind", "sort", "earlier", "later",
-    "event", "events", "happenings", "dated", "session", "sessions",
+    "event", "events", "happenings", "dated", "session", "sessions", "held", "topic",
+    "topics", "subject", "subjects",
     "please", "pls", "plz", "thanks", "thank",  # politeness names no topic
     "morning", "afternoon", "evening", "night"))  # nor does a time of day: notes are by day
 _CJK_FILLER = re.compile(
@@ -348,11 +356,13 @@ def _remove(query: str, spans: list[Span]) -> str:
 
 
 def _topic_of(rest: str) -> QueryTerms:
-    """What the query, its dates removed, still names (besides filler): its words and the
-    CJK bigrams of what is left of its CJK runs."""
-    words = [w for w in dict.fromkeys(word_tokens(rest))
+    """What the query, its dates removed, still names (besides filler, a clock time and a
+    weekday the date already fixes): its words and the CJK bigrams of what is left of its CJK
+    runs."""
+    words = [w for w in dict.fromkeys(word_tokens(_CLOCK.sub(" ", rest)))
              if len(w) > 1 and w not in STOP_WORDS and w not in _FILLER
-             and not w.isdigit() and w.rstrip("s") not in _FILLER]
+             and not w.isdigit() and w.rstrip("s") not in _FILLER
+             and not _WEEKDAY_ALONE.fullmatch(w)]
     cjk = [gram for run in CJK_RUN.findall(rest) for part in _CJK_FILLER.split(run) if part
            for gram in (cjk_ngrams(part)[: max(1, len(part) - 1)])]
     return QueryTerms(tuple(words), tuple(dict.fromkeys(cjk)))
