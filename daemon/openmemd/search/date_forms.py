@@ -232,8 +232,9 @@ def _day_of_month(match: re.Match[str], today: dt.date) -> Resolved:
 
 _I = re.IGNORECASE
 _FORMS: tuple[Form, ...] = (
-    # "Monday the 27th of March 2023", "27 March 2023", "27th of March"
-    (re.compile(rf"\b(?:{WEEKDAY_WORD},?\s+(?:the\s+)?)?(?:the\s+)?{_DAYNUM}\s+(?:of\s+)?{_MONTH}"
+    # "Monday the 27th of March 2023", "27 March 2023", "27th of March", "the 27th day of March"
+    (re.compile(rf"\b(?:{WEEKDAY_WORD},?\s+(?:the\s+)?)?(?:the\s+)?{_DAYNUM}\s+"
+                rf"(?:(?:day\s+)?of\s+)?{_MONTH}"
                 rf"(?:(?:,\s*|\s+)(?P<year>{_YEAR}))?(?![a-z])", _I), _words),
     # "March 27, 2023", "Monday, May 8th 2023", "Mar 27 2023", "July 3rd"
     (re.compile(rf"\b(?:{WEEKDAY_WORD},?\s+)?{_MONTH}\s+(?:the\s+)?{_DAYNUM}"
@@ -246,7 +247,7 @@ _FORMS: tuple[Form, ...] = (
                 r"(?![a-z])", _I), _named_day),
     # "the eighth of May 2023", "May twenty-seventh, 2023" ("May" only capitalised, or "may"
     # with its year: "we may first ..." is no date)
-    (re.compile(rf"\b(?:(?i:{WEEKDAY_WORD}),?\s+)?(?i:the\s+)?(?P<d>{_ORDINAL})\s+(?i:of\s+)?"
+    (re.compile(rf"\b(?:(?i:{WEEKDAY_WORD}),?\s+)?(?i:the\s+)?(?P<d>{_ORDINAL})\s+(?i:(?:day\s+)?of\s+)?"
                 rf"(?P<mon>{_MONTH_FULL}|(?i:may)(?=,?\s+{_YEAR}))"
                 rf"(?:(?:,\s*|\s+)(?P<year>{_YEAR}))?(?![a-z])"), _named_day),
     (re.compile(rf"\b(?:(?i:{WEEKDAY_WORD}),?\s+)?(?P<mon>{_MONTH_FULL})\s+(?i:the\s+)?"

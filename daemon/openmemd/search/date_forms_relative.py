@@ -41,8 +41,8 @@ _COUNTS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5
            "couple": 2, "few": 3, "several": 3, "twenty-four": 24, "forty-eight": 48,
            "seventy-two": 72}
 _UNITS = r"(?:days?|weeks?|fortnights?|months?|years?)"
-# "three days ago", "a week ago" (+ today, yesterday: to the day)
-_AGO = rf"\b(?P<n>{_NUMBER_WORD})\s+(?P<unit>{_UNITS})\s+ago"
+# "three days ago", "a week ago", "two days back" (+ today, yesterday: to the day)
+_AGO = rf"\b(?P<n>{_NUMBER_WORD})\s+(?P<unit>{_UNITS})\s+(?:ago|back)"
 _COUNT = (r"(?:\d{1,3}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
           r"|(?:a\s+)?couple(?:\s+of)?|(?:a\s+)?few|several)")
 _UNIT_DAYS = {"day": 1, "week": 7, "fortnight": 14, "month": 30, "year": 365}

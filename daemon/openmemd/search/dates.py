@@ -66,9 +66,10 @@ _BESIDE = re.compile(r"^[\s,，、(（)）]*$")
 _WEEKDAY = re.compile(rf"(?:on\s+)?{WEEKDAY_WORD}|(?:星期|周|週|礼拜|禮拜)[一二三四五六日天]",
                       re.IGNORECASE)
 _AND = re.compile(r"^\s*and\s*$", re.IGNORECASE)
-# "May 8th of 2023", "May 8 (2023)", "5月8日（2023年）", "五月八日，2023年": the year is the day's
+# "May 8th of 2023", "May 8 (2023)", "5月8日（2023年）", "五月八日，2023年", "5月8日 2023年": the
+# year is the day's
 _OF_YEAR = re.compile(r"\s*,?\s*(?:(?:of|in)\s+|[(（]\s*)(?:19|20)\d\d(?:\s*年)?"
-                      r"|\s*[,，]\s*(?:19|20)\d\d\s*年", re.IGNORECASE)
+                      r"|\s*[,，]?\s*(?:19|20)\d\d\s*年", re.IGNORECASE)
 _BETWEEN = re.compile(r"\bbetween\s+$", re.IGNORECASE)
 # A time of day said with a date ("1:56 pm on 8 May, 2023", "2023-05-08T13:56") asks for that
 # day's notes: notes are by day, and the time is no topic.
@@ -81,7 +82,7 @@ _WEEKDAY_ALONE = re.compile(WEEKDAY_WORD, re.IGNORECASE)
 _FILLER = frozenset((
     "happen", "happened", "happening", "happens", "occur", "occurred", "going", "go", "went",
     "come", "came", "coming", "take", "took", "place", "get", "got", "make", "made", "see",
-    "saw", "look", "like", "activity", "activities",
+    "saw", "look", "like", "activity", "activities", "within",
     "on", "up", "new", "note", "notes", "noted", "conversation", "conversations", "convo", "chat",
     "chats", "chatted", "talk", "talked", "talking", "discuss", "discussed", "discussion",
     "discussions", "say", "said", "tell", "told", "write", "wrote", "written", "log", "logs",
@@ -91,7 +92,7 @@ _FILLER = frozenset((
     "anything", "something", "everything", "things", "thing", "stuff", "day", "days", "date",
     "whats", "what's", "whatever", "all", "kind", "sort", "earlier", "later",
     "event", "events", "happenings", "dated", "session", "sessions", "held", "topic",
-    "topics", "subject", "subjects",
+    "topics", "subject", "subjects", "cover", "covered", "mention", "mentioned", "brought",
     "please", "pls", "plz", "thanks", "thank",  # politeness names no topic
     "morning", "afternoon", "evening", "night"))  # nor does a time of day: notes are by day
 _CJK_FILLER = re.compile(
