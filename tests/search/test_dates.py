@@ -81,6 +81,10 @@ ROWS: list[tuple[str, dt.date, dt.date, dt.date, bool]] = [
     ("what did I do yesterday", FRI, D(2026, 7, 9), D(2026, 7, 9), True),
     ("today", FRI, FRI, FRI, True),
     ("the day before yesterday", FRI, D(2026, 7, 8), D(2026, 7, 8), True),
+    ("the night before last", FRI, D(2026, 7, 8), D(2026, 7, 8), True),
+    # "the other day": some day of the past week, not today
+    ("what did Ana say about the budget the other day", FRI, D(2026, 7, 3), D(2026, 7, 9),
+     False),
     ("three days ago", FRI, D(2026, 7, 7), D(2026, 7, 7), True),
     ("what happened 3 days back", FRI, D(2026, 7, 7), D(2026, 7, 7), True),
     ("within the last 3 days", FRI, D(2026, 7, 7), D(2026, 7, 10), True),

@@ -163,6 +163,11 @@ def _weekdays_back(match: re.Match[str], today: dt.date) -> Resolved:
 
 
 @relative
+def _the_other_day(match: re.Match[str], today: dt.date) -> Resolved:
+    return today - 7 * DAY, today - DAY
+
+
+@relative
 def _weekend(match: re.Match[str], today: dt.date) -> Resolved:
     which = (match["which"] or "").lower()
     this_week = week_of(today)[0]
@@ -189,7 +194,9 @@ RELATIVE_FORMS: tuple[Form, ...] = (
                 r"|month|year)(?P<anchor>)\b", _I), _ago_to_the_day),
     (re.compile(r"\b(?:today|tonight|this\s+(?:morning|afternoon|evening))\b", _I), offset(0)),
     (re.compile(r"\b(?:yesterday|last\s+night)\b", _I), offset(1)),
-    (re.compile(r"\b(?:the\s+)?day\s+before\s+yesterday\b", _I), offset(2)),
+    (re.compile(r"\b(?:the\s+)?(?:day|night)\s+before\s+(?:yesterday|last)\b", _I), offset(2)),
+    # "the other day": some day of the past week, not today (a loose "recently" is no date)
+    (re.compile(r"\bthe\s+other\s+day\b", _I), _the_other_day),
     (re.compile(r"\b(?:the\s+)?(?P<which>last|past|previous|this|current)\s+(?P<unit>week|month"
                 r"|year|fortnight)(?P<before>\s+before\s+last)?\b", _I), _relative_unit),
     (re.compile(r"\bthe\s+(?P<which>)(?P<unit>week)(?P<before>\s+before\s+last)\b", _I),

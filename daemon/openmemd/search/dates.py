@@ -37,7 +37,7 @@ _MAYBE = re.compile(
     r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|wed|thu|fri|sat|sun"
     r"|today|tonight|yesterday|ago|last|this|past|previous|current|week|weekend|quarter"
     r"|month|year|fortnight|hour|christmas|xmas|nye|valentine|halloween|easter|good friday"
-    r"|thanksgiving|boxing|spring|summer|autumn|fall|winter"
+    r"|thanksgiving|boxing|spring|summer|autumn|fall|winter|other\s+day"
     r"|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)", re.IGNORECASE)
 _CJK_END = re.compile(f"(?:{CJK_RUN.pattern})$")
 _CJK_START = re.compile(CJK_RUN.pattern)
