@@ -253,17 +253,6 @@ ROWS: list[tuple[str, dt.date, dt.date, dt.date, bool]] = [
     ("去年年底", FRI, D(2025, 9, 1), D(2025, 12, 31), True),
     ("月初", FRI, D(2026, 7, 1), D(2026, 7, 10), True),
     ("年底", FRI, D(2025, 9, 1), D(2025, 12, 31), True),
-    # holidays, when said as a date (a preposition, "last"/"this", a year); without a year
-    # the latest one begun by today
-    ("what did we do at Christmas", FRI, D(2025, 12, 25), D(2025, 12, 25), True),
-    ("notes from New Year's Eve 2024", FRI, D(2024, 12, 31), D(2024, 12, 31), True),
-    ("over Easter 2025", FRI, D(2025, 4, 20), D(2025, 4, 20), True),
-    ("Easter '24", FRI, D(2024, 3, 31), D(2024, 3, 31), True),
-    ("what did I do last Thanksgiving", FRI, D(2025, 11, 27), D(2025, 11, 27), True),
-    ("what happened on Valentine's Day", WINTER, D(2025, 2, 14), D(2025, 2, 14), True),
-    ("圣诞节做了什么", FRI, D(2025, 12, 25), D(2025, 12, 25), True),
-    ("去年元旦", FRI, D(2025, 1, 1), D(2025, 1, 1), True),
-    ("2025年国庆节", FRI, D(2025, 10, 1), D(2025, 10, 7), True),
     ("notes from the 15th", FRI, D(2026, 6, 15), D(2026, 6, 15), True),
     # politeness names no topic, nor does "earlier", nor a time of day
     ("notes from yesterday evening", FRI, D(2026, 7, 9), D(2026, 7, 9), True),
@@ -291,8 +280,7 @@ NO_DATE = [
     "2 of 5 tests failed", "issue #2023", "", "   ", "on the 3rd floor", "the 2nd attempt failed",
     "a few people came", "第3天的训练", "we may first need to deploy", "first of all",
     "service for the Audi Q3", "Q3 planning template", "the H1 heading", "每个季度的预算",
-    "the last hour of the workshop was boring", "christmas presents for mum",
-    "what are my new year's resolutions", "the easter egg in the app", "the end of the pipeline",
+    "the last hour of the workshop was boring", "the end of the pipeline",
     "the first half of the book", "early access program", "初学者的问题", "期末考试",
     "这个问题的底线", "工作了10年",
     # the future names no note's day (and no past Monday is meant)
