@@ -25,6 +25,7 @@ _ORDINAL = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "
             "tenth", "eleventh", "twelfth", "thirteenth", "fourteenth", "fifteenth",
             "sixteenth", "seventeenth", "eighteenth", "nineteenth", "twentieth")
 _CN_WEEKDAY = "一二三四五六日"
+_DAY = dt.timedelta(days=1)
 
 
 def _suffix(n: int) -> str:
@@ -55,6 +56,9 @@ PHRASINGS = (
     lambda d: f"{d.year} {d:%b} {d.day} log",
     lambda d: f"{d:%y}年{d.month}月{d.day}日聊了什么",
     lambda d: f"which topics came up on {d:%B} {d.day} ({d.year})",
+    # counted from a neighbouring day (search/date_offsets.py)
+    lambda d: f"the day after {d - _DAY:%B} {(d - _DAY).day}, {(d - _DAY).year}",
+    lambda d: f"what happened two days before {(d + 2 * _DAY).day} {d + 2 * _DAY:%B %Y}",
 )
 
 

@@ -88,6 +88,17 @@ def most_recent_weekday(today: dt.date, weekday: int) -> dt.date:
     return today - ((today.weekday() - weekday - 1) % 7 + 1) * DAY
 
 
+def nth_weekday(year: int, month: int, nth: int, weekday: int) -> dt.date | None:
+    """The `nth` `weekday` (0 = Monday; nth -1: the last) of a month, None when it has no such
+    day ("the fifth Monday" of a month with four)."""
+    first_day, last_day = month_range(year, month)
+    if nth > 0:
+        day = first_day + ((weekday - first_day.weekday()) % 7 + 7 * (nth - 1)) * DAY
+    else:
+        day = last_day - ((last_day.weekday() - weekday) % 7) * DAY
+    return None if day > last_day else day
+
+
 RELATIVE: set[Resolver] = set()
 
 

@@ -76,6 +76,9 @@ class Span:
     year_given: bool = True  # False for "July 3rd": a range's other end may lend its year
     relative: bool = False  # counted from today ("last week"), not named ("May 8th 2023")
     topical: bool = False  # a date only when nothing else is asked (`date_calendar.topical`)
+    # The named day a counted phrase counts from ("August 11, 2023" of "two weeks before August
+    # 11, 2023"; search/date_offsets.py), None for any other phrase
+    counted_from: Span | None = None
 
 
 # -- English words, parsed by dateparser ----------------------------------------------------------

@@ -194,7 +194,10 @@ RELATIVE_FORMS: tuple[Form, ...] = (
                 r"|month|year)(?P<anchor>)\b", _I), _ago_to_the_day),
     (re.compile(r"\b(?:today|tonight|this\s+(?:morning|afternoon|evening))\b", _I), offset(0)),
     (re.compile(r"\b(?:yesterday|last\s+night)\b", _I), offset(1)),
-    (re.compile(r"\b(?:the\s+)?(?:day|night)\s+before\s+(?:yesterday|last)\b", _I), offset(2)),
+    # ("the day before last Friday": search/date_offsets.py)
+    (re.compile(r"\b(?:the\s+)?(?:day|night)\s+before\s+(?:yesterday|last(?!\s+(?:mon|tue|wed"
+                r"|thu|fri|sat|sun|week|month|year|night|time|summer|winter|spring|fall|autumn)))\b",
+                _I), offset(2)),
     # "the other day": some day of the past week, not today (a loose "recently" is no date)
     (re.compile(r"\bthe\s+other\s+day\b", _I), _the_other_day),
     (re.compile(r"\b(?:the\s+)?(?P<which>last|past|previous|this|current)\s+(?P<unit>week|month"

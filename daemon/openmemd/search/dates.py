@@ -29,15 +29,17 @@ from typing import Any
 
 from openmemd.search.date_calendar import PART_WORD, part_index, part_of, week_of, year_range
 from openmemd.search.date_forms import WEEKDAY_WORD, Span, find_spans
+from openmemd.search.date_offsets import counted_from_named
 from openmemd.text.tokens import CJK_RUN, STOP_WORDS, QueryTerms, cjk_ngrams, word_tokens
 
 # Could this query name a date at all? Anything a form in date_forms needs at least one of.
 _MAYBE = re.compile(
-    r"\d|[年月日号號周週天昨今季]|星期|礼拜|禮拜|节|節|元旦|平安夜|圣诞|国庆|"
+    r"\d|[年月日号號周週天昨今季]|星期|礼拜|禮拜|节|節|元旦|平安夜|圣诞|国庆|除夕|元宵|端午|七夕|中秋|"
     r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|wed|thu|fri|sat|sun"
     r"|today|tonight|yesterday|ago|last|this|past|previous|current|week|weekend|quarter"
     r"|month|year|fortnight|hour|christmas|xmas|nye|valentine|halloween|easter|good friday"
-    r"|thanksgiving|boxing|spring|summer|autumn|fall|winter|other\s+day"
+    r"|thanksgiving|boxing|spring|summer|autumn|fall|winter|other\s+day|mother|father|memorial"
+    r"|labou?r|independence|festival"
     r"|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)", re.IGNORECASE)
 _CJK_END = re.compile(f"(?:{CJK_RUN.pattern})$")
 _CJK_START = re.compile(CJK_RUN.pattern)
@@ -180,7 +182,7 @@ def understand_dates(query: str, today: dt.date, *, southern: bool = False) -> D
     anchor = _anchor(query, spans)
     if anchor is not None:  # "last Friday before 23 January 2022": that Friday, not today's
         spans = _choose(list(find_spans(query, anchor, southern=southern)))
-    spans = _join(query, _parts(query, spans, today))
+    spans = counted_from_named(query, _join(query, _parts(query, spans, today)), today)
     spans = _bracketed(query, _weeks(query, _since(query, spans, today)))
     rest = _remove(query, spans)
     topic = _topic_of(rest)
@@ -191,8 +193,16 @@ def understand_dates(query: str, today: dt.date, *, southern: bool = False) -> D
     if not spans:
         return None
     ranges = tuple(DateRange(s.first, s.last, query[s.start:s.end].strip(), s.year_given)
-                   for s in spans)
+                   for s in _with_named_days(spans, topic))
     return DateQuery(ranges, rest, topic)
+
+
+def _with_named_days(spans: list[Span], topic: QueryTerms) -> list[Span]:
+    """`spans`, and with a topic asked, the day each counted phrase counts from after it ("the
+    puppy she got two weeks before August 11, 2023" was told on August 11th)."""
+    if not topic:
+        return spans
+    return [t for s in spans for t in ((s, s.counted_from) if s.counted_from else (s,))]
 
 
 def _anchor(query: str, spans: list[Span]) -> dt.date | None:

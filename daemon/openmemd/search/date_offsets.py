@@ -1,0 +1,104 @@
+"""Days counted from a day or month the query names: "the day after May 7, 2023", "two days
+before 8 May", "the week after March 27", "the weekend of May 6th 2023", "the first Monday of
+May 2023", "the last Friday in March".
+
+The phrase and the day it counts from are one date phrase: "what happened the day after May 7,
+2023" asks for May 8th alone, and its words are no topic. With a topic asked too, the named day
+is searched as well (`Span.counted_from`, search/dates.py): in a log of what was said each
+day, "the puppy she got two weeks before August 11, 2023" was told on August 11th. A week
+counted from a day is the seven days next to it ("the week after March 27": March 28 to April
+3; "two weeks before": the seven days ending a week before that), not a calendar week; "the
+weekend of" a day is the Saturday and Sunday of its week, "the weekend after" or "before" it
+the nearest one on that side. An ordinal weekday of a month is counted in that month ("the
+last Friday of March 2025": March 28th).
+
+A relative phrase the counted phrase holds ("the weekend" in "the weekend of May 6th", "Monday"
+in "the first Monday of May") was read alone as a day of this week: it goes with the phrase.
+"the weekend before April 10" and "last weekend before April 10" differ: the first is counted
+here, the second is "last weekend" as of that day (`search/dates.py`'s anchor), and keeps the
+day it was said on.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+from openmemd.search.date_calendar import DAY, month_range, nth_weekday, week_of
+from openmemd.search.date_forms import Span
+
+_COUNTS = {"the": 1, "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5,
+           "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
+# "the day after", "two days before", "a week following", "the weekend of" (then the day)
+_FROM_DAY = re.compile(r"\b(?P<n>the|an?|one|two|three|four|five|six|seven|eight|nine|ten"
+                       r"|\d{1,2})\s+(?P<unit>days?|weeks?|weekend)\s+(?P<dir>after|following"
+                       r"|before|prior\s+to|of)\s+(?:the\s+)?$", re.IGNORECASE)
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_ORDINALS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4,
+             "4th": 4, "fifth": 5, "5th": 5, "last": -1, "final": -1}
+# "the first Monday of", "the last Friday in" (then the month; "in March" may be its span)
+_OF_MONTH = re.compile(rf"\b(?:the\s+)?(?P<ord>{'|'.join(_ORDINALS)})\s+"
+                       rf"(?P<wd>{'|'.join(_WEEKDAYS)})(?:\s+(?:of|in))?\s+$", re.IGNORECASE)
+
+
+def counted_from_named(query: str, spans: list[Span], today: dt.date) -> list[Span]:
+    """`spans` with each day or month a counting phrase leads to replaced by the days it
+    counts to, the phrase taken with it (and any relative span inside the phrase dropped). A
+    month said without its year whose counted day lies after today is last year's ("the last
+    Friday in March", asked on March 10th)."""
+    out: list[Span] = []
+    for s in spans:
+        before = query[:s.start]
+        counted = _from_day(s, _FROM_DAY.search(before)) if s.first == s.last else None
+        if counted is None and _whole_month(s):
+            counted = _of_month(s, _OF_MONTH.search(before), today)
+        if counted is None:
+            out.append(s)
+            continue
+        start, (first, last) = counted
+        while out and out[-1].start >= start:  # "the weekend" of "the weekend of May 6th"
+            out.pop()
+        out.append(Span(start, s.end, first, last, s.year_given, s.relative, counted_from=s))
+    return out
+
+
+def _from_day(s: Span, match: re.Match[str] | None) -> tuple[int, tuple[dt.date, dt.date]] | None:
+    if match is None:
+        return None
+    n_text, unit, way = match["n"].lower(), match["unit"].lower(), match["dir"].lower()
+    n = int(n_text) if n_text.isdigit() else _COUNTS[n_text]
+    day = s.first
+    if unit == "weekend":
+        if n_text != "the":
+            return None
+        if way == "of":
+            saturday = week_of(day)[0] + 5 * DAY
+        elif way in ("after", "following"):
+            saturday = day + ((5 - day.weekday()) % 7 or 7) * DAY
+        else:  # the nearest Sunday before the day, and its Saturday
+            saturday = day - ((day.weekday() - 6) % 7 or 7) * DAY - DAY
+        return match.start(), (saturday, saturday + DAY)
+    if way == "of" or not 1 <= n <= 60:
+        return None  # "the day of May 8" is May 8; "the week of": search/dates.py
+    after = way in ("after", "following")
+    if unit.startswith("day"):
+        shifted = day + n * DAY if after else day - n * DAY
+        return match.start(), (shifted, shifted)
+    if after:
+        return match.start(), (day + (7 * (n - 1) + 1) * DAY, day + 7 * n * DAY)
+    return match.start(), (day - 7 * n * DAY, day - (7 * (n - 1) + 1) * DAY)
+
+
+def _whole_month(s: Span) -> bool:
+    return s.first.day == 1 and (s.first, s.last) == month_range(s.first.year, s.first.month)
+
+
+def _of_month(s: Span, match: re.Match[str] | None,
+              today: dt.date) -> tuple[int, tuple[dt.date, dt.date]] | None:
+    if match is None:
+        return None
+    nth, weekday = _ORDINALS[match["ord"].lower()], _WEEKDAYS.index(match["wd"].lower())
+    day = nth_weekday(s.first.year, s.first.month, nth, weekday)
+    if day is not None and day > today and not s.year_given and not s.relative:
+        day = nth_weekday(s.first.year - 1, s.first.month, nth, weekday)
+    return None if day is None else (match.start(), (day, day))

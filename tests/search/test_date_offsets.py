@@ -1,0 +1,71 @@
+"""Days counted from a day or month the query names (`search/date_offsets.py`): "the day after
+May 7, 2023" is May 8th alone, a week counted from a day the seven days beside it, "the weekend
+of" a day its week's Saturday and Sunday, an ordinal weekday of a month its day; the relative
+word inside the phrase ("the weekend", "Monday") is no day of this week."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from openmemd.search.date_calendar import nth_weekday
+from openmemd.search.dates import understand_dates
+
+FRI = dt.date(2026, 7, 10)  # a Friday
+D = dt.date
+
+ROWS: list[tuple[str, dt.date, dt.date, dt.date, bool]] = [
+    ("the day after May 7, 2023", FRI, D(2023, 5, 8), D(2023, 5, 8), True),
+    ("what happened the day before May 9th 2023", FRI, D(2023, 5, 8), D(2023, 5, 8), True),
+    ("two days after May 6, 2023", FRI, D(2023, 5, 8), D(2023, 5, 8), True),
+    ("3 days before 11 May 2023", FRI, D(2023, 5, 8), D(2023, 5, 8), True),
+    ("a day following 7 May 2023", FRI, D(2023, 5, 8), D(2023, 5, 8), True),
+    ("the week after May 8, 2023", FRI, D(2023, 5, 9), D(2023, 5, 15), True),
+    ("two weeks before May 22, 2023", FRI, D(2023, 5, 8), D(2023, 5, 14), True),
+    ("the weekend of May 6th 2023", FRI, D(2023, 5, 6), D(2023, 5, 7), True),
+    ("the weekend after Saturday, May 6 2023", FRI, D(2023, 5, 13), D(2023, 5, 14), True),
+    ("the weekend before April 10, 2023", FRI, D(2023, 4, 8), D(2023, 4, 9), True),
+    ("the day before last Friday", FRI, D(2026, 7, 2), D(2026, 7, 2), True),
+    ("the first Monday of May 2023", FRI, D(2023, 5, 1), D(2023, 5, 1), True),
+    ("the second Monday in May 2023", FRI, D(2023, 5, 8), D(2023, 5, 8), True),
+    ("the last Friday of March 2025", FRI, D(2025, 3, 28), D(2025, 3, 28), True),
+    # a month without its year whose counted day is still to come is last year's
+    ("the last Friday in July", FRI, D(2025, 7, 25), D(2025, 7, 25), True),
+    ("the first Friday in July", FRI, D(2026, 7, 3), D(2026, 7, 3), True),
+]
+
+
+@pytest.mark.parametrize(("query", "today", "first", "last", "about"), ROWS,
+                         ids=[r[0] for r in ROWS])
+def test_a_day_counted_from_a_named_one_is_that_day(query: str, today: dt.date, first: dt.date,
+                                                     last: dt.date, about: bool) -> None:
+    found = understand_dates(query, today)
+    assert found is not None, query
+    assert [(r.start, r.end) for r in found.ranges] == [(first, last)]
+    assert found.about_date is about
+
+
+def test_with_a_topic_the_named_day_is_searched_too() -> None:
+    """In a log of what was said each day, what happened two weeks before August 11th was
+    told on August 11th: with a topic asked, both are the query's dates."""
+    found = understand_dates("the puppy Maria got two weeks before August 11, 2023", FRI)
+    assert found is not None and not found.about_date
+    assert [(r.start, r.end) for r in found.ranges] == [(D(2023, 7, 28), D(2023, 8, 3)),
+                                                        (D(2023, 8, 11), D(2023, 8, 11))]
+    assert found.query == "the puppy Maria got"
+
+
+def test_last_weekend_before_a_day_keeps_the_day_it_was_said_on() -> None:
+    """'last weekend' as of a day is the anchor rule's (search/dates.py): both are kept."""
+    found = understand_dates("the trip last weekend before April 10, 2023", FRI)
+    assert found is not None
+    assert [(r.start, r.end) for r in found.ranges] == [(D(2023, 4, 8), D(2023, 4, 9)),
+                                                        (D(2023, 4, 10), D(2023, 4, 10))]
+
+
+def test_the_nth_weekday_of_a_month() -> None:
+    assert nth_weekday(2023, 5, 2, 6) == D(2023, 5, 14)  # Mother's Day
+    assert nth_weekday(2023, 5, -1, 0) == D(2023, 5, 29)  # Memorial Day
+    assert nth_weekday(2024, 2, -1, 3) == D(2024, 2, 29)  # a leap day
+    assert nth_weekday(2023, 2, 5, 0) is None  # February 2023 has four Mondays
