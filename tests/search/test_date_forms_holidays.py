@@ -24,6 +24,21 @@ ROWS: list[tuple[str, dt.date, dt.date, dt.date, bool]] = [
     ("圣诞节做了什么", FRI, D(2025, 12, 25), D(2025, 12, 25), True),
     ("去年元旦", FRI, D(2025, 1, 1), D(2025, 1, 1), True),
     ("2025年国庆节", FRI, D(2025, 10, 1), D(2025, 10, 7), True),
+    # the United States' days counted by weekday
+    ("what happened on Mother's Day 2023", FRI, D(2023, 5, 14), D(2023, 5, 14), True),
+    ("last Father's Day", FRI, D(2026, 6, 21), D(2026, 6, 21), True),
+    ("on Memorial Day 2023", FRI, D(2023, 5, 29), D(2023, 5, 29), True),
+    ("Labor Day 2023", FRI, D(2023, 9, 4), D(2023, 9, 4), True),
+    ("Independence Day 2023", FRI, D(2023, 7, 4), D(2023, 7, 4), True),
+    ("Christmas in 2023", FRI, D(2023, 12, 25), D(2023, 12, 25), True),
+    # the lunar calendar's: 春节 is its holiday week, the rest a day
+    ("2023年中秋节", FRI, D(2023, 9, 29), D(2023, 9, 29), True),
+    ("2023年春节聊了什么", FRI, D(2023, 1, 22), D(2023, 1, 28), True),
+    ("去年除夕", FRI, D(2025, 1, 28), D(2025, 1, 28), True),
+    ("2024年端午节", FRI, D(2024, 6, 10), D(2024, 6, 10), True),
+    ("七夕", FRI, D(2025, 8, 29), D(2025, 8, 29), True),  # this year's is still to come
+    ("over Chinese New Year 2023", FRI, D(2023, 1, 22), D(2023, 1, 22), True),
+    ("during the Mid-Autumn Festival 2023", FRI, D(2023, 9, 29), D(2023, 9, 29), True),
 ]
 
 
@@ -39,6 +54,6 @@ def test_a_holiday_said_as_a_date_is_its_day(query: str, today: dt.date, first: 
 
 @pytest.mark.parametrize("query", [
     "christmas presents for mum", "what are my new year's resolutions",
-    "the easter egg in the app"])
+    "the easter egg in the app", "the labor market report", "a memorial service"])
 def test_a_holiday_named_as_a_topic_is_no_date(query: str) -> None:
     assert understand_dates(query, FRI) is None

@@ -1,5 +1,6 @@
 """Holidays a person dates things by: "what did we do at Christmas", "notes from New Year's Eve",
-"over Easter 2025", "last Thanksgiving", 圣诞节, 去年元旦, 国庆节 (conventions:
+"over Easter 2025", "last Thanksgiving", "Mother's Day 2023", 圣诞节, 去年元旦, 国庆节, 中秋节
+(conventions:
 `search/date_forms.py`; without a year, the latest one not after today).
 
 A holiday said with "last" or "this" or with its year (2025年圣诞节, 去年元旦) is that day. Said
@@ -11,9 +12,14 @@ it is a topic ("christmas presents for mum", "what are my new year's resolutions
 easter egg in the app").
 
 Which days: Christmas Eve, Christmas, Boxing Day, New Year's Eve and Day, Valentine's Day,
-Halloween, Easter Sunday (the Western date) with Good Friday and Easter Monday, Thanksgiving
-(the United States': November's fourth Thursday); 国庆节 is its holiday week, October 1-7.
-The lunar-calendar festivals (春节, 中秋) are not read: that needs a lunar calendar.
+Halloween, Easter Sunday (the Western date) with Good Friday and Easter Monday; the United
+States' Thanksgiving (November's fourth Thursday), Mother's Day (May's second Sunday), Father's
+Day (June's third Sunday), Memorial Day (May's last Monday), Labor Day (September's first
+Monday) and Independence Day (July 4th); 国庆节 is its holiday week, October 1-7. The Chinese
+festivals of the lunar calendar are dated by borax's lunar calendar (pure Python, 1900-2100,
+imported only when one is named): 春节 and "the Spring Festival" are its holiday week (正月初一
+to 初七), "Chinese New Year" and "Lunar New Year" its first day, 除夕 the day before, 元宵节,
+端午节 ("the Dragon Boat Festival"), 七夕, 中秋节 ("the Mid-Autumn Festival"), 重阳节.
 """
 
 from __future__ import annotations
@@ -30,8 +36,11 @@ from openmemd.search.date_calendar import (
     Resolved,
     full_year,
     latest_begun,
+    nth_weekday,
     topical,
 )
+
+_Days = Callable[[int], tuple[dt.date, dt.date]]
 
 
 def easter(year: int) -> dt.date:
@@ -47,17 +56,31 @@ def easter(year: int) -> dt.date:
     return dt.date(year, month, day + 1)
 
 
-def _thanksgiving(year: int) -> dt.date:
-    first = dt.date(year, 11, 1)
-    return first + ((3 - first.weekday()) % 7 + 21) * DAY
-
-
-def _fixed(month: int, day: int, days: int = 1) -> Callable[[int], tuple[dt.date, dt.date]]:
+def _fixed(month: int, day: int, days: int = 1) -> _Days:
     return lambda year: (dt.date(year, month, day), dt.date(year, month, day + days - 1))
 
 
-def _from_easter(offset: int) -> Callable[[int], tuple[dt.date, dt.date]]:
+def _from_easter(offset: int) -> _Days:
     return lambda year: (easter(year) + offset * DAY,) * 2
+
+
+def _nth(month: int, nth: int, weekday: int) -> _Days:
+    """The `nth` `weekday` of `month` (-1: the last; 0 = Monday): Thanksgiving, Labor Day."""
+    def days(year: int) -> tuple[dt.date, dt.date]:
+        day = nth_weekday(year, month, nth, weekday)
+        assert day is not None  # every month has four of each weekday and a last one
+        return day, day
+    return days
+
+
+def _lunar(month: int, day: int, days: int = 1, offset: int = 0) -> _Days:
+    """A day of the Chinese lunar calendar in the lunar year that begins in `year`."""
+    def solar(year: int) -> tuple[dt.date, dt.date]:
+        from borax.calendars.lunardate import LunarDate  # loaded when a festival is named
+
+        first = LunarDate(year, month, day).to_solar_date() + offset * DAY
+        return first, first + (days - 1) * DAY
+    return solar
 
 
 _ENGLISH = {
@@ -66,11 +89,20 @@ _ENGLISH = {
     "new year's eve": _fixed(12, 31), "nye": _fixed(12, 31), "new year's": _fixed(1, 1),
     "valentine's": _fixed(2, 14), "halloween": _fixed(10, 31),
     "good friday": _from_easter(-2), "easter": _from_easter(0), "easter monday": _from_easter(1),
-    "thanksgiving": lambda year: (_thanksgiving(year),) * 2,
+    "thanksgiving": _nth(11, 4, 3), "mother's": _nth(5, 2, 6), "father's": _nth(6, 3, 6),
+    "memorial": _nth(5, -1, 0), "labor": _nth(9, 1, 0), "labour": _nth(9, 1, 0),
+    "independence": _fixed(7, 4), "chinese new year's": _lunar(1, 1),
+    "lunar new year's": _lunar(1, 1), "spring festival": _lunar(1, 1, 7),
+    "mid-autumn festival": _lunar(8, 15), "mid autumn festival": _lunar(8, 15),
+    "dragon boat festival": _lunar(5, 5),
 }
 _CHINESE = {"平安夜": _fixed(12, 24), "圣诞节": _fixed(12, 25), "聖誕節": _fixed(12, 25),
             "圣诞": _fixed(12, 25), "元旦": _fixed(1, 1), "情人节": _fixed(2, 14),
-            "万圣节": _fixed(10, 31), "国庆节": _fixed(10, 1, 7), "国庆": _fixed(10, 1, 7)}
+            "万圣节": _fixed(10, 31), "国庆节": _fixed(10, 1, 7), "国庆": _fixed(10, 1, 7),
+            "春节": _lunar(1, 1, 7), "除夕": _lunar(1, 1, offset=-1), "元宵节": _lunar(1, 15),
+            "元宵": _lunar(1, 15), "端午节": _lunar(5, 5), "端午": _lunar(5, 5),
+            "七夕": _lunar(7, 7), "中秋节": _lunar(8, 15), "中秋": _lunar(8, 15),
+            "重阳节": _lunar(9, 9)}
 _APOSTROPHE = re.compile(r"[’']")
 
 
@@ -78,10 +110,10 @@ def _key(name: str) -> str:
     """"New Years Day", "new year’s" -> "new year's"; "Christmas Day" -> "christmas"."""
     name = re.sub(r"\s+", " ", _APOSTROPHE.sub("'", name.lower()))
     name = re.sub(r"\s+(?:day|sunday)$", "", name)
-    return re.sub(r"(year|valentine)s?'?s?\b", r"\1's", name)
+    return re.sub(r"(year|valentine|mother|father)s?'?s?\b", r"\1's", name)
 
 
-def _resolve(days: Callable[[int], tuple[dt.date, dt.date]], year_text: str | None,
+def _resolve(days: _Days, year_text: str | None,
              which: str, today: dt.date) -> Resolved:
     """The holiday of the year given, of this year or last ("this Christmas", 去年元旦), else
     the latest one begun by today."""
@@ -112,17 +144,22 @@ def _any_holiday(match: re.Match[str], today: dt.date) -> Resolved:
 _NAME = (r"(?P<name>christmas\s+eve|xmas\s+eve|christmas(?:\s+day)?|xmas|boxing\s+day"
          r"|new\s+year[’']?s?\s+eve|nye|new\s+year[’']?s?(?:\s+day)?"
          r"|valentine[’']?s?(?:\s+day)?|halloween|good\s+friday|easter(?:\s+sunday|\s+monday)?"
-         r"|thanksgiving(?:\s+day)?)")
-_CN_NAME = r"(?P<name>平安夜|圣诞节|聖誕節|圣诞|元旦|情人节|万圣节|国庆节|国庆)"
+         r"|thanksgiving(?:\s+day)?|(?:mother|father)[’']?s?\s+day|memorial\s+day"
+         r"|labou?r\s+day|independence\s+day|(?:chinese|lunar)\s+new\s+year"
+         r"|spring\s+festival|mid[-\s]autumn\s+festival|dragon\s+boat\s+festival)")
+_CN_NAME = (r"(?P<name>平安夜|圣诞节|聖誕節|圣诞|元旦|情人节|万圣节|国庆节|国庆|春节|除夕"
+            r"|元宵节|元宵|端午节|端午|七夕|中秋节|中秋|重阳节)")
 _YEAR = r"(?P<year>(?:19|20)\d\d(?!\d)|'\d\d(?!\d))"
 _PREPOSITION = (r"(?:on|at|over|during|since|before|after|around|for|from|by|until|of|through"
                 r"|throughout)\s+(?:the\s+)?")
 _I = re.IGNORECASE
 HOLIDAY_FORMS: tuple[Form, ...] = (
     # "last Thanksgiving", "this Christmas", "Christmas 2025", "on New Year's Eve 2025",
+    # "Christmas in 2023",
     # "Easter '24"
     (re.compile(rf"\b(?P<which>last|this)\s+{_NAME}\b", _I), _holiday),
-    (re.compile(rf"\b(?:{_PREPOSITION})?{_NAME}(?:,\s*|\s+)(?:of\s+)?{_YEAR}", _I), _holiday),
+    (re.compile(rf"\b(?:{_PREPOSITION})?{_NAME}(?:,\s*|\s+)(?:(?:of|in)\s+)?{_YEAR}", _I),
+     _holiday),
     # "at Christmas", "over Easter"
     (re.compile(rf"\b{_PREPOSITION}{_NAME}\b", _I), _any_holiday),
     # 2025年圣诞节, 去年元旦; 国庆节

@@ -32,6 +32,7 @@ MODULES = (
     "openmemd.context",
     "openmemd.search.dates",
     "openmemd.search.date_forms_seasons",
+    "borax.calendars.lunardate",  # the lunar festivals' calendar (search/date_forms_holidays.py)
     "openmemd.search.dated",
     "openmemd.dreaming.sweep",
     "openmemd.dreaming.explain",
