@@ -16,10 +16,12 @@ import re
 
 from openmemd.search.date_calendar import (
     DAY,
+    MONTH_NAME,
     PART_WORD,
     Form,
     Resolved,
     latest_part,
+    month_number,
     month_range,
     most_recent_weekday,
     offset,
@@ -168,6 +170,23 @@ def _the_other_day(match: re.Match[str], today: dt.date) -> Resolved:
 
 
 @relative
+def _month_relative(match: re.Match[str], today: dt.date) -> Resolved:
+    """"last March", "this past May": the latest such month before this one; "this July":
+    this year's."""
+    month = month_number(match["m"])
+    if match["which"].lower() == "this":
+        return None if match["m"].lower() == "may" else month_range(today.year, month)
+    return month_range(today.year if month < today.month else today.year - 1, month)
+
+
+@relative
+def _month_of_year(match: re.Match[str], today: dt.date) -> Resolved:
+    """"March of last year", "May this year"."""
+    back = match["which"].lower() == "last"
+    return month_range(today.year - back, month_number(match["m"]))
+
+
+@relative
 def _weekend(match: re.Match[str], today: dt.date) -> Resolved:
     which = (match["which"] or "").lower()
     this_week = week_of(today)[0]
@@ -192,6 +211,13 @@ RELATIVE_FORMS: tuple[Form, ...] = (
     (re.compile(rf"{_AGO}\s+(?P<anchor>today|yesterday)\b", _I), _ago_to_the_day),
     (re.compile(r"\b(?:this|the\s+same)\s+(?:day|date|time)\s+(?P<n>)last\s+(?P<unit>week"
                 r"|month|year)(?P<anchor>)\b", _I), _ago_to_the_day),
+    # "last March", "this past May", "this July" (not "the last march", a walk, nor "this may
+    # be", a verb); "March of last year", "May this year"
+    (re.compile(rf"(?<!the\s)(?<!at\s)\b(?P<which>last|this(?:\s+past)?)\s+"
+                rf"(?P<m>{MONTH_NAME})\b", _I), _month_relative),
+    # (not after a day: "8 May of last year" is that day, search/dates.py joins the two)
+    (re.compile(rf"(?<!\d\s)(?<!\d(?:st|nd|rd|th)\s)\b(?P<m>{MONTH_NAME})\s+(?:of\s+)?"
+                r"(?P<which>last|this)\s+year\b", _I), _month_of_year),
     (re.compile(r"\b(?:today|tonight|this\s+(?:morning|afternoon|evening))\b", _I), offset(0)),
     (re.compile(r"\b(?:yesterday|last\s+night)\b", _I), offset(1)),
     # ("the day before last Friday": search/date_offsets.py)

@@ -72,6 +72,7 @@ _AND = re.compile(r"^\s*and\s*$", re.IGNORECASE)
 # year is the day's
 _OF_YEAR = re.compile(r"\s*,?\s*(?:(?:of|in)\s+|[(（]\s*)(?:19|20)\d\d(?:\s*年)?"
                       r"|\s*[,，]?\s*(?:19|20)\d\d\s*年", re.IGNORECASE)
+_OF_RELATIVE_YEAR = re.compile(r"\s*,?\s*(?:of\s+|in\s+)?", re.IGNORECASE)  # "May 8 last year"
 _BETWEEN = re.compile(r"\bbetween\s+$", re.IGNORECASE)
 # A time of day said with a date ("1:56 pm on 8 May, 2023", "2023-05-08T13:56") asks for that
 # day's notes: notes are by day, and the time is no topic.
@@ -252,9 +253,10 @@ def _join(query: str, spans: list[Span]) -> list[Span]:
         prev = out[-1] if out else None
         gap = query[prev.end:span.start] if prev is not None else ""
         if (prev is not None and not prev.year_given
-                and _OF_YEAR.fullmatch(query, prev.end, span.end)
+                and (_OF_YEAR.fullmatch(query, prev.end, span.end)
+                     or (span.relative and _OF_RELATIVE_YEAR.fullmatch(gap)))
                 and (span.first, span.last) == year_range(span.first.year)):
-            # "May 8th of 2023", "March 3 in 2023": the year is the day's
+            # "May 8th of 2023", "March 3 in 2023", "May 8 last year": the year is the day's
             prev = _in_year(prev, span.first.year)
             out[-1] = Span(prev.start, span.end, prev.first, prev.last)
         elif prev is not None and (_JOIN.match(gap) or (

@@ -1,0 +1,47 @@
+"""Months named from today (`search/date_forms_relative.py`): "last March" is the latest March
+before this month, "this July" this year's, "March of last year" last year's; a day said with
+"last year" is that day of last year. The other relative forms: tests/search/test_dates.py."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from openmemd.search.dates import understand_dates
+
+SPRING = dt.date(2024, 3, 1)  # a Friday in March
+D = dt.date
+
+ROWS: list[tuple[str, dt.date, dt.date, dt.date, bool]] = [
+    ("what did we do last May", SPRING, D(2023, 5, 1), D(2023, 5, 31), True),
+    ("last January", SPRING, D(2024, 1, 1), D(2024, 1, 31), True),
+    ("last March", SPRING, D(2023, 3, 1), D(2023, 3, 31), True),  # not this one, under way
+    ("this past July", SPRING, D(2023, 7, 1), D(2023, 7, 31), True),
+    ("this February", SPRING, D(2024, 2, 1), D(2024, 2, 29), True),
+    ("May of last year", SPRING, D(2023, 5, 1), D(2023, 5, 31), True),
+    ("in May last year", SPRING, D(2023, 5, 1), D(2023, 5, 31), True),
+    ("January this year", SPRING, D(2024, 1, 1), D(2024, 1, 31), True),
+    ("May 8 last year", SPRING, D(2023, 5, 8), D(2023, 5, 8), True),
+    ("8 May of last year", SPRING, D(2023, 5, 8), D(2023, 5, 8), True),
+    ("the 8th of May, last year", D(2024, 7, 1), D(2023, 5, 8), D(2023, 5, 8), True),
+    ("what did we decide on May 8 last year about the database", SPRING, D(2023, 5, 8),
+     D(2023, 5, 8), False),
+]
+
+
+@pytest.mark.parametrize(("query", "today", "first", "last", "about"), ROWS,
+                         ids=[r[0] for r in ROWS])
+def test_a_month_named_from_today_resolves_to_its_days(query: str, today: dt.date,
+                                                        first: dt.date, last: dt.date,
+                                                        about: bool) -> None:
+    found = understand_dates(query, today)
+    assert found is not None, query
+    assert [(r.start, r.end) for r in found.ranges] == [(first, last)]
+    assert found.about_date is about
+
+
+@pytest.mark.parametrize("query", [
+    "this may be wrong", "at last may I ask", "the last march of the season"])
+def test_a_month_word_in_another_sense_is_no_date(query: str) -> None:
+    assert understand_dates(query, SPRING) is None
