@@ -178,8 +178,8 @@ def test_a_topic_asked_of_dates_without_a_note_is_answered_from_other_dates(inde
     assert main(["search", "which queue did we choose for billing in June 2026", *args]) == 0
     out = capsys.readouterr().out.strip().split("\n")
     assert out[:3] == ['Dates: 2026-06-01 to 2026-06-30 ("June 2026")', "",
-                       "No notes from those dates; nearest after: memory/2026-07-01.md; these "
-                       "results are from other dates."], out
+                       "No notes from those dates; nearest after: memory/2026-07-01.md; "
+                       "searched those within a week first."], out
     assert any(line.startswith("memory/2026-07-03.md") or " memory/2026-07-03.md" in line
                for line in out[3:]), out
 

@@ -134,3 +134,37 @@ def test_a_note_told_after_the_week_it_is_about_is_still_shown_after_the_range(
         assert paths[-1] == "memory/2026-07-08.md", paths
         assert set(paths[:-1]) == {"memory/2026-07-01.md", "memory/2026-07-03.md"}, paths
         assert hits[-1].explain["date"] == {"inRange": False, "day": None, "rule": "after"}
+
+
+def test_a_topic_asked_of_a_day_without_notes_is_looked_for_in_the_notes_of_that_week(
+        workspace, make_settings) -> None:
+    """What happened on a day with no note is told in the next one ("last night I had dinner
+    with my mom", written the day after) or planned in the one before: within a week, those
+    notes are the range; further away, the query is searched as if it named no date."""
+    notes = {
+        "2023-04-20": "- Dinner with the platform team after the offsite.\n",
+        "2023-05-04": "- Slept badly; the neighbours were loud.\n- Booked the car service.\n"
+                      "- Last night I had dinner with my mom at the Greek place.\n"
+                      "- Read two chapters of the novel.\n- Watered the plants.\n",
+        "2023-05-20": "- Dinner with Ana.\n",
+    }
+    (workspace / "memory").mkdir(exist_ok=True)
+    for day, text in notes.items():
+        (workspace / "memory" / f"{day}.md").write_text(f"# {day}\n\n{text}", "utf-8")
+    today = TODAY.replace(year=2026, month=12, day=2)
+    with MemoryIndex.open(workspace, config=make_settings()) as index:  # keyword-only
+        index.sync()
+        for query in ("who did I have dinner with on May 3, 2023",
+                      "who did I have dinner with on May 3rd"):  # without its year: 2023's
+            hits = index.search(query, today=today, record=False)
+            assert hits[0].path == "memory/2023-05-04.md", (query, hits)
+            assert index.search_meta()["dates"]["from"] == "2023-05-03"
+            assert index.search_meta()["dates"]["nearestNotes"] == {
+                "before": "memory/2023-04-20.md", "after": "memory/2023-05-04.md",
+                "searchedFirst": True}
+        # no note within a week: searched as if no date were named (the shortest dinner note
+        # ranks first by its words)
+        hits = index.search("who did I have dinner with on 1 March 2023", today=today,
+                            record=False)
+        assert hits[0].path == "memory/2023-05-20.md", hits
+        assert "searchedFirst" not in index.search_meta()["dates"]["nearestNotes"]

@@ -89,6 +89,7 @@ class Searcher:
         self._local.nearest = None
         self._local.dates = None
         self._local.around = None
+        self._local.nearby = False
         self._local.pending = 0
         if not query:
             return []
@@ -97,7 +98,7 @@ class Searcher:
         min_score = q.min_score if min_score is None else min_score
         self.ensure_built()
         from openmemd.search.date_forms_seasons import southern
-        from openmemd.search.dated import latest_with_notes, notes_around
+        from openmemd.search.dated import latest_with_notes, notes_around, told_nearby
         from openmemd.search.dates import understand_dates
         from openmemd.search.pipeline import search_outcome
 
@@ -116,11 +117,18 @@ class Searcher:
         if dates is not None and not dates.about_date:
             around = self.read(functools.partial(notes_around, dates=dates, where=where))
             if around is not None:
-                # A topic asked of a time no note is from cannot be narrowed by it, and its
-                # date words may be what a note says ("a hike last summer near Fort Wayne",
-                # asked of a chat whose notes stop in 2023): searched as if no date were named,
-                # the reply naming the dated notes nearest it.
-                self._local.around, asked, dates = around, dates.query, None
+                # A topic asked of a time no note is from is looked for in the notes written
+                # within a week of it (search/dated.py); with none that near it cannot be
+                # narrowed by the time, and its date words may be what a note says ("a hike
+                # last summer near Fort Wayne", asked of a chat whose notes stop in 2023):
+                # searched as if no date were named. The reply names the nearest notes.
+                nearby = self.read(functools.partial(told_nearby, dates=dates, where=where))
+                if nearby is None:
+                    self._local.around, asked, dates = around, dates.query, None
+                else:  # in the year found for a date said without one
+                    self._local.dates, self._local.around = nearby.dates, nearby.around
+                    self._local.nearby = True
+                    dates = nearby.near
         wanted = query if dates is None else dates.query  # the date words are not searched
 
         def run(reader: StoreReader) -> SearchOutcome:
@@ -245,12 +253,14 @@ class Searcher:
         """What a search reply says besides its results, the same on every way in (CLI,
         socket, MCP): provider, model, mode (and why it degraded), the citations mode, the
         dates the query was understood to name (`search.dates.DateQuery.to_meta`; for a query
-        about dates that hold no note, the dated notes nearest them: `nearestNotes`) and, when
+        about dates that hold no note, the dated notes nearest them: `nearestNotes`, with
+        `searchedFirst` when a topic was looked for in those within a week) and, when
         this thread's last search found nothing else, the nearest miss (`nearest`) and the
         chunks still waiting for a vector, searched by keyword only (`pendingVectors`)."""
         dates = getattr(self._local, "dates", None)
         nearest = getattr(self._local, "nearest", None)
         around = getattr(self._local, "around", None)
+        nearby = getattr(self._local, "nearby", False)
         pending = getattr(self._local, "pending", 0)
         dates_meta = dates.to_meta() if dates is not None else None
         if dates_meta is not None and around is not None:
@@ -258,6 +268,8 @@ class Searcher:
             # for a question about the date the nearest miss by meaning (a note of some other
             # day) would only mislead; a topic's is still its nearest miss.
             dates_meta["nearestNotes"] = {"before": around[0], "after": around[1]}
+            if nearby:  # those of them within a week were searched as the dates' notes
+                dates_meta["nearestNotes"]["searchedFirst"] = True
             if dates_meta["about"] == "date":
                 nearest = None
         return {"provider": self.provider.id if self.provider is not None else "none",

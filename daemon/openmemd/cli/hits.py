@@ -102,8 +102,11 @@ def show_search(args: argparse.Namespace, reply: dict[str, Any],
         if meta.get("pendingVectors"):
             print(pending_note(meta["pendingVectors"]))
         return 0
-    if around:  # a topic asked of dates no note is from: searched as if none were named
-        print(no_notes_note(around) + "; these results are from other dates.\n")
+    if around:  # a topic asked of dates no note is from: the notes within a week of them
+        # first, else searched as if none were named
+        first = around.get("searchedFirst")
+        print(no_notes_note(around) + ("; searched those within a week first.\n" if first
+                                       else "; these results are from other dates.\n"))
     if (results[0].get("explain") or {}).get("relaxed"):
         print(relaxed_note(min_score()) + "\n")
     own = settings().store.namespace_for(args.agent) if any(

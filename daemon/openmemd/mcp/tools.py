@@ -121,7 +121,8 @@ TOOLS: dict[str, tuple[str, str, dict[str, Any], bool]] = {
         "or 'fts-only'). No results means the memory holds nothing for the query; nearest "
         "{score, citation} then names the closest miss; a query about dates (dates {from, "
         "to}) that hold no note gets dates.nearestNotes {before, after}, the nearest dated "
-        "notes, instead (a question about a topic is then searched as if it named no date). "
+        "notes, instead (a question about a topic is then looked for in those of them "
+        "within a week, searchedFirst, else as if it named no date). "
         "With no results, pendingVectors counts chunks not yet embedded "
         "(found by keyword only): ask again shortly. Read more with memory_get."),
         _SEARCH_SCHEMA,

@@ -40,9 +40,10 @@ import dataclasses
 import datetime as dt
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
-from openmemd.search.dates import DateQuery
+from openmemd.search.dates import DateQuery, DateRange
 from openmemd.search.keyword import keyword_scores_for
 from openmemd.search.results import LegHit
 from openmemd.store.base import Candidate as StoreCandidate
@@ -56,6 +57,9 @@ MAX_PATTERNS = 64  # store patterns per search; past that, whole years (filtered
 # Years back a date said without its year may move to find notes (as far as "July 3rd" reaches
 # back for a Feb 29th: date_calendar.latest_not_after).
 MAX_YEARS_BACK = 4
+# How far from days no note is from a note may lie and still be where they are told (after)
+# or planned (before): a week, the span a diary or a chat's next session tells back over.
+NEARBY_DAYS = 7
 MAX_LINE_DAY_CHUNKS = 4096  # chunks of files with lines in the range, read to find those lines
 
 _NOTE = re.compile(r"(?:^|/)memory/(?:[^/]+/)*(\d{4})-(\d{2})-(\d{2})(?:[^/\d][^/]*)?\.md$")
@@ -156,9 +160,55 @@ def notes_around(reader: StoreReader, dates: DateQuery, *,
     other day by its meaning; None when the range holds something."""
     if dates.line_days or _has_notes(reader, dates, where):
         return None
+    return nearest_notes(_paths(reader, where), dates)
+
+
+def _paths(reader: StoreReader, where: CandidateFilter) -> list[str]:
     wanted = where.sources
-    return nearest_notes((f.path for f in reader.stored_files().values()
-                          if wanted is None or f.source in wanted), dates)
+    return [f.path for f in reader.stored_files().values()
+            if wanted is None or f.source in wanted]
+
+
+@dataclass(frozen=True)
+class ToldNearby:
+    """The days a query names (in the year found), the dated notes nearest them, and those of
+    the notes near enough to be searched as the range (`told_nearby`)."""
+
+    dates: DateQuery
+    around: tuple[str | None, str | None]
+    near: DateQuery
+
+
+def told_nearby(reader: StoreReader, dates: DateQuery, *,
+                where: CandidateFilter) -> ToldNearby | None:
+    """For a topic asked of days no note is from, the nearest dated notes that lie within
+    NEARBY_DAYS of them, as the query's range: what happened on a day with no note is told in
+    the next one ("Who did Maria have dinner with on May 3": "last night I had dinner with my
+    mom", written May 4th), and was often planned in the one before. A date said without its
+    year is the latest such year with notes that near ("when they met on Aug 15th"). None when
+    no note is that near: the query is then searched as if it named no date."""
+    paths = _paths(reader, where)
+    tried: DateQuery | None = dates
+    for _ in range(MAX_YEARS_BACK + 1):
+        if tried is None:
+            break
+        around = nearest_notes(paths, tried)
+        near = _nearby(tried, around)
+        if near is not None:
+            return ToldNearby(tried, around, near)
+        tried = tried.a_year_earlier()
+    return None
+
+
+def _nearby(dates: DateQuery, around: tuple[str | None, str | None]) -> DateQuery | None:
+    days = sorted({day for path in around if path is not None
+                   and (day := note_date(path)) is not None
+                   and (dates.start - day).days <= NEARBY_DAYS
+                   and (day - dates.end).days <= NEARBY_DAYS})
+    if not days:
+        return None
+    text = " / ".join(r.text for r in dates.ranges)
+    return dataclasses.replace(dates, ranges=tuple(DateRange(d, d, f"near {text}") for d in days))
 
 
 def nearest_notes(paths: Iterable[str], dates: DateQuery) -> tuple[str | None, str | None]:
