@@ -54,6 +54,10 @@ def test_with_a_topic_the_named_day_is_searched_too() -> None:
     assert [(r.start, r.end) for r in found.ranges] == [(D(2023, 7, 28), D(2023, 8, 3)),
                                                         (D(2023, 8, 11), D(2023, 8, 11))]
     assert found.query == "the puppy Maria got"
+    # a weekday found in its month was told on no day of it
+    found = understand_dates("the budget we set on the first Monday of May 2023", FRI)
+    assert found is not None and [(r.start, r.end) for r in found.ranges] == [
+        (D(2023, 5, 1), D(2023, 5, 1))]
 
 
 def test_last_weekend_before_a_day_keeps_the_day_it_was_said_on() -> None:

@@ -58,7 +58,9 @@ def counted_from_named(query: str, spans: list[Span], today: dt.date) -> list[Sp
         start, (first, last) = counted
         while out and out[-1].start >= start:  # "the weekend" of "the weekend of May 6th"
             out.pop()
-        out.append(Span(start, s.end, first, last, s.year_given, s.relative, counted_from=s))
+        # a day counted from (not a weekday found in its month) may be the day it was told
+        told = s if s.first == s.last else None
+        out.append(Span(start, s.end, first, last, s.year_given, s.relative, counted_from=told))
     return out
 
 
