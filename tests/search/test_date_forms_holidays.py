@@ -8,13 +8,14 @@ import datetime as dt
 
 import pytest
 
+from date_rows import Row, each_row, resolves
 from openmemd.search.dates import understand_dates
 
 FRI = dt.date(2026, 7, 10)  # a Friday
 WINTER = dt.date(2026, 2, 10)  # a Tuesday early in the year: this year's holidays not begun
 D = dt.date
 
-ROWS: list[tuple[str, dt.date, dt.date, dt.date, bool]] = [
+ROWS: list[Row] = [
     ("what did we do at Christmas", FRI, D(2025, 12, 25), D(2025, 12, 25), True),
     ("notes from New Year's Eve 2024", FRI, D(2024, 12, 31), D(2024, 12, 31), True),
     ("over Easter 2025", FRI, D(2025, 4, 20), D(2025, 4, 20), True),
@@ -42,14 +43,10 @@ ROWS: list[tuple[str, dt.date, dt.date, dt.date, bool]] = [
 ]
 
 
-@pytest.mark.parametrize(("query", "today", "first", "last", "about"), ROWS,
-                         ids=[r[0] for r in ROWS])
-def test_a_holiday_said_as_a_date_is_its_day(query: str, today: dt.date, first: dt.date,
-                                             last: dt.date, about: bool) -> None:
-    found = understand_dates(query, today)
-    assert found is not None, query
-    assert (found.start, found.end) == (first, last)
-    assert found.about_date is about
+@each_row(ROWS)
+def test_a_holiday_said_as_a_date_is_its_day(
+        query: str, today: dt.date, first: dt.date, last: dt.date, about: bool) -> None:
+    resolves(query, today, first, last, about)
 
 
 @pytest.mark.parametrize("query", [

@@ -8,6 +8,7 @@ import datetime as dt
 
 import pytest
 
+from date_rows import Row, each_row, resolves
 from openmemd.search.date_forms_seasons import southern
 from openmemd.search.dates import understand_dates
 
@@ -15,7 +16,7 @@ FRI = dt.date(2026, 7, 10)  # a Friday in the northern summer
 WINTER = dt.date(2026, 2, 10)
 D = dt.date
 
-ROWS: list[tuple[str, dt.date, dt.date, dt.date, bool]] = [
+ROWS: list[Row] = [
     # seasons (here the northern hemisphere's: three calendar months each); "last summer" is
     # the latest one over, "this summer" the one under way, a winter runs into the next year
     ("what did we do last summer", FRI, D(2025, 6, 1), D(2025, 8, 31), True),
@@ -30,14 +31,10 @@ ROWS: list[tuple[str, dt.date, dt.date, dt.date, bool]] = [
 ]
 
 
-@pytest.mark.parametrize(("query", "today", "first", "last", "about"), ROWS,
-                         ids=[r[0] for r in ROWS])
-def test_a_season_resolves_to_its_months(query: str, today: dt.date, first: dt.date,
-                                         last: dt.date, about: bool) -> None:
-    found = understand_dates(query, today)
-    assert found is not None, query
-    assert (found.start, found.end) == (first, last)
-    assert found.about_date is about
+@each_row(ROWS)
+def test_a_season_resolves_to_its_months(
+        query: str, today: dt.date, first: dt.date, last: dt.date, about: bool) -> None:
+    resolves(query, today, first, last, about)
 
 
 @pytest.mark.parametrize("query", [

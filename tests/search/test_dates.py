@@ -13,6 +13,7 @@ import textwrap
 
 import pytest
 
+from date_rows import Row, each_row, resolves
 from openmemd.search.dates import understand_dates
 
 FRI = dt.date(2026, 7, 10)  # a Friday; weeks run Monday 6th .. Sunday 12th
@@ -20,7 +21,7 @@ WINTER = dt.date(2026, 2, 10)  # a Tuesday early in the year: year-less dates re
 
 D = dt.date
 # (query, today, first day, last day, about the date itself?)
-ROWS: list[tuple[str, dt.date, dt.date, dt.date, bool]] = [
+ROWS: list[Row] = [
     # absolute, English
     ("March 27, 2023", FRI, D(2023, 3, 27), D(2023, 3, 27), True),
     ("27 March 2023", FRI, D(2023, 3, 27), D(2023, 3, 27), True),
@@ -289,14 +290,10 @@ NO_DATE = [
 ]
 
 
-@pytest.mark.parametrize(("query", "today", "first", "last", "about"), ROWS,
-                         ids=[r[0] for r in ROWS])
-def test_a_date_form_resolves_to_its_range(query: str, today: dt.date, first: dt.date,
-                                           last: dt.date, about: bool) -> None:
-    found = understand_dates(query, today)
-    assert found is not None, query
-    assert (found.start, found.end) == (first, last)
-    assert found.about_date is about
+@each_row(ROWS)
+def test_a_date_form_resolves_to_its_range(
+        query: str, today: dt.date, first: dt.date, last: dt.date, about: bool) -> None:
+    resolves(query, today, first, last, about)
 
 
 @pytest.mark.parametrize("query", NO_DATE)
