@@ -1,6 +1,7 @@
 """Months named from today (`search/date_forms_relative.py`): "last March" is the latest March
 before this month, "this July" this year's, "March of last year" last year's; a day said with
-"last year" is that day of last year. The other relative forms: tests/search/test_dates.py."""
+"last year" ("May 8 last year", "last year on May 8") is that day of last year. The other
+relative forms: tests/search/test_dates.py."""
 
 from __future__ import annotations
 
@@ -25,6 +26,8 @@ ROWS: list[Row] = [
     ("January this year", SPRING, D(2024, 1, 1), D(2024, 1, 31), True),
     ("May 8 last year", SPRING, D(2023, 5, 8), D(2023, 5, 8), True),
     ("8 May of last year", SPRING, D(2023, 5, 8), D(2023, 5, 8), True),
+    ("last year on May 8", SPRING, D(2023, 5, 8), D(2023, 5, 8), True),  # not counted from it
+    ("what did we do last year in March", SPRING, D(2023, 3, 1), D(2023, 3, 31), True),
     ("the 8th of May, last year", D(2024, 7, 1), D(2023, 5, 8), D(2023, 5, 8), True),
     ("what did we decide on May 8 last year about the database", SPRING, D(2023, 5, 8),
      D(2023, 5, 8), False),
