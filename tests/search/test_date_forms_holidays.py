@@ -38,6 +38,9 @@ ROWS: list[Row] = [
     ("去年除夕", FRI, D(2025, 1, 28), D(2025, 1, 28), True),
     ("2024年端午节", FRI, D(2024, 6, 10), D(2024, 6, 10), True),
     ("七夕", FRI, D(2025, 8, 29), D(2025, 8, 29), True),  # this year's is still to come
+    ("2024年清明节", FRI, D(2024, 4, 4), D(2024, 4, 4), True),  # a solar term
+    ("去年冬至", FRI, D(2025, 12, 21), D(2025, 12, 21), True),
+    ("2023年五一假期", FRI, D(2023, 5, 1), D(2023, 5, 5), True),  # the holiday week
     ("over Chinese New Year 2023", FRI, D(2023, 1, 22), D(2023, 1, 22), True),
     ("during the Mid-Autumn Festival 2023", FRI, D(2023, 9, 29), D(2023, 9, 29), True),
 ]
@@ -51,6 +54,6 @@ def test_a_holiday_said_as_a_date_is_its_day(
 
 @pytest.mark.parametrize("query", [
     "christmas presents for mum", "what are my new year's resolutions",
-    "the easter egg in the app", "the labor market report", "a memorial service"])
+    "the easter egg in the app", "the labor market report", "a memorial service", "五一路的店"])
 def test_a_holiday_named_as_a_topic_is_no_date(query: str) -> None:
     assert understand_dates(query, FRI) is None

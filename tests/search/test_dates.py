@@ -105,6 +105,8 @@ ROWS: list[Row] = [
     ("last month", D(2026, 1, 15), D(2025, 12, 1), D(2025, 12, 31), True),
     ("last year", FRI, D(2025, 1, 1), D(2025, 12, 31), True),
     ("since March", FRI, D(2026, 3, 1), FRI, True),
+    ("年初到现在", FRI, D(2026, 1, 1), FRI, True),
+    ("上个月至今", FRI, D(2026, 6, 1), FRI, True),
     # a relative phrase tied to a named day counts from that day
     ("the Sunday before October 25, 2022", FRI, D(2022, 10, 23), D(2022, 10, 25), True),
     ("what did Jo finish last Friday on 23 January, 2022", FRI, D(2022, 1, 21), D(2022, 1, 23),

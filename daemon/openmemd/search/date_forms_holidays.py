@@ -19,7 +19,8 @@ Monday) and Independence Day (July 4th); 国庆节 is its holiday week, October 
 festivals of the lunar calendar are dated by borax's lunar calendar (pure Python, 1900-2100,
 imported only when one is named): 春节 and "the Spring Festival" are its holiday week (正月初一
 to 初七), "Chinese New Year" and "Lunar New Year" its first day, 除夕 the day before, 元宵节,
-端午节 ("the Dragon Boat Festival"), 七夕, 中秋节 ("the Mid-Autumn Festival"), 重阳节.
+端午节 ("the Dragon Boat Festival"), 七夕, 中秋节 ("the Mid-Autumn Festival"), 重阳节; 清明节 and
+冬至 by their solar terms; 劳动节 (五一) is its holiday week, May 1-5.
 """
 
 from __future__ import annotations
@@ -83,6 +84,16 @@ def _lunar(month: int, day: int, days: int = 1, offset: int = 0) -> _Days:
     return solar
 
 
+def _solar_term(name: str) -> _Days:
+    """One of the 24 solar terms of the Chinese calendar (清明 falls on April 4th or 5th)."""
+    def day(year: int) -> tuple[dt.date, dt.date]:
+        from borax.calendars.lunardate import TermUtils
+
+        first: dt.date = TermUtils.nth_term_day(year, TermUtils.get_index_for_name(name))
+        return first, first
+    return day
+
+
 _ENGLISH = {
     "christmas eve": _fixed(12, 24), "xmas eve": _fixed(12, 24),
     "christmas": _fixed(12, 25), "xmas": _fixed(12, 25), "boxing day": _fixed(12, 26),
@@ -102,7 +113,8 @@ _CHINESE = {"平安夜": _fixed(12, 24), "圣诞节": _fixed(12, 25), "聖誕節
             "春节": _lunar(1, 1, 7), "除夕": _lunar(1, 1, offset=-1), "元宵节": _lunar(1, 15),
             "元宵": _lunar(1, 15), "端午节": _lunar(5, 5), "端午": _lunar(5, 5),
             "七夕": _lunar(7, 7), "中秋节": _lunar(8, 15), "中秋": _lunar(8, 15),
-            "重阳节": _lunar(9, 9)}
+            "重阳节": _lunar(9, 9), "清明节": _solar_term("清明"), "清明": _solar_term("清明"),
+            "冬至": _solar_term("冬至"), "劳动节": _fixed(5, 1, 5), "五一": _fixed(5, 1, 5)}
 _APOSTROPHE = re.compile(r"[’']")
 
 
@@ -148,7 +160,7 @@ _NAME = (r"(?P<name>christmas\s+eve|xmas\s+eve|christmas(?:\s+day)?|xmas|boxing\
          r"|labou?r\s+day|independence\s+day|(?:chinese|lunar)\s+new\s+year"
          r"|spring\s+festival|mid[-\s]autumn\s+festival|dragon\s+boat\s+festival)")
 _CN_NAME = (r"(?P<name>平安夜|圣诞节|聖誕節|圣诞|元旦|情人节|万圣节|国庆节|国庆|春节|除夕"
-            r"|元宵节|元宵|端午节|端午|七夕|中秋节|中秋|重阳节)")
+            r"|元宵节|元宵|端午节|端午|七夕|中秋节|中秋|重阳节|清明节|清明|冬至|劳动节|五一)")
 _YEAR = r"(?P<year>(?:19|20)\d\d(?!\d)|'\d\d(?!\d))"
 _PREPOSITION = (r"(?:on|at|over|during|since|before|after|around|for|from|by|until|of|through"
                 r"|throughout)\s+(?:the\s+)?")

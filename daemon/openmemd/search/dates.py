@@ -34,7 +34,7 @@ from openmemd.text.tokens import CJK_RUN, STOP_WORDS, QueryTerms, cjk_ngrams, wo
 
 # Could this query name a date at all? Anything a form in date_forms needs at least one of.
 _MAYBE = re.compile(
-    r"\d|[年月日号號周週天昨今季]|星期|礼拜|禮拜|节|節|元旦|平安夜|圣诞|国庆|除夕|元宵|端午|七夕|中秋|"
+    r"\d|[年月日号號周週天昨今季]|星期|礼拜|禮拜|节|節|元旦|平安夜|圣诞|国庆|除夕|元宵|端午|七夕|中秋|清明|冬至|五一|"
     r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|wed|thu|fri|sat|sun"
     r"|today|tonight|yesterday|ago|last|this|past|previous|current|week|weekend|quarter"
     r"|month|year|fortnight|hour|christmas|xmas|nye|valentine|halloween|easter|good friday"
@@ -47,6 +47,7 @@ _CJK_START = re.compile(CJK_RUN.pattern)
 _LEAD = re.compile(r"(?:\b(?:on|in|from|of|for|at|during|since|around|towards?|between|the)\s+|"
                    r"[在于於从從自])\s*$", re.IGNORECASE)
 _SINCE_BEFORE = re.compile(r"(?:\bsince|自从?)\s*$", re.IGNORECASE)
+_UNTIL_NOW = re.compile(r"\s*(?:到|至|直到)\s*(?:现在|今天|目前|如今|今)")  # 年初到现在
 _SINCE_IN = re.compile(r"since\b", re.IGNORECASE)
 # "the week of March 27, 2023", "3月27日那周": the week (Monday to Sunday) holding the day.
 _WEEK_BEFORE = re.compile(r"\b(?:the\s+)?week\s+of\s+(?:the\s+)?$", re.IGNORECASE)
@@ -103,7 +104,7 @@ _CJK_FILLER = re.compile(
     r"我们|我們|咱们|大家|什么|什麼|哪些|有没有|有沒有|发生|發生|讨论|討論|聊天|聊|谈|談|说|說|"
     r"做|干|幹|记录|記錄|笔记|筆記|日记|日記|事情|事|内容|內容|对话|對話|会话|會話|情况|情況|"
     r"了|的|我|你|他|她|有|都|呢|吗|嗎|啊|吧|啥|在|过|過|些|那|这|這|时候|時候|一下|看看|总结|總結|"
-    r"请|請|麻烦|麻煩|谢谢|謝謝|告诉|告訴|"
+    r"请|請|麻烦|麻煩|谢谢|謝謝|告诉|告訴|假期|长假|放假|"
     r"上午|下午|中午|早上|晚上|傍晚|凌晨|夜里|夜裡")  # a time of day: notes are by day
 
 
@@ -330,10 +331,15 @@ def _parts(query: str, spans: list[Span], today: dt.date) -> list[Span]:
 
 
 def _since(query: str, spans: list[Span], today: dt.date) -> list[Span]:
-    """"since March": from the start of March to today."""
-    return [Span(s.start, s.end, s.first, max(s.last, today), s.year_given)
-            if _SINCE_BEFORE.search(query[:s.start]) or _SINCE_IN.match(query, s.start) else s
-            for s in spans]
+    """"since March", 年初到现在: from the start of March (of the year) to today."""
+    out = []
+    for s in spans:
+        now = _UNTIL_NOW.match(query, s.end)
+        if now or _SINCE_BEFORE.search(query[:s.start]) or _SINCE_IN.match(query, s.start):
+            s = Span(s.start, now.end() if now else s.end, s.first, max(s.last, today),
+                     s.year_given)
+        out.append(s)
+    return out
 
 
 def _weeks(query: str, spans: list[Span]) -> list[Span]:
