@@ -131,6 +131,9 @@ ROWS: list[Row] = [
     ("May twenty-seventh, 2023", FRI, D(2023, 5, 27), D(2023, 5, 27), True),
     ("anything from Monday (May 8, 2023)?", FRI, D(2023, 5, 8), D(2023, 5, 8), True),
     ("the chat dated 8.5.2023", FRI, D(2023, 5, 8), D(2023, 5, 8), True),
+    # a weekday said with it picks the reading of an ambiguous numeric date that falls on it
+    ("what happened on Monday 05.08.2023", FRI, D(2023, 5, 8), D(2023, 5, 8), True),
+    ("Monday 8/5/2023", FRI, D(2023, 5, 8), D(2023, 5, 8), True),
     # a day of the month alone; counts said loosely; a weekday of a named week
     ("on the 27th", FRI, D(2026, 6, 27), D(2026, 6, 27), True),
     ("what did we do on the 10th?", FRI, FRI, FRI, True),

@@ -173,6 +173,20 @@ def _numeric(match: re.Match[str], today: dt.date) -> Resolved:
     return None if found is None else (found, found)
 
 
+_NUMERIC = re.compile(r"(?P<a>\d{1,2})(?P<sep>[/.-])(?P<b>\d{1,2})(?P=sep)(?P<y>\d{4}|\d{2})")
+
+
+def weekday_reading(text: str, day: dt.date, weekday: int) -> dt.date:
+    """The day a numeric date said with its weekday names ("Monday 05.08.2023", "Mon 8/5/2023"):
+    `day`, as `_numeric` read it, unless it falls on another weekday and the date read the
+    other way round (month and day swapped) falls on `weekday` (0 = Monday)."""
+    m = _NUMERIC.fullmatch(text.strip())
+    if day.weekday() == weekday or m is None or max(int(m["a"]), int(m["b"])) > 12:
+        return day
+    other = ymd(day.year, day.day, day.month)
+    return other if other is not None and other.weekday() == weekday else day
+
+
 def _month_day(match: re.Match[str], today: dt.date) -> Resolved:
     """on 3/27: month first, unless the first number can only be a day."""
     a, b = int(match["a"]), int(match["b"])

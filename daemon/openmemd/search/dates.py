@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from openmemd.search.date_calendar import PART_WORD, part_index, part_of, week_of, year_range
-from openmemd.search.date_forms import WEEKDAY_WORD, Span, find_spans
+from openmemd.search.date_forms import WEEKDAY_WORD, Span, find_spans, weekday_reading
 from openmemd.search.date_offsets import counted_from_named
 from openmemd.text.tokens import CJK_RUN, STOP_WORDS, QueryTerms, cjk_ngrams, word_tokens
 
@@ -236,8 +236,10 @@ def _beside_named(query: str, spans: list[Span]) -> list[Span]:
         prev = out[-1] if out else None
         if prev is not None and _BESIDE.match(query[prev.end:span.start]) and (
                 _weekday_beside(query, prev, span) or _weekday_beside(query, span, prev)):
-            named = span if prev.relative else prev
-            out[-1] = Span(prev.start, span.end, named.first, named.last, named.year_given)
+            named, said = (span, prev) if prev.relative else (prev, span)
+            day = weekday_reading(query[named.start:named.end], named.first,
+                                  said.first.weekday())  # "Monday 05.08.2023": May 8th
+            out[-1] = Span(prev.start, span.end, day, day, named.year_given)
         else:
             out.append(span)
     return out
