@@ -122,7 +122,8 @@ class Searcher:
                 # narrowed by the time, and its date words may be what a note says ("a hike
                 # last summer near Fort Wayne", asked of a chat whose notes stop in 2023):
                 # searched as if no date were named. The reply names the nearest notes.
-                nearby = self.read(functools.partial(told_nearby, dates=dates, where=where))
+                nearby = self.read(functools.partial(told_nearby, dates=dates, around=around,
+                                                     where=where))
                 if nearby is None:
                     self._local.around, asked, dates = around, dates.query, None
                 else:  # in the year found for a date said without one

@@ -179,24 +179,25 @@ class ToldNearby:
     near: DateQuery
 
 
-def told_nearby(reader: StoreReader, dates: DateQuery, *,
-                where: CandidateFilter) -> ToldNearby | None:
-    """For a topic asked of days no note is from, the nearest dated notes that lie within
-    NEARBY_DAYS of them, as the query's range: what happened on a day with no note is told in
-    the next one ("Who did Maria have dinner with on May 3": "last night I had dinner with my
-    mom", written May 4th), and was often planned in the one before. A date said without its
-    year is the latest such year with notes that near ("when they met on Aug 15th"). None when
-    no note is that near: the query is then searched as if it named no date."""
-    paths = _paths(reader, where)
-    tried: DateQuery | None = dates
+def told_nearby(reader: StoreReader, dates: DateQuery, around: tuple[str | None, str | None],
+                *, where: CandidateFilter) -> ToldNearby | None:
+    """For a topic asked of days no note is from, the nearest dated notes (`around`, from
+    `notes_around`) that lie within NEARBY_DAYS of them, as the query's range: what happened on
+    a day with no note is told in the next one ("Who did Maria have dinner with on May 3": "last
+    night I had dinner with my mom", written May 4th), and was often planned in the one before.
+    A date said without its year is the latest such year with notes that near ("when they met
+    on Aug 15th"; only then are the stored files listed again). None when no note is that near:
+    the query is then searched as if it named no date."""
+    tried, paths = dates, None
     for _ in range(MAX_YEARS_BACK + 1):
-        if tried is None:
-            break
-        around = nearest_notes(paths, tried)
         near = _nearby(tried, around)
         if near is not None:
             return ToldNearby(tried, around, near)
-        tried = tried.a_year_earlier()
+        earlier = tried.a_year_earlier()
+        if earlier is None:
+            return None
+        paths = _paths(reader, where) if paths is None else paths
+        tried, around = earlier, nearest_notes(paths, earlier)
     return None
 
 
