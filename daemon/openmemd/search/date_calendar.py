@@ -1,6 +1,7 @@
 """Calendar arithmetic for the date forms (`search/date_forms.py`, `date_forms_cn.py`,
-`date_forms_periods.py`): month names and years as written, months, ISO weeks (Monday to
-Sunday), "the most recent such day not after today", and the resolver type every form has."""
+`date_forms_periods.py`): month and weekday names, counts and years as written, months, ISO
+weeks (Monday to Sunday), "the most recent such day not after today", and the resolver type
+every form has."""
 
 from __future__ import annotations
 
@@ -15,6 +16,12 @@ MIN_YEAR, MAX_YEAR = 1900, 2099
 MONTH_NAME = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
               r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)")
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+# A count as written ("three days ago", "a couple of weeks", "the last 24 hours")
+COUNTS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+          "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
+          "couple": 2, "few": 3, "several": 3, "twenty-four": 24, "forty-eight": 48,
+          "seventy-two": 72}
 
 # A form's answer: (first day, last day[, whether the phrase gave its year]), or None when the
 # phrase is no date after all (February 30th, month 13).
@@ -26,6 +33,13 @@ Form = tuple["re.Pattern[str]", Resolver]
 def month_number(name: str) -> int:
     """March, Mar., mar -> 3 (a name MONTH_NAME matched)."""
     return _MONTHS.index(name[:3].lower()) + 1
+
+
+def count_of(text: str) -> int:
+    """12, twelve, a couple of, a few, twenty-four -> a number (one COUNTS or digits matched)."""
+    words = text.lower().replace("twenty four", "twenty-four").split()
+    return int(words[0]) if words[0].isdigit() else max(COUNTS[w] for w in words
+                                                        if w in COUNTS)
 
 
 def full_year(text: str) -> int:

@@ -173,14 +173,15 @@ def _numeric(match: re.Match[str], today: dt.date) -> Resolved:
     return None if found is None else (found, found)
 
 
-_NUMERIC = re.compile(r"(?P<a>\d{1,2})(?P<sep>[/.-])(?P<b>\d{1,2})(?P=sep)(?P<y>\d{4}|\d{2})")
+# a/b/yyyy, a.b.yy, a-b-yyyy: read by `_numeric`, reread by `weekday_reading`
+_NUMERIC = r"(?P<a>\d{1,2})(?P<sep>[/.-])(?P<b>\d{1,2})(?P=sep)(?P<y>\d{4}|\d{2})"
 
 
 def weekday_reading(text: str, day: dt.date, weekday: int) -> dt.date:
     """The day a numeric date said with its weekday names ("Monday 05.08.2023", "Mon 8/5/2023"):
     `day`, as `_numeric` read it, unless it falls on another weekday and the date read the
     other way round (month and day swapped) falls on `weekday` (0 = Monday)."""
-    m = _NUMERIC.fullmatch(text.strip())
+    m = re.fullmatch(_NUMERIC, text.strip())
     if day.weekday() == weekday or m is None or max(int(m["a"]), int(m["b"])) > 12:
         return day
     other = ymd(day.year, day.day, day.month)
@@ -296,8 +297,7 @@ _FORMS: tuple[Form, ...] = (
     # ISO month 2023-03
     (re.compile(r"(?<![\d./-])(?P<y>\d{4})-(?P<m>\d{2})(?![\d]|[./-]\d)"), _iso_month),
     # 3/27/2023, 27/3/2023, 3-27-2023, 27.03.2023
-    (re.compile(r"(?<![\d./-])(?P<a>\d{1,2})(?P<sep>[/.-])(?P<b>\d{1,2})(?P=sep)"
-                r"(?P<y>\d{4}|\d{2})(?![\d]|[./-]\d)"), _numeric),
+    (re.compile(rf"(?<![\d./-]){_NUMERIC}(?![\d]|[./-]\d)"), _numeric),
     # on 3/27 (a fraction without its preposition)
     (re.compile(r"\bon\s+(?P<a>\d{1,2})/(?P<b>\d{1,2})(?![\d/])", _I), _month_day),
     # a year in brackets, "(2023)", lends itself to the day before it: "May 8 (2023)"

@@ -18,8 +18,10 @@ from openmemd.search.date_calendar import (
     DAY,
     MONTH_NAME,
     PART_WORD,
+    WEEKDAYS,
     Form,
     Resolved,
+    count_of,
     latest_part,
     month_number,
     month_range,
@@ -32,29 +34,17 @@ from openmemd.search.date_calendar import (
     week_of,
 )
 
-_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_WEEKDAY = rf"(?P<wd>{'|'.join(_WEEKDAYS)})"
+_WEEKDAY = rf"(?P<wd>{'|'.join(WEEKDAYS)})"
 _NOT_FUTURE_BEFORE = r"(?<!next\s)(?<!coming\s)(?<!upcoming\s)(?<!week\son\s)(?<!week's\s)"
 _NOT_FUTURE_AFTER = r"(?!\s+(?:of\s+)?next\s+week|\s+after\s+next)"
 _NUMBER_WORD = (r"(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
                 r"|\d{1,3})")
-_COUNTS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
-           "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
-           "couple": 2, "few": 3, "several": 3, "twenty-four": 24, "forty-eight": 48,
-           "seventy-two": 72}
 _UNITS = r"(?:days?|weeks?|fortnights?|months?|years?)"
 # "three days ago", "a week ago", "two days back" (+ today, yesterday: to the day)
 _AGO = rf"\b(?P<n>{_NUMBER_WORD})\s+(?P<unit>{_UNITS})\s+(?:ago|back)"
 _COUNT = (r"(?:\d{1,3}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
           r"|(?:a\s+)?couple(?:\s+of)?|(?:a\s+)?few|several)")
 _UNIT_DAYS = {"day": 1, "week": 7, "fortnight": 14, "month": 30, "year": 365}
-
-
-def _count(text: str) -> int:
-    """12, twelve, a couple of, a few, twenty-four -> a number."""
-    words = text.lower().replace("twenty four", "twenty-four").split()
-    return int(words[0]) if words[0].isdigit() else max(_COUNTS[w] for w in words
-                                                        if w in _COUNTS)
 
 
 def _unit(text: str) -> str:
@@ -65,7 +55,7 @@ def _unit(text: str) -> str:
 def _ago(match: re.Match[str], today: dt.date) -> Resolved:
     """three days ago: that day; 2 weeks ago, a fortnight ago: that week; a month ago: that
     month; a year ago: that year."""
-    n, unit = _count(match["n"]), _unit(match["unit"])
+    n, unit = count_of(match["n"]), _unit(match["unit"])
     if unit == "fortnight":
         n, unit = 2 * n, "week"
     if n * _UNIT_DAYS[unit] > 36600:
@@ -78,7 +68,7 @@ def _ago(match: re.Match[str], today: dt.date) -> Resolved:
 @relative
 def _ago_to_the_day(match: re.Match[str], today: dt.date) -> Resolved:
     """a week ago today, a month ago yesterday, this day last year: that one day."""
-    n = _count(match["n"]) if match["n"] else 1
+    n = count_of(match["n"]) if match["n"] else 1
     unit = _unit(match["unit"])
     if unit == "month":
         year, month = shift_months(today, -n)
@@ -106,7 +96,7 @@ def _relative_unit(match: re.Match[str], today: dt.date) -> Resolved:
 @relative
 def _past_n(match: re.Match[str], today: dt.date) -> Resolved:
     """the past/last N days|weeks: up to today."""
-    days = _count(match["n"]) * _UNIT_DAYS[_unit(match["unit"])]
+    days = count_of(match["n"]) * _UNIT_DAYS[_unit(match["unit"])]
     return (today - days * DAY, today) if 0 < days <= 3660 else None
 
 
@@ -117,7 +107,7 @@ def _hours(match: re.Match[str], today: dt.date) -> Resolved:
     no date: "the last hour of the workshop"."""
     if not match["n"] and "last" in match.group().lower():
         return None
-    hours = _count(match["n"]) if match["n"] else 1
+    hours = count_of(match["n"]) if match["n"] else 1
     days = -(-hours // 24)
     return (today - days * DAY, today) if 0 < hours <= 24 * 31 else None
 
@@ -126,7 +116,7 @@ def _hours(match: re.Match[str], today: dt.date) -> Resolved:
 def _about_ago(match: re.Match[str], today: dt.date) -> Resolved:
     """a couple of / a few / several days|weeks|months ago: a count said loosely (a couple is
     2, a few 3), so a unit either side of it."""
-    n, unit = _count(match["n"]), _unit(match["unit"])
+    n, unit = count_of(match["n"]), _unit(match["unit"])
     if unit == "day":
         return today - (n + 1) * DAY, today - (n - 1) * DAY
     if unit == "week":
@@ -139,13 +129,13 @@ def _about_ago(match: re.Match[str], today: dt.date) -> Resolved:
 def _weekday_of_week(match: re.Match[str], today: dt.date) -> Resolved:
     """Tuesday of last week, last week's Tuesday, this week on Monday."""
     back = 0 if match["which"].lower() == "this" else 1
-    day = week_of(today)[0] + (_WEEKDAYS.index(match["wd"].lower()) - 7 * back) * DAY
+    day = week_of(today)[0] + (WEEKDAYS.index(match["wd"].lower()) - 7 * back) * DAY
     return day, day
 
 
 @relative
 def _weekday(match: re.Match[str], today: dt.date) -> Resolved:
-    target = _WEEKDAYS.index(match["wd"].lower())
+    target = WEEKDAYS.index(match["wd"].lower())
     if (match["which"] or "").lower() == "this":
         day = week_of(today)[0] + target * DAY
     else:  # "last Friday", "on Friday": the most recent one before today
@@ -157,10 +147,10 @@ def _weekday(match: re.Match[str], today: dt.date) -> Resolved:
 def _weekdays_back(match: re.Match[str], today: dt.date) -> Resolved:
     """the Monday before last: the one before last Monday; two Fridays ago: the second most
     recent Friday before today."""
-    n = _count(match["n"]) if match["n"] else 2
+    n = count_of(match["n"]) if match["n"] else 2
     if not 1 <= n <= 52:
         return None
-    day = most_recent_weekday(today, _WEEKDAYS.index(match["wd"].lower())) - 7 * (n - 1) * DAY
+    day = most_recent_weekday(today, WEEKDAYS.index(match["wd"].lower())) - 7 * (n - 1) * DAY
     return day, day
 
 

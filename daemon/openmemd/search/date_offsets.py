@@ -24,21 +24,25 @@ from __future__ import annotations
 import datetime as dt
 import re
 
-from openmemd.search.date_calendar import DAY, month_range, nth_weekday, week_of
+from openmemd.search.date_calendar import (
+    DAY,
+    WEEKDAYS,
+    count_of,
+    month_range,
+    nth_weekday,
+    week_of,
+)
 from openmemd.search.date_forms import Span
 
-_COUNTS = {"the": 1, "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5,
-           "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
 # "the day after", "two days before", "a week following", "the weekend of" (then the day)
 _FROM_DAY = re.compile(r"\b(?P<n>the|an?|one|two|three|four|five|six|seven|eight|nine|ten"
                        r"|\d{1,2})\s+(?P<unit>days?|weeks?|weekend)\s+(?P<dir>after|following"
                        r"|before|prior\s+to|of)\s+(?:the\s+)?$", re.IGNORECASE)
-_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _ORDINALS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4,
              "4th": 4, "fifth": 5, "5th": 5, "last": -1, "final": -1}
 # "the first Monday of", "the last Friday in" (then the month; "in March" may be its span)
 _OF_MONTH = re.compile(rf"\b(?:the\s+)?(?P<ord>{'|'.join(_ORDINALS)})\s+"
-                       rf"(?P<wd>{'|'.join(_WEEKDAYS)})(?:\s+(?:of|in))?\s+$", re.IGNORECASE)
+                       rf"(?P<wd>{'|'.join(WEEKDAYS)})(?:\s+(?:of|in))?\s+$", re.IGNORECASE)
 
 
 def counted_from_named(query: str, spans: list[Span], today: dt.date) -> list[Span]:
@@ -68,7 +72,7 @@ def _from_day(s: Span, match: re.Match[str] | None) -> tuple[int, tuple[dt.date,
     if match is None:
         return None
     n_text, unit, way = match["n"].lower(), match["unit"].lower(), match["dir"].lower()
-    n = int(n_text) if n_text.isdigit() else _COUNTS[n_text]
+    n = 1 if n_text == "the" else count_of(n_text)
     day = s.first
     if unit == "weekend":
         if n_text != "the":
@@ -99,7 +103,7 @@ def _of_month(s: Span, match: re.Match[str] | None,
               today: dt.date) -> tuple[int, tuple[dt.date, dt.date]] | None:
     if match is None:
         return None
-    nth, weekday = _ORDINALS[match["ord"].lower()], _WEEKDAYS.index(match["wd"].lower())
+    nth, weekday = _ORDINALS[match["ord"].lower()], WEEKDAYS.index(match["wd"].lower())
     day = nth_weekday(s.first.year, s.first.month, nth, weekday)
     if day is not None and day > today and not s.year_given and not s.relative:
         day = nth_weekday(s.first.year - 1, s.first.month, nth, weekday)
