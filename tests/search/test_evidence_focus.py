@@ -139,6 +139,25 @@ def test_a_lone_generic_head_shows_no_answer_but_still_ranks():
     assert blood.evidence > 0.5
 
 
+def test_words_in_another_sense_are_no_keyword_match():
+    # The relaxed fallback shows keyword hits holding half the question's information when
+    # nothing passes; "both blood and the ones we choose" holds "Caroline" and "blood" but
+    # sits below the median candidate by meaning: no match. The note naming the phrase whole
+    # stays one, however far its meaning.
+    def chunk(i: int, text: str, cosine: float) -> Candidate:
+        c = Candidate(str(i), f"memory/2023-05-0{i}.md", "memory", 1, 2, text)
+        c.vector_cosine = c.vector_score = cosine
+        return c
+
+    family = chunk(1, "- **Caroline**: Love in families - both blood and the ones we choose.", 0.2)
+    typed = chunk(2, "- **Caroline**: My blood type is O negative.", 0.1)
+    rest = [chunk(i, f"- **Caroline**: Day {i} was fine.", 0.4) for i in range(3, 8)]
+    weigh_evidence([family, typed, *rest], query_terms("What is Caroline's blood type?"),
+                   lambda cosine: cosine)
+    assert family.keyword_evidence == 0.0 and family.evidence < 0.35
+    assert typed.keyword_evidence == pytest.approx(1.0)
+
+
 def test_evidence_needs_words_and_meaning_or_meaning_that_stands_out():
     # meaning alone, as close as the query's median candidate (a flat distribution): nothing
     assert evidence(0.58, 0.0, baseline=0.45) < 0.35

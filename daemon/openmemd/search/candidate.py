@@ -14,6 +14,7 @@ from openmemd.search.evidence import (
     coincidental,
     corpus_idf,
     evidence,
+    in_another_sense,
     keyword_evidence,
     lone_generic_heads,
     median,
@@ -125,6 +126,10 @@ def weigh_evidence(candidates: list[Candidate], terms: QueryTerms,
             mid = median(_without(cosines, c.vector_cosine))
             baseline = 0.0 if mid is None else calibrate(mid)
         c.evidence = evidence(c.vector_score, shown, baseline)
+        if in_another_sense(c.vector_score, c.keyword_evidence, baseline):
+            # Nor may they pass as an exact keyword match (pipeline.py's relaxed fallback):
+            # "both blood and the ones we choose" is no match for "Caroline's blood type".
+            c.keyword_evidence = 0.0
     return idf
 
 

@@ -64,6 +64,16 @@ alone still counts ("new shoes" for "Caroline's shoe size"), and so does a verb 
 for ranking either) cost one answerable point for every five to ten of these
 (docs/benchmarks.md).
 
+Words held in another sense are no exact keyword match either: when nothing passes, the
+relaxed fallback (pipeline.py, OpenClaw #29112) shows a keyword hit holding half the question's
+information, and "both blood and the ones we choose" came back that way for "Caroline's blood
+type". Such a chunk is now no keyword match (`in_another_sense`); of the names kind 36 returned
+something, 31 now, and one of 997 answerable LoCoMo-dev questions lost its evidence (an
+inference, "would Caroline move back to her home country soon", holding none of its words).
+Most of the 31 are answered in the other speaker's words ("Jon: I had to shut down my bank
+account" for "which bank does Gina use"), the shape of LoCoMo's adversarial questions (237 of
+the 997, evidence by construction in the other speaker's line), which must keep their answers.
+
 The second reading lets a paraphrase with no word in common through ("how did we ship
 the payments system to prod" for "Deployed the billing service to production"), but only when
 its chunk stands out from the rest: a query about nothing is about as close to every chunk
@@ -147,18 +157,22 @@ def keyword_evidence(found: Iterable[str], weights: Mapping[str, float]) -> floa
     return min(1.0, sum(weights.get(t, 0.0) for t in set(found)) / total)
 
 
+def in_another_sense(vector_score: float | None, keyword: float, baseline: float) -> bool:
+    """Whether a chunk holds the question's words in another sense: its meaning is further
+    from the question than the query's median candidate's (`baseline`) and it holds only part
+    of them ("both blood and the ones we choose" for "what is Caroline's blood type"). A chunk
+    holding all of them is no such coincidence: among 200 days of work notes, the one naming
+    "payments queue" sat below the median of notes about billing and Kafka by meaning."""
+    return vector_score is not None and vector_score < baseline and keyword < 1.0
+
+
 def evidence(vector_score: float | None, keyword: float, baseline: float) -> float:
     """A chunk's evidence from its calibrated vector score (None: no vector), its keyword
     evidence and `baseline`, the calibrated score of the query's median other candidate."""
     if vector_score is None:  # keyword-only: the one reading there is
         return keyword
-    if vector_score < baseline and keyword < 1.0:
-        # Its meaning is further from the question than the query's median candidate's: it
-        # holds part of the question's words in another sense ("both blood and the ones we
-        # choose" for "what is Caroline's blood type"), and they show nothing. A chunk holding
-        # all of them is no such coincidence: among 200 days of work notes, the one naming
-        # "payments queue" sat below the median of notes about billing and Kafka by meaning.
-        keyword = 0.0
+    if in_another_sense(vector_score, keyword, baseline):
+        keyword = 0.0  # its words show nothing
     return max(0.5 * vector_score + 0.5 * keyword, vector_score - baseline)
 
 
