@@ -136,12 +136,15 @@ def _period_range(day: dt.date, period: str) -> tuple[dt.date, dt.date]:
 
 
 def _words(match: re.Match[str], today: dt.date) -> Resolved:  # "July '26": dateparser's 26th
-    found = parse_words(re.sub(r"'(\d\d)(?!\d)", lambda m: str(full_year(m[1])), match.group()),
-                        today)
+    text = match.group()
+    two_digits = match.groupdict().get("yy")
+    if two_digits:  # "8th May 23"
+        text = text[:match.start("yy") - match.start()] + str(full_year(two_digits))
+    found = parse_words(re.sub(r"'(\d\d)(?!\d)", lambda m: str(full_year(m[1])), text), today)
     if found is None or not MIN_YEAR <= found[0].year <= MAX_YEAR:
         return None
     first, last = _period_range(*found)
-    return first, last, match.groupdict().get("year") is not None
+    return first, last, match.groupdict().get("year") is not None or two_digits is not None
 
 
 def _month_word(match: re.Match[str], today: dt.date) -> Resolved:
@@ -250,10 +253,12 @@ def _day_of_month(match: re.Match[str], today: dt.date) -> Resolved:
 
 _I = re.IGNORECASE
 _FORMS: tuple[Form, ...] = (
-    # "Monday the 27th of March 2023", "27 March 2023", "27th of March", "the 27th day of March"
+    # "Monday the 27th of March 2023", "27 March 2023", "27th of March", "the 27th day of March",
+    # "8th May 23" (two digits after the month are its year only where the phrase ends: "8 May
+    # 23 people came" counts people)
     (re.compile(rf"\b(?:{WEEKDAY_WORD},?\s+(?:the\s+)?)?(?:the\s+)?{_DAYNUM}\s+"
-                rf"(?:(?:day\s+)?of\s+)?{_MONTH}"
-                rf"(?:(?:,\s*|\s+)(?P<year>{_YEAR}))?(?![a-z])", _I), _words),
+                rf"(?:(?:day\s+)?of\s+)?{_MONTH}(?:(?:,\s*|\s+)(?:(?P<year>{_YEAR})"
+                rf"|(?P<yy>\d\d)(?=\s*(?:[,.?!;()]|$))))?(?![a-z])", _I), _words),
     # "March 27, 2023", "Monday, May 8th 2023", "Mar 27 2023", "July 3rd"
     (re.compile(rf"\b(?:{WEEKDAY_WORD},?\s+)?{_MONTH}\s+(?:the\s+)?{_DAYNUM}"
                 rf"(?:(?:,\s*|\s+)(?P<year>{_YEAR}))?(?![a-z])", _I), _words),
@@ -302,9 +307,9 @@ _FORMS: tuple[Form, ...] = (
     (re.compile(r"\bon\s+(?P<a>\d{1,2})/(?P<b>\d{1,2})(?![\d/])", _I), _month_day),
     # a year in brackets, "(2023)", lends itself to the day before it: "May 8 (2023)"
     (re.compile(r"(?<=[(（])\s*(?P<y>(?:19|20)\d\d)(?=\s*[)）])"), _year),
-    # in 2023, during 2023, from 2023, early 2023
-    (re.compile(rf"(?:\b(?:in|during|throughout|since|from|of)\s+|{_A_PART_BEHIND})"
-                r"(?P<y>(?:19|20)\d\d)(?!\d|[:.-]\d)", _I), _year),
+    # in 2023, during 2023, from 2023, early 2023, in the year 2023
+    (re.compile(rf"(?:\b(?:in|during|throughout|since|from|of)\s+(?:the\s+year\s+)?"
+                rf"|{_A_PART_BEHIND})(?P<y>(?:19|20)\d\d)(?!\d|[:.-]\d)", _I), _year),
 )
 
 

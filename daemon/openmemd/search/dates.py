@@ -71,7 +71,7 @@ _WEEKDAY = re.compile(rf"(?:on\s+)?{WEEKDAY_WORD}|(?:星期|周|週|礼拜|禮�
 _AND = re.compile(r"^\s*and\s*$", re.IGNORECASE)
 # "May 8th of 2023", "May 8 (2023)", "5月8日（2023年）", "五月八日，2023年", "5月8日 2023年": the
 # year is the day's
-_OF_YEAR = re.compile(r"\s*,?\s*(?:(?:of|in)\s+|[(（]\s*)(?:19|20)\d\d(?:\s*年)?"
+_OF_YEAR = re.compile(r"\s*,?\s*(?:(?:of|in)\s+(?:the\s+year\s+)?|[(（]\s*)(?:19|20)\d\d(?:\s*年)?"
                       r"|\s*[,，]?\s*(?:19|20)\d\d\s*年", re.IGNORECASE)
 _YEAR_THEN_DAY = re.compile(r"\s*,?\s*(?:on|in|around)?\s*", re.IGNORECASE)  # "last year on"
 _OF_RELATIVE_YEAR = re.compile(r"\s*,?\s*(?:of\s+|in\s+)?", re.IGNORECASE)  # "May 8 last year"
