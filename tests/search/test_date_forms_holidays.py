@@ -43,6 +43,14 @@ ROWS: list[Row] = [
     ("2023年五一假期", FRI, D(2023, 5, 1), D(2023, 5, 5), True),  # the holiday week
     ("over Chinese New Year 2023", FRI, D(2023, 1, 22), D(2023, 1, 22), True),
     ("during the Mid-Autumn Festival 2023", FRI, D(2023, 9, 29), D(2023, 9, 29), True),
+    ("2023年的中秋节", FRI, D(2023, 9, 29), D(2023, 9, 29), True),
+    ("去年的春节", FRI, D(2025, 1, 29), D(2025, 2, 4), True),
+    # a holiday of "last year" is that year's own, not this year's day moved back a year
+    ("last year on Mother's Day", FRI, D(2025, 5, 11), D(2025, 5, 11), True),
+    ("what did Tim do for Thanksgiving last year", FRI, D(2025, 11, 27), D(2025, 11, 27), False),
+    ("last year's Thanksgiving", FRI, D(2025, 11, 27), D(2025, 11, 27), True),
+    ("Easter of last year", FRI, D(2025, 4, 20), D(2025, 4, 20), True),
+    ("Easter in the year 2023", FRI, D(2023, 4, 9), D(2023, 4, 9), True),
 ]
 
 

@@ -1,7 +1,7 @@
 """How a year is said beside a day (`search/date_forms.py`, `dates._join`): two digits after a
-day and a month where the phrase ends ("8th May 23"), "in the year 2023". Two digits followed
-by more words are no year ("8 May 23 people came" counts people). The other forms:
-tests/search/test_dates.py."""
+day and a month where the phrase ends ("8th May 23"), "in the year 2023", 2023年的5月8日. Two
+digits followed by more words are no year ("8 May, 23 people came" counts people). The other
+forms: tests/search/test_dates.py."""
 
 from __future__ import annotations
 
@@ -21,6 +21,8 @@ ROWS: list[Row] = [
     ("notes from 27 March 99", TODAY, D(1999, 3, 27), D(1999, 3, 27), True),
     ("what happened on May 8th in the year 2023", TODAY, D(2023, 5, 8), D(2023, 5, 8), True),
     ("in the year 2023 what did I learn", TODAY, D(2023, 1, 1), D(2023, 12, 31), False),
+    ("2023年的5月8日聊了什么", TODAY, D(2023, 5, 8), D(2023, 5, 8), True),
+    ("去年的5月8日", TODAY, D(2025, 5, 8), D(2025, 5, 8), True),
 ]
 
 

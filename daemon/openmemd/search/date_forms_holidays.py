@@ -132,8 +132,9 @@ def _resolve(days: _Days, year_text: str | None,
     if year_text:
         year = full_year(year_text)
         return days(year) if MIN_YEAR <= year <= MAX_YEAR else None
-    if which in ("this", "今年", "去年"):
-        return days(today.year - (which == "去年"))
+    which = " ".join(which.split())
+    if which in ("this", "this year", "今年", "去年", "last year"):
+        return days(today.year - (which in ("去年", "last year")))
     return latest_begun(today, days)
 
 
@@ -167,15 +168,19 @@ _PREPOSITION = (r"(?:on|at|over|during|since|before|after|around|for|from|by|unt
 _I = re.IGNORECASE
 HOLIDAY_FORMS: tuple[Form, ...] = (
     # "last Thanksgiving", "this Christmas", "Christmas 2025", "on New Year's Eve 2025",
-    # "Christmas in 2023",
-    # "Easter '24"
+    # "Christmas in 2023", "Easter in the year 2023", "Easter '24"; "last year on Mother's Day",
+    # "last year's Thanksgiving", "Easter of last year": that year's, not this year's moved back
     (re.compile(rf"\b(?P<which>last|this)\s+{_NAME}\b", _I), _holiday),
-    (re.compile(rf"\b(?:{_PREPOSITION})?{_NAME}(?:,\s*|\s+)(?:(?:of|in)\s+)?{_YEAR}", _I),
-     _holiday),
+    (re.compile(rf"\b(?:{_PREPOSITION})?{_NAME}(?:,\s*|\s+)(?:(?:of|in)\s+(?:the\s+year\s+)?)?"
+                rf"{_YEAR}", _I), _holiday),
+    (re.compile(rf"\b(?P<which>(?:last|this)\s+year)(?:[’']s)?,?\s+(?:{_PREPOSITION})?{_NAME}\b",
+                _I), _holiday),
+    (re.compile(rf"\b(?:{_PREPOSITION})?{_NAME}(?:,\s*|\s+)(?:(?:of|in)\s+)?"
+                rf"(?P<which>(?:last|this)\s+year)\b", _I), _holiday),
     # "at Christmas", "over Easter"
     (re.compile(rf"\b{_PREPOSITION}{_NAME}\b", _I), _any_holiday),
-    # 2025年圣诞节, 去年元旦; 国庆节
-    (re.compile(r"(?:(?P<y>(?:19|20)\d\d)\s*年\s*|(?P<ry>今年|去年))"
+    # 2025年圣诞节, 去年元旦, 2023年的中秋节; 国庆节
+    (re.compile(r"(?:(?P<y>(?:19|20)\d\d)\s*年\s*|(?P<ry>今年|去年))(?:的\s*)?"
                 rf"{_CN_NAME}"), _holiday_cn),
     (re.compile(rf"(?P<y>)(?P<ry>){_CN_NAME}"), _any_holiday),
 )

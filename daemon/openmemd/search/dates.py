@@ -74,6 +74,7 @@ _AND = re.compile(r"^\s*and\s*$", re.IGNORECASE)
 _OF_YEAR = re.compile(r"\s*,?\s*(?:(?:of|in)\s+(?:the\s+year\s+)?|[(（]\s*)(?:19|20)\d\d(?:\s*年)?"
                       r"|\s*[,，]?\s*(?:19|20)\d\d\s*年", re.IGNORECASE)
 _YEAR_THEN_DAY = re.compile(r"\s*,?\s*(?:on|in|around)?\s*", re.IGNORECASE)  # "last year on"
+_YEARS_DAY = re.compile(r"\s*的\s*")  # 2023年的5月8日: the day of that year
 _OF_RELATIVE_YEAR = re.compile(r"\s*,?\s*(?:of\s+|in\s+)?", re.IGNORECASE)  # "May 8 last year"
 _BETWEEN = re.compile(r"\bbetween\s+$", re.IGNORECASE)
 # A time of day said with a date ("1:56 pm on 8 May, 2023", "2023-05-08T13:56") asks for that
@@ -264,10 +265,10 @@ def _join(query: str, spans: list[Span]) -> list[Span]:
             # "May 8th of 2023", "March 3 in 2023", "May 8 last year": the year is the day's
             prev = _in_year(prev, span.first.year)
             out[-1] = Span(prev.start, span.end, prev.first, prev.last)
-        elif (prev is not None and prev.relative and not span.year_given
-              and _YEAR_THEN_DAY.fullmatch(gap)
+        elif (prev is not None and not span.year_given
+              and ((prev.relative and _YEAR_THEN_DAY.fullmatch(gap)) or _YEARS_DAY.fullmatch(gap))
               and (prev.first, prev.last) == year_range(prev.first.year)):
-            # "last year on May 8", "this year in March": the day of that year
+            # "last year on May 8", "this year in March", 2023年的5月8日: the day of that year
             span = _in_year(span, prev.first.year)
             out[-1] = Span(prev.start, span.end, span.first, span.last)
         elif prev is not None and (_JOIN.match(gap) or (
