@@ -23,6 +23,9 @@ ROWS: list[Row] = [
     ("in the year 2023 what did I learn", TODAY, D(2023, 1, 1), D(2023, 12, 31), False),
     ("2023年的5月8日聊了什么", TODAY, D(2023, 5, 8), D(2023, 5, 8), True),
     ("去年的5月8日", TODAY, D(2025, 5, 8), D(2025, 5, 8), True),
+    # a colon after the day ends the phrase; before a digit it is a clock time
+    ("2023, May 8th: what happened?", TODAY, D(2023, 5, 8), D(2023, 5, 8), True),
+    ("on May 8: notes", TODAY, D(2026, 5, 8), D(2026, 5, 8), True),
 ]
 
 
@@ -36,3 +39,7 @@ def test_two_digits_followed_by_words_are_no_year() -> None:
     found = understand_dates("on 8 May, 23 people came to the party", TODAY)
     assert found is not None and (found.start, found.end) == (D(2026, 5, 8), D(2026, 5, 8))
     assert "23" in found.query
+
+
+def test_a_colon_before_digits_is_a_clock_time() -> None:
+    assert understand_dates("meeting March 3:30", TODAY) is None

@@ -88,7 +88,8 @@ _MONTH = rf"{MONTH_NAME}\.?"
 # Full names for a month without a day or year ("in March"); "may" only as "May" (a verb too).
 _MONTH_FULL = (r"(?:(?i:january|february|march|april|june|july|august|september|october"
                r"|november|december)|May)")
-_DAYNUM = r"(?:3[01]|[12]\d|0?[1-9])(?:st|nd|rd|th)?(?![\d:])"  # not "March 3:30"
+# not "March 3:30", but "May 8: what happened"
+_DAYNUM = r"(?:3[01]|[12]\d|0?[1-9])(?:st|nd|rd|th)?(?!\d|:\d)"
 _YEAR = r"(?:(?:19|20)\d\d(?!\d|[:.]\d)|'\d\d(?!\d))"
 _ORDINAL_WORDS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth",
                   "ninth", "tenth", "eleventh", "twelfth", "thirteenth", "fourteenth",
