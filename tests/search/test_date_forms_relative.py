@@ -1,7 +1,7 @@
 """Months named from today (`search/date_forms_relative.py`): "last March" is the latest March
 before this month, "this July" this year's, "March of last year" last year's; a day said with
-"last year" ("May 8 last year", "last year on May 8") is that day of last year. The other
-relative forms: tests/search/test_dates.py."""
+"last year" ("May 8 last year", "last year on May 8") is that day of last year; "two nights
+ago" is a day. The other relative forms: tests/search/test_dates.py."""
 
 from __future__ import annotations
 
@@ -31,11 +31,14 @@ ROWS: list[Row] = [
     ("the 8th of May, last year", D(2024, 7, 1), D(2023, 5, 8), D(2023, 5, 8), True),
     ("what did we decide on May 8 last year about the database", SPRING, D(2023, 5, 8),
      D(2023, 5, 8), False),
+    # nights counted as the days they end ("two nights ago": the evening of that day)
+    ("what did we talk about two nights ago", SPRING, D(2024, 2, 28), D(2024, 2, 28), True),
+    ("the past three nights", SPRING, D(2024, 2, 27), D(2024, 3, 1), True),
 ]
 
 
 @each_row(ROWS)
-def test_a_month_named_from_today_resolves_to_its_days(
+def test_a_time_named_from_today_resolves_to_its_days(
         query: str, today: dt.date, first: dt.date, last: dt.date, about: bool) -> None:
     found = resolves(query, today, first, last, about)
     assert len(found.ranges) == 1, found.ranges

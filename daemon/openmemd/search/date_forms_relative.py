@@ -39,7 +39,7 @@ _NOT_FUTURE_BEFORE = r"(?<!next\s)(?<!coming\s)(?<!upcoming\s)(?<!week\son\s)(?<
 _NOT_FUTURE_AFTER = r"(?!\s+(?:of\s+)?next\s+week|\s+after\s+next)"
 _NUMBER_WORD = (r"(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
                 r"|\d{1,3})")
-_UNITS = r"(?:days?|weeks?|fortnights?|months?|years?)"
+_UNITS = r"(?:days?|nights?|weeks?|fortnights?|months?|years?)"  # "two nights ago": a day
 # "three days ago", "a week ago", "two days back" (+ today, yesterday: to the day)
 _AGO = rf"\b(?P<n>{_NUMBER_WORD})\s+(?P<unit>{_UNITS})\s+(?:ago|back)"
 _COUNT = (r"(?:\d{1,3}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
@@ -48,7 +48,8 @@ _UNIT_DAYS = {"day": 1, "week": 7, "fortnight": 14, "month": 30, "year": 365}
 
 
 def _unit(text: str) -> str:
-    return text.lower().rstrip("s")
+    unit = text.lower().rstrip("s")
+    return "day" if unit == "night" else unit
 
 
 @relative
