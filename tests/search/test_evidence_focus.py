@@ -19,7 +19,14 @@ from openmemd.search.evidence import (
     term_weights,
     without_lone_heads,
 )
-from openmemd.search.focus import FOCUS_FOLLOWING, asks, best_line, focus_of, line_terms
+from openmemd.search.focus import (
+    FOCUS_FOLLOWING,
+    Focus,
+    asks,
+    best_line,
+    focus_of,
+    line_terms,
+)
 from openmemd.search.snippets import make_snippet
 from openmemd.text.tokens import covered_terms, query_terms
 
@@ -248,6 +255,11 @@ def test_focus_stays_inside_the_chunk_and_falls_back_to_it():
     # lines that do not map onto the range (a transcript chunk): the whole chunk
     assert (focus_of(3, 40, lines, weights).start_line,
             focus_of(3, 40, lines, weights).end_line) == (3, 40)
+    # ... and of a chunk whose lines are known, its body: not the day's heading, the session's
+    # heading or the blank lines around them
+    day = ["# 2023-05-08 (Monday)", "", "## Conversation at 1:56 pm", "", *CHAT.split("\n"), ""]
+    nothing = [set()] * len(day)
+    assert focus_of(1, len(day), nothing, {}, day) == Focus(5, 10)
 
 
 def _words(text: str) -> list[str]:

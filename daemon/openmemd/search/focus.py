@@ -17,7 +17,10 @@ question's terms: 0.787).
 
 Lines are the chunk's own text lines. When they do not map one to one onto the chunk's line
 range (a transcript chunk, whose lines come from JSONL line numbers, or a line split because
-it was too long), or no line holds a query term, the focus is the whole chunk.
+it was too long), the focus is the whole chunk; when no line holds a query term (a hit by
+meaning alone), it is the chunk's body, without the headings and blank lines it starts with
+("# 2023-05-08", "## Conversation at 1:56 pm") or the blank lines it ends with: 3.003 -> 2.996
+lines a focus on LoCoMo-dev, focus@5 unchanged.
 """
 
 from __future__ import annotations
@@ -70,7 +73,7 @@ def focus_of(start_line: int, end_line: int, lines: Sequence[set[str]],
         return Focus(start_line, end_line)
     first = best_line(lines, weights)
     if first is None:
-        return Focus(start_line, end_line)
+        return _body(start_line, end_line, texts)
     if first < len(texts) and HEADING.match(texts[first]):
         # A heading names what follows it; the lines under it are what it says.
         first = next((i for i in range(first + 1, len(texts)) if texts[i].strip()), first)
@@ -78,3 +81,16 @@ def focus_of(start_line: int, end_line: int, lines: Sequence[set[str]],
     if last < len(texts) - 1 and asks(texts[last]):
         last += 1
     return Focus(start_line + first, min(end_line, start_line + last))
+
+
+def _body(start_line: int, end_line: int, texts: Sequence[str]) -> Focus:
+    """The chunk less the headings and blank lines it starts with and the blank lines it
+    ends with: with no line holding a query term, what it says is all of its body."""
+    if len(texts) != end_line - start_line + 1:
+        return Focus(start_line, end_line)
+    first, last = 0, len(texts) - 1
+    while first < last and (not texts[first].strip() or HEADING.match(texts[first])):
+        first += 1
+    while last > first and not texts[last].strip():
+        last -= 1
+    return Focus(start_line + first, start_line + last)
