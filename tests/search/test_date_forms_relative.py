@@ -34,6 +34,13 @@ ROWS: list[Row] = [
     # nights counted as the days they end ("two nights ago": the evening of that day)
     ("what did we talk about two nights ago", SPRING, D(2024, 2, 28), D(2024, 2, 28), True),
     ("the past three nights", SPRING, D(2024, 2, 27), D(2024, 3, 1), True),
+    # "earlier this ...", "so far": up to today, not the days to come
+    ("earlier this week", SPRING, D(2024, 2, 26), D(2024, 3, 1), True),
+    ("what did we decide earlier this month about the roof", D(2024, 3, 12), D(2024, 3, 1),
+     D(2024, 3, 12), False),
+    ("this year so far", SPRING, D(2024, 1, 1), D(2024, 3, 1), True),
+    ("the month before last", SPRING, D(2024, 1, 1), D(2024, 1, 31), True),
+    ("the year before last", SPRING, D(2022, 1, 1), D(2022, 12, 31), True),
 ]
 
 

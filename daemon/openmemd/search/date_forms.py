@@ -154,6 +154,22 @@ def _month_word(match: re.Match[str], today: dt.date) -> Resolved:
     return None if found is None else (*month_range(found[0].year, found[0].month), False)
 
 
+def _months(match: re.Match[str], today: dt.date) -> Resolved:
+    """from October to March, between March and May: the latest end month begun by today, from
+    the latest start month not after it (in December, "October to March" is October of last
+    year to this March)."""
+    start, end = month_number(match["m1"]), month_number(match["m2"])
+    end_year = today.year if end <= today.month else today.year - 1
+    start_year = end_year if start <= end else end_year - 1
+    return month_range(start_year, start)[0], month_range(end_year, end)[1], False
+
+
+def _years(match: re.Match[str], today: dt.date) -> Resolved:
+    """from 2021 to 2023, between 2021 and 2023."""
+    first, last = sorted((int(match["y1"]), int(match["y2"])))
+    return year_range(first)[0], year_range(last)[1]
+
+
 # -- numbers in hand ------------------------------------------------------------------------------
 
 def _iso(match: re.Match[str], today: dt.date) -> Resolved:
@@ -290,10 +306,15 @@ _FORMS: tuple[Form, ...] = (
                 _I), _day_of_month),
     # "March 2023", "Sept. 2023", "July '26"
     (re.compile(rf"\b{_MONTH},?\s+(?P<year>{_YEAR})", _I), _words),
-    # "in March", "during May" (a month without its year needs the preposition: "may" is a verb;
+    # "in March", "from May" (a month without its year needs the preposition: "may" is a verb;
     # or the part of it asked for: "early March", "the end of June", which dates.py reads)
-    (re.compile(rf"(?:(?i:\b(?:in|during|throughout|since)\s*)|{_A_PART_BEHIND})"
-                rf"(?P<m>{_MONTH_FULL})\b(?!,?\s*(?:19|20)\d\d)"), _month_word),
+    (re.compile(rf"(?:(?i:\b(?:in|during|throughout|since|from|between)\s*)|{_A_PART_BEHIND})"
+                rf"(?P<m>{_MONTH_FULL})\b(?!,?\s*(?:19|20)\d\d|\s+(?:the\s+)?\d)"), _month_word),
+    # "from October to March", "between March and May" (the second month has no "in" of its own)
+    (re.compile(rf"(?i:\b(?:from|between)\s+)(?P<m1>{_MONTH_FULL})(?i:\s*(?:-|–|to|until|till"
+                rf"|through|and)\s+)(?P<m2>{_MONTH_FULL})\b(?!,?\s*(?:19|20)\d\d)"), _months),
+    (re.compile(r"\b(?:from|between)\s+(?P<y1>(?:19|20)\d\d)\s*(?:-|–|to|until|till|through"
+                r"|and)\s*(?P<y2>(?:19|20)\d\d)(?!\d|[:.-]\d)", _I), _years),
     # ISO 2023-03-27 (also 2023/03/27, 2023.03.27)
     (re.compile(r"(?<![\d./-])(?P<y>\d{4})([-/.])(?P<m>\d{1,2})\2(?P<d>\d{1,2})(?![\d]|[./-]\d)"),
      _iso),

@@ -1,8 +1,9 @@
 """The English date forms counted from today: "yesterday", "last week", "three days ago", "the
 past 3 days", "last Friday", "Tuesday of last week", "the weekend", "the Monday before last",
 "two Fridays ago", "a week ago today", "the last 24 hours", "a fortnight ago", "the end of the
-month" (conventions: `search/date_forms.py`). Calendar arithmetic only: dateparser gives one
-point in time ("last week": seven days ago), not the week, and reads no "before last".
+month", "earlier this week" (conventions: `search/date_forms.py`). Calendar arithmetic only:
+dateparser gives one point in time ("last week": seven days ago), not the week, and reads no
+"before last".
 
 A part of a period ("the end of the month", "the start of the year") said without naming which
 one is the latest such part begun by today: on December 4th "the end of the month" is the end of
@@ -92,6 +93,13 @@ def _relative_unit(match: re.Match[str], today: dt.date) -> Resolved:
     if which == "past" or unit == "fortnight":  # "the past week": the days up to today
         return today - _UNIT_DAYS[unit] * DAY, today
     return units_back(today, unit, back)
+
+
+@relative
+def _so_far(match: re.Match[str], today: dt.date) -> Resolved:
+    """earlier this week, this month so far: from the start of the week/month/year to today
+    (not the days still to come: no note has them)."""
+    return units_back(today, match["unit"].lower(), 0)[0], today
 
 
 @relative
@@ -219,8 +227,10 @@ RELATIVE_FORMS: tuple[Form, ...] = (
     (re.compile(r"\bthe\s+other\s+day\b", _I), _the_other_day),
     (re.compile(r"\b(?:the\s+)?(?P<which>last|past|previous|this|current)\s+(?P<unit>week|month"
                 r"|year|fortnight)(?P<before>\s+before\s+last)?\b", _I), _relative_unit),
-    (re.compile(r"\bthe\s+(?P<which>)(?P<unit>week)(?P<before>\s+before\s+last)\b", _I),
-     _relative_unit),
+    (re.compile(r"\bthe\s+(?P<which>)(?P<unit>week|month|year)(?P<before>\s+before\s+last)\b",
+                _I), _relative_unit),
+    (re.compile(r"\b(?:earlier|so\s+far)\s+this\s+(?P<unit>week|month|year)\b", _I), _so_far),
+    (re.compile(r"\bthis\s+(?P<unit>week|month|year)\s+so\s+far\b", _I), _so_far),
     (re.compile(rf"\b(?:the\s+)?(?:past|last)\s+(?P<n>{_COUNT})\s+(?P<unit>{_UNITS})\b", _I),
      _past_n),
     # "the last 24 hours", "the past hour", "a few hours ago"

@@ -27,9 +27,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from openmemd.search.date_calendar import PART_WORD, part_index, part_of, week_of, year_range
-from openmemd.search.date_forms import WEEKDAY_WORD, Span, find_spans, weekday_reading
+from openmemd.search.date_forms import WEEKDAY_WORD, Span, find_spans
 from openmemd.search.date_offsets import counted_from_named
+from openmemd.search.date_spans import (
+    beside_named,
+    bracketed,
+    joined,
+    since,
+    weeks,
+    with_parts,
+    with_year,
+)
 from openmemd.text.tokens import CJK_RUN, STOP_WORDS, QueryTerms, cjk_ngrams, word_tokens
 
 # Could this query name a date at all? Anything a form in date_forms needs at least one of.
@@ -46,37 +54,10 @@ _CJK_START = re.compile(CJK_RUN.pattern)
 # Words a span takes along when it goes: the preposition before it, "the".
 _LEAD = re.compile(r"(?:\b(?:on|in|from|of|for|at|during|since|around|towards?|between|the)\s+|"
                    r"[在于於从從自])\s*$", re.IGNORECASE)
-_SINCE_BEFORE = re.compile(r"(?:\bsince|自从?)\s*$", re.IGNORECASE)
-_UNTIL_NOW = re.compile(r"\s*(?:到|至|直到)\s*(?:现在|今天|目前|如今|今)")  # 年初到现在
-_SINCE_IN = re.compile(r"since\b", re.IGNORECASE)
-# "the week of March 27, 2023", "3月27日那周": the week (Monday to Sunday) holding the day.
-_WEEK_BEFORE = re.compile(r"\b(?:the\s+)?week\s+of\s+(?:the\s+)?$", re.IGNORECASE)
-_WEEK_AFTER = re.compile(r"\s*(?:所在的)?(?:那一?周|那一?週|那个星期|那个礼拜)")
-# The part of a period asked for: "early March", "the end of last month", "the first half of
-# November" (before it); 三月初, 上个月底, 去年年底 (after it).
-_PART_BEFORE = re.compile(rf"\b(?:(?:the\s+)?(?:very\s+)?{PART_WORD}\s+of\s+(?:the\s+)?"
-                          r"|(?P<near>early|late|mid|middle)[\s-]*)$", re.IGNORECASE)
-_PART_AFTER_CJK = re.compile(r"\s*的?[年月]?(?P<part>初|上旬|中旬|下旬|底|末)")
-_OF = re.compile(r"of\s+", re.IGNORECASE)  # "the end of 2025": the year's form takes its "of"
 _TRAIL_CJK = re.compile(r"\s*(?:的|那天|当天|當天|那周|那个月)")
-# "from X to Y", "between X and Y", "X - Y", "X至Y": one range from X's start to Y's end
-# ("X and Y" without "between" names two days, not the days between them).
-_JOIN = re.compile(r"^\s*(?:-|–|—|~|to|until|till|through|thru|至|到)\s*$", re.IGNORECASE)
 # What ties a relative phrase to the named day after it.
 _ANCHORED = re.compile(r"^[\s,]*(?:as\s+(?:mentioned|said|noted|written)\s+)?(?:on|before|after"
                        r"|as\s+of|prior\s+to)\s*$", re.IGNORECASE)
-_BESIDE = re.compile(r"^[\s,，、(（)）]*$")
-_WEEKDAY = re.compile(rf"(?:on\s+)?{WEEKDAY_WORD}|(?:星期|周|週|礼拜|禮拜)[一二三四五六日天]",
-                      re.IGNORECASE)
-_AND = re.compile(r"^\s*and\s*$", re.IGNORECASE)
-# "May 8th of 2023", "May 8 (2023)", "5月8日（2023年）", "五月八日，2023年", "5月8日 2023年": the
-# year is the day's
-_OF_YEAR = re.compile(r"\s*,?\s*(?:(?:of|in)\s+(?:the\s+year\s+)?|[(（]\s*)(?:19|20)\d\d(?:\s*年)?"
-                      r"|\s*[,，]?\s*(?:19|20)\d\d\s*年", re.IGNORECASE)
-_YEAR_THEN_DAY = re.compile(r"\s*,?\s*(?:on|in|around)?\s*", re.IGNORECASE)  # "last year on"
-_YEARS_DAY = re.compile(r"\s*的\s*")  # 2023年的5月8日: the day of that year
-_OF_RELATIVE_YEAR = re.compile(r"\s*,?\s*(?:of\s+|in\s+)?", re.IGNORECASE)  # "May 8 last year"
-_BETWEEN = re.compile(r"\bbetween\s+$", re.IGNORECASE)
 # A time of day said with a date ("1:56 pm on 8 May, 2023", "2023-05-08T13:56") asks for that
 # day's notes: notes are by day, and the time is no topic.
 _CLOCK = re.compile(r"(?<![\w:])T?\d{1,2}(?::\d\d){1,2}(?:\s*[ap]\.?m\b\.?)?(?![\w:])"
@@ -120,8 +101,8 @@ class DateRange:
     year_given: bool = True
 
     def a_year_earlier(self) -> DateRange:
-        return DateRange(_with_year(self.start, self.start.year - 1),
-                         _with_year(self.end, self.end.year - 1), self.text, False)
+        return DateRange(with_year(self.start, self.start.year - 1),
+                         with_year(self.end, self.end.year - 1), self.text, False)
 
     def to_dict(self) -> dict[str, str]:
         return {"from": self.start.isoformat(), "to": self.end.isoformat(), "text": self.text}
@@ -180,14 +161,15 @@ def understand_dates(query: str, today: dt.date, *, southern: bool = False) -> D
     the southern hemisphere's); None when it names none."""
     if not query or not _MAYBE.search(query):
         return None
-    spans = _beside_named(query, _choose(list(find_spans(query, today, southern=southern))))
+    spans = beside_named(query, _choose(list(find_spans(query, today, southern=southern))))
     if not spans:
         return None
     anchor = _anchor(query, spans)
     if anchor is not None:  # "last Friday before 23 January 2022": that Friday, not today's
         spans = _choose(list(find_spans(query, anchor, southern=southern)))
-    spans = counted_from_named(query, _join(query, _parts(query, spans, today)), today)
-    spans = _bracketed(query, _weeks(query, _since(query, spans, today)))
+    spans = counted_from_named(query, joined(query, with_parts(query, spans, today),
+                                             anchor or today), today)
+    spans = bracketed(query, weeks(query, since(query, spans, today)))
     rest = _remove(query, spans)
     topic = _topic_of(rest)
     if topic and any(s.topical for s in spans):  # "what tradition ... during Thanksgiving"
@@ -215,7 +197,7 @@ def _anchor(query: str, spans: list[Span]) -> dt.date | None:
     for a, b in itertools.pairwise(spans):
         if (a.relative and not b.relative and b.year_given
                 and _ANCHORED.match(query[a.end:b.start])):
-            return b.first  # ("last year on May 8": May 8 of last year, `_join`)
+            return b.first  # ("last year on May 8": May 8 of last year, `joined`)
     return None
 
 
@@ -227,135 +209,6 @@ def _choose(spans: list[Span]) -> list[Span]:
         if all(span.end <= c.start or span.start >= c.end for c in chosen):
             chosen.append(span)
     return sorted(chosen, key=lambda s: s.start)
-
-
-def _beside_named(query: str, spans: list[Span]) -> list[Span]:
-    """A weekday said beside the date it names ("Monday (May 8, 2023)", "周一，3月27日") is part
-    of that date, not a day of this week."""
-    out: list[Span] = []
-    for span in spans:
-        prev = out[-1] if out else None
-        if prev is not None and _BESIDE.match(query[prev.end:span.start]) and (
-                _weekday_beside(query, prev, span) or _weekday_beside(query, span, prev)):
-            named, said = (span, prev) if prev.relative else (prev, span)
-            day = weekday_reading(query[named.start:named.end], named.first,
-                                  said.first.weekday())  # "Monday 05.08.2023": May 8th
-            out[-1] = Span(prev.start, span.end, day, day, named.year_given)
-        else:
-            out.append(span)
-    return out
-
-
-def _weekday_beside(query: str, weekday: Span, named: Span) -> bool:
-    return (weekday.relative and not named.relative and named.first == named.last
-            and bool(_WEEKDAY.fullmatch(query[weekday.start:weekday.end].strip())))
-
-
-def _join(query: str, spans: list[Span]) -> list[Span]:
-    """"March 3 to March 10, 2023" / "从3月1日到3月5日": one range. A side without a year
-    takes the other's ("March 3" of "March 3 to March 10, 2023" is in 2023)."""
-    out: list[Span] = []
-    for span in spans:
-        prev = out[-1] if out else None
-        gap = query[prev.end:span.start] if prev is not None else ""
-        if (prev is not None and not prev.year_given
-                and (_OF_YEAR.fullmatch(query, prev.end, span.end)
-                     or (span.relative and _OF_RELATIVE_YEAR.fullmatch(gap)))
-                and (span.first, span.last) == year_range(span.first.year)):
-            # "May 8th of 2023", "March 3 in 2023", "May 8 last year": the year is the day's
-            prev = _in_year(prev, span.first.year)
-            out[-1] = Span(prev.start, span.end, prev.first, prev.last)
-        elif (prev is not None and not span.year_given
-              and ((prev.relative and _YEAR_THEN_DAY.fullmatch(gap)) or _YEARS_DAY.fullmatch(gap))
-              and (prev.first, prev.last) == year_range(prev.first.year)):
-            # "last year on May 8", "this year in March", 2023年的5月8日: the day of that year
-            span = _in_year(span, prev.first.year)
-            out[-1] = Span(prev.start, span.end, span.first, span.last)
-        elif prev is not None and (_JOIN.match(gap) or (
-                _AND.match(gap) and _BETWEEN.search(query[:prev.start]))):
-            if not prev.year_given and span.year_given:
-                prev = _in_year(prev, span.first.year)
-            elif prev.year_given and not span.year_given:
-                span = _in_year(span, prev.last.year)
-            out[-1] = Span(prev.start, span.end, min(prev.first, span.first),
-                           max(prev.last, span.last))
-        else:
-            out.append(span)
-    return out
-
-
-def _bracketed(query: str, spans: list[Span]) -> list[Span]:
-    """A date that opens a bracket closes it: "Thursday (September 21, 2023)" is understood
-    whole, not as "Thursday (September 21, 2023"."""
-    out = []
-    for span in spans:
-        end = span.end
-        for opening, closing in ("()", "（）"):
-            inner = query[span.start:end]
-            after = re.match(rf"\s*{re.escape(closing)}", query[end:])
-            if after and inner.count(opening) > inner.count(closing):
-                end += after.end()
-        out.append(dataclasses.replace(span, end=end))
-    return out
-
-
-def _in_year(span: Span, year: int) -> Span:
-    return Span(span.start, span.end, _with_year(span.first, year), _with_year(span.last, year))
-
-
-def _with_year(day: dt.date, year: int) -> dt.date:
-    try:
-        return day.replace(year=year)
-    except ValueError:  # Feb 29 in a year without one
-        return day.replace(year=year, day=28)
-
-
-def _parts(query: str, spans: list[Span], today: dt.date) -> list[Span]:
-    """"early March", "the end of last month", 三月初, 去年年底: that part of the span's period
-    (`date_calendar.part_of`), the part's words taken with it. A period said without its year
-    whose part lies after today is last year's ("late December" on December 4th)."""
-    out = []
-    for s in spans:
-        of = _OF.match(query, s.start)
-        before = _PART_BEFORE.search(query[:of.end() if of else s.start])
-        after = _PART_AFTER_CJK.match(query, s.end)
-        found = before or after
-        if found is None or (s.last - s.first).days < 6:
-            out.append(s)
-            continue
-        part = part_index(found["near"] if before and found["near"] else found["part"])
-        first, last = part_of(s.first, s.last, part)
-        if first > today and not s.year_given and not s.relative:
-            first, last = part_of(_with_year(s.first, s.first.year - 1),
-                                  _with_year(s.last, s.last.year - 1), part)
-        out.append(Span(before.start() if before else s.start, after.end() if after else s.end,
-                        first, last, s.year_given, s.relative))
-    return out
-
-
-def _since(query: str, spans: list[Span], today: dt.date) -> list[Span]:
-    """"since March", 年初到现在: from the start of March (of the year) to today."""
-    out = []
-    for s in spans:
-        now = _UNTIL_NOW.match(query, s.end)
-        if now or _SINCE_BEFORE.search(query[:s.start]) or _SINCE_IN.match(query, s.start):
-            s = Span(s.start, now.end() if now else s.end, s.first, max(s.last, today),
-                     s.year_given)
-        out.append(s)
-    return out
-
-
-def _weeks(query: str, spans: list[Span]) -> list[Span]:
-    """"the week of March 27": the week holding the day, the words "the week of" with it."""
-    out = []
-    for s in spans:
-        before, after = _WEEK_BEFORE.search(query[:s.start]), _WEEK_AFTER.match(query, s.end)
-        if s.first == s.last and (before or after):
-            first, last = week_of(s.first)
-            s = Span(before.start() if before else s.start, after.end() if after else s.end,
-                     first, last, s.year_given, s.relative)
-        out.append(s)
-    return out
 
 
 def _remove(query: str, spans: list[Span]) -> str:
