@@ -1,5 +1,6 @@
 """covered_terms finds exactly the words a full tokenisation of the chunk would: a query word is
-covered when some \\w-run of the lowercased text (CJK runs apart) has its light stem."""
+covered when some \\w-run of the lowercased text (CJK runs apart) has its light stem, or that of
+another form of its verb ("won" for "win")."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import random
 import re
 
 from openmemd.text import tokens
+from openmemd.text.inflections import other_forms
 from openmemd.text.tokens import QueryTerms, covered_terms, light_stem
 
 _WORD_RUN = re.compile(r"\w+")
@@ -17,7 +19,8 @@ def _by_tokenising(terms: QueryTerms, text: str) -> set[str]:
     hits = {g for g in terms.cjk if g in text}
     lowered = tokens.CJK_RUN.sub(" ", text.lower())
     stems = {light_stem(v) for v in _WORD_RUN.findall(lowered)}
-    hits.update(w for w in terms.words if light_stem(w) in stems)
+    hits.update(w for w in terms.words
+                if any(light_stem(f) in stems for f in (w, *other_forms(w))))
     return hits
 
 
@@ -25,7 +28,7 @@ def _by_tokenising(terms: QueryTerms, text: str) -> set[str]:
 # edges of \w: underscore, digits, accents, a Kelvin sign (lowercases to ASCII "k"), a dotted
 # capital I (lowercases to two characters), CJK glued to Latin, emoji, control characters.
 _PIECES = ["note", "notes", "noted", "not", "nothing", "denote", "keynote", "run", "running",
-           "runner", "runs", "group", "groups", "regroup", "kelvin", "\u212aelvin", "İstanbul",
+           "runner", "runs", "ran", "win", "won", "winning", "wonder", "went", "go", "gone", "group", "groups", "regroup", "kelvin", "\u212aelvin", "İstanbul",
            "istanbul", "café", "cafés", "rejection", "rejected", "vacationed", "vacation", "nation",
            "a", "is", "x1", "note_2", "_note", "北京", "北京run",
            "run北京", "😀note", "n\u00f6te", "NOTE", "Notes,", "(running)", "re-group", "it's"]

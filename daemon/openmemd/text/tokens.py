@@ -22,6 +22,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
+from openmemd.text.inflections import other_forms
+
 # Han (with extensions and compatibility ideographs), iteration marks, kana (incl. half-width
 # and the prolonged sound mark) and Hangul: the scripts written without spaces between words
 # (Korean has spaces, but particles glue onto nouns, so bigrams help there too).
@@ -218,19 +220,24 @@ def covered_terms(terms: QueryTerms, text: str) -> set[str]:
     """Which query terms occur in `text` (words up to inflection, CJK n-grams exactly).
 
     A word is covered when some word of the text (a run of \\w, CJK runs apart) has its light
-    stem. light_stem(v) is always a prefix of v, so only the text's words that start with that
-    stem are looked at: a substring search per query word, not a tokenisation of the whole
-    chunk (this runs for every candidate of every search)."""
+    stem, or that of another form of its verb ("won" covers "win": text/inflections.py).
+    light_stem(v) is always a prefix of v, so only the text's words that start with that stem
+    are looked at: a substring search per query word, not a tokenisation of the whole chunk
+    (this runs for every candidate of every search)."""
     hits = {g for g in terms.cjk if g in text}
     if terms.words:
         lowered = text.lower()
         if not lowered.isascii() and _CJK_CHAR.search(lowered):
             lowered = CJK_RUN.sub(" ", lowered)
         for word in terms.words:
-            stem = light_stem(word)
-            if any(light_stem(v) == stem for v in _words_starting(lowered, stem)):
+            if any(_holds(lowered, light_stem(form)) for form in (word, *other_forms(word))):
                 hits.add(word)
     return hits
+
+
+def _holds(lowered: str, stem: str) -> bool:
+    """Whether a word of `lowered` has the light stem `stem`."""
+    return any(light_stem(v) == stem for v in _words_starting(lowered, stem))
 
 
 @lru_cache(maxsize=4096)
