@@ -28,7 +28,8 @@ def _by_tokenising(terms: QueryTerms, text: str) -> set[str]:
 # edges of \w: underscore, digits, accents, a Kelvin sign (lowercases to ASCII "k"), a dotted
 # capital I (lowercases to two characters), CJK glued to Latin, emoji, control characters.
 _PIECES = ["note", "notes", "noted", "not", "nothing", "denote", "keynote", "run", "running",
-           "runner", "runs", "ran", "win", "won", "winning", "wonder", "went", "go", "gone", "group", "groups", "regroup", "kelvin", "\u212aelvin", "İstanbul",
+           "runner", "runs", "group", "groups", "regroup", "kelvin", "\u212aelvin", "İstanbul",
+           "ran", "win", "won", "winning", "wonder", "went", "go", "gone",
            "istanbul", "café", "cafés", "rejection", "rejected", "vacationed", "vacation", "nation",
            "a", "is", "x1", "note_2", "_note", "北京", "北京run",
            "run北京", "😀note", "n\u00f6te", "NOTE", "Notes,", "(running)", "re-group", "it's"]
