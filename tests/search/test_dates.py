@@ -127,6 +127,8 @@ ROWS: list[Row] = [
     ("July 9-11", FRI, D(2026, 7, 9), D(2026, 7, 11), True),  # begun: this year's
     ("the week of March 27, 2023", FRI, D(2023, 3, 27), D(2023, 4, 2), True),
     ("8-May-2023", FRI, D(2023, 5, 8), D(2023, 5, 8), True),
+    ("8/May/2023", FRI, D(2023, 5, 8), D(2023, 5, 8), True),
+    ("08.Mar.23", FRI, D(2023, 3, 8), D(2023, 3, 8), True),
     ("the eighth of May 2023", FRI, D(2023, 5, 8), D(2023, 5, 8), True),
     ("May twenty-seventh, 2023", FRI, D(2023, 5, 27), D(2023, 5, 27), True),
     ("anything from Monday (May 8, 2023)?", FRI, D(2023, 5, 8), D(2023, 5, 8), True),

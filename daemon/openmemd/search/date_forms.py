@@ -279,9 +279,9 @@ _FORMS: tuple[Form, ...] = (
     # "March 27, 2023", "Monday, May 8th 2023", "Mar 27 2023", "July 3rd"
     (re.compile(rf"\b(?:{WEEKDAY_WORD},?\s+)?{_MONTH}\s+(?:the\s+)?{_DAYNUM}"
                 rf"(?:(?:,\s*|\s+)(?P<year>{_YEAR}))?(?![a-z])", _I), _words),
-    # 8-May-2023, 08-May-23
-    (re.compile(rf"\b(?P<d>3[01]|[12]\d|0?[1-9])-(?P<mon>{_MONTH})-(?P<year>(?:19|20)?\d\d)"
-                r"(?![\d-])", _I), _named_day),
+    # 8-May-2023, 08-May-23, 8/May/2023, 8.May.2023 (one separator, the same both sides)
+    (re.compile(rf"\b(?P<d>3[01]|[12]\d|0?[1-9])(?P<sep>[-/.])(?P<mon>{_MONTH})(?P=sep)"
+                r"(?P<year>(?:19|20)?\d\d)(?![\d/-]|\.\d)", _I), _named_day),
     # "2023 May 8", "2023, May 8th": the year first, as in a log
     (re.compile(rf"\b(?P<year>(?:19|20)\d\d),?\s+(?P<mon>{_MONTH})\s+(?:the\s+)?(?P<d>{_DAYNUM})"
                 r"(?![a-z])", _I), _named_day),

@@ -1,11 +1,15 @@
 """Quarters and halves of a year, the periods work is planned and reported in: "Q3 2026", "2026
 Q3", "the third quarter of 2026", "in Q3", "last quarter", "H1 2026", "the first half of 2026",
-2026年第三季度, 三季度, 上季度, 2026年上半年; and the weeks of a month: "the first week of
-November", "the last week of March 2025", 11月第一周 (`search/date_forms.py` reads days, months
-and weeks).
+2026年第三季度, 三季度, 上季度, 2026年上半年; the weeks of a month: "the first week of
+November", "the last week of March 2025", 11月第一周; and numbered weeks, as calendars and
+sprint plans count them: "week 19 of 2023", "2023-W19", "in week 19", 2023年第19周
+(`search/date_forms.py` reads days, months and weeks).
 
 The first week of a month is its days 1-7, the second 8-14, the third 15-21, the fourth 22-28,
 the last its final seven days: what a person means, whatever weekday the month starts on.
+
+A numbered week is an ISO 8601 week (Monday to Sunday; week 1 holds the year's first Thursday),
+the numbering of calendar apps and of `date +%V`.
 
 A quarter is three calendar months (Q1 January to March); a half six. Without its year a period
 is the latest one begun by today, as a month is ("in March"): notes are about what has happened.
@@ -102,6 +106,26 @@ def _nth_week(year: int, month: int, week: int) -> tuple[dt.date, dt.date]:
     return first, min(first + 6 * DAY, last_day)
 
 
+def _numbered_week(match: re.Match[str], today: dt.date) -> Resolved:
+    """ISO week n of the year given, else the latest week n begun by today."""
+    week = int(match["n"])
+    year_text = match.groupdict().get("y")
+
+    def iso_week(year: int) -> tuple[dt.date, dt.date]:
+        first = dt.date.fromisocalendar(year, week, 1)
+        return first, first + 6 * DAY
+
+    if not 1 <= week <= 53:
+        return None
+    try:
+        if not year_text:
+            return latest_begun(today, iso_week)
+        year = full_year(year_text)
+        return iso_week(year) if MIN_YEAR <= year <= MAX_YEAR else None
+    except ValueError:  # week 53 of a year that has 52
+        return None
+
+
 @relative
 def _relative_quarter(match: re.Match[str], today: dt.date) -> Resolved:
     """this/current quarter: today's; last/previous quarter: the one before; the past
@@ -146,4 +170,15 @@ PERIOD_FORMS: tuple[Form, ...] = (
     (re.compile(r"(?:(?P<y>\d{4})\s*年\s*)?(?P<m>1[0-2]|0?[1-9]|十[一二]?|[一二三四五六七八九])\s*月"
                 r"的?\s*(?P<w>第[一二三四1-4]|最后)一?个?(?:周|星期|礼拜|週)"),
      _week_of_month),
+    # week 19 of 2023, week 19, 2023; 2023-W19, 2023W19, W19 2023; in week 19, calendar week 19;
+    # 2023年第19周, 第19周 ("week 19" alone may count something else: "week 19 of the course")
+    (re.compile(rf"(?i:\b(?:calendar\s+)?week\s+(?P<n>\d{{1,2}})(?:\s+of|,)?)\s*{_YEAR}"),
+     _numbered_week),
+    (re.compile(rf"(?<!\d){_YEAR}-?[Ww](?P<n>\d\d)\b"), _numbered_week),
+    (re.compile(rf"\b[Ww](?P<n>\d\d)[\s,]+{_YEAR}"), _numbered_week),
+    (re.compile(r"(?i:\b(?:in|during|for|since|from|of|over|by|until|before|after)\s+(?:the\s+)?"
+                r"(?:calendar\s+)?week\s+|\bcalendar\s+week\s+)(?P<n>\d{1,2})\b"
+                r"(?!\s*(?:of\s+(?!(?:19|20)\d\d)|[-,]?\s*(?:19|20)\d\d))"), _numbered_week),
+    (re.compile(r"(?:(?P<y>\d{4})\s*年\s*)?第\s*(?P<n>\d{1,2})\s*(?:周|週|星期)(?!年)"),
+     _numbered_week),  # 第19周年: an anniversary
 )
