@@ -10,7 +10,8 @@ It measures how a question naming a day in a way we did not tune on is read; the
 written with the date forms in view, so it is a check of their reach, not an unseen set.
 
 With `--relative`, each question names its day counted from a "today" a few days later, pinned
-in its meta ("what happened the Monday before last", "a week ago today", 前天, 上周三), so the
+in its meta ("what happened the Monday before last", "a week ago today", 前天, 上周三), or
+without its year ("what did I do on May 8th", "Friday the 9th", "May 8" a year on), so the
 relative forms are measured on real notes (bench/quality.py asks each on its day).
 """
 
@@ -76,6 +77,15 @@ RELATIVE = (
     (lambda d: f"上周{_CN_WEEKDAY[d.weekday()]}的对话", 7),
     (lambda d: "五天前", 5),
     (lambda d: f"what was said on {d:%A}", 2),
+    # a day without its year (or month): the latest such day not after today
+    (lambda d: f"what did I do on {d:%B} {d.day}{_suffix(d.day)}", 20),
+    (lambda d: f"notes from {d.day} {d:%B}", 100),
+    (lambda d: f"{d.month}月{d.day}号聊了什么", 40),
+    (lambda d: f"what happened on the {d.day}{_suffix(d.day)}", 3),
+    (lambda d: f"what did we talk about on {d:%A} the {d.day}{_suffix(d.day)}", 30),
+    (lambda d: f"{d:%B} {d.day}", 400),
+    (lambda d: f"the conversation on {d:%a} {d:%b} {d.day}", 60),
+    (lambda d: f"what was said on {d.month}/{d.day}", 10),
 )
 
 

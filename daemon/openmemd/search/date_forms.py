@@ -46,6 +46,7 @@ from openmemd.search.date_calendar import (
     MONTH_NAME,
     RELATIVE,
     TOPICAL,
+    WEEKDAYS,
     Form,
     Resolved,
     full_year,
@@ -266,6 +267,19 @@ def _day_of_month(match: re.Match[str], today: dt.date) -> Resolved:
     return None
 
 
+@relative
+def _weekday_of_month(match: re.Match[str], today: dt.date) -> Resolved:
+    """"Friday the 9th": the latest 9th not after today that fell on a Friday (each weekday
+    meets each day of the month within 20 months)."""
+    weekday = WEEKDAYS.index(next(w for w in WEEKDAYS if w.startswith(match["wd"][:3].lower())))
+    wanted = _number(match["d"])
+    for back in range(21):
+        day = ymd(*shift_months(today, -back), wanted)
+        if day is not None and day <= today and day.weekday() == weekday:
+            return day, day
+    return None
+
+
 # -- the forms ------------------------------------------------------------------------------------
 
 _I = re.IGNORECASE
@@ -300,6 +314,10 @@ _FORMS: tuple[Form, ...] = (
     *((re.compile(rf"\b{lead}(?:the\s+)?(?P<d1>{_DAYNUM}){to}(?P<d2>{_DAYNUM})\s+(?:of\s+)?"
                   rf"(?P<mon>{_MONTH})(?:(?:,\s*|\s+)(?P<year>{_YEAR}))?(?![a-z])", _I),
        _day_range) for lead, to in _DAY_TO),
+    # "Friday the 9th", "on Monday, the 8th", "Fri 9th" (not "Friday the 9th of June": the
+    # forms above read it whole; nor "Monday the 3rd floor")
+    (re.compile(rf"\b(?P<wd>{WEEKDAY_WORD}),?\s+(?:the\s+)?(?P<d>3[01]|[12]\d|0?[1-9])"
+                rf"(?:st|nd|rd|th)\b(?!\s*(?:of\b|{_MONTH}\b|[a-z0-9]))", _I), _weekday_of_month),
     # "on the 27th", "from the 15th" (an ordinal the sentence ends on, or a comma: "the 3rd
     # floor" is no date)
     (re.compile(r"\b(?:on|from|since)\s+the\s+(?P<d>3[01]|[12]\d|0?[1-9])(?:st|nd|rd|th)\b(?!\s*[a-z0-9])",

@@ -1,0 +1,32 @@
+"""A weekday said with a day of the month (`search/date_forms.py`): "Friday the 9th" is the
+latest 9th not after today that fell on a Friday, not the latest Friday. (The other English
+forms of that module: tests/search/test_dates.py.)"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from date_rows import Row, each_row, resolves
+
+SUNDAY = dt.date(2023, 7, 9)  # a Sunday, the 9th
+D = dt.date
+
+ROWS: list[Row] = [
+    ("what did we talk about on Friday the 9th", SUNDAY, D(2023, 6, 9), D(2023, 6, 9), True),
+    ("Friday the 9th", SUNDAY, D(2023, 6, 9), D(2023, 6, 9), True),
+    ("what happened on Friday, the 9th?", SUNDAY, D(2023, 6, 9), D(2023, 6, 9), True),
+    ("Fri 9th", SUNDAY, D(2023, 6, 9), D(2023, 6, 9), True),
+    ("on Monday the 8th", SUNDAY, D(2023, 5, 8), D(2023, 5, 8), True),
+    ("Sunday the 9th", SUNDAY, D(2023, 7, 9), D(2023, 7, 9), True),  # today
+    ("Friday the 13th", SUNDAY, D(2023, 1, 13), D(2023, 1, 13), True),
+    # the 31st falls on a Thursday least often: March 2022, 15 months back
+    ("Thursday the 31st", SUNDAY, D(2022, 3, 31), D(2022, 3, 31), True),
+    # with its month, the forms that read a whole date take it
+    ("Friday the 9th of June", SUNDAY, D(2023, 6, 9), D(2023, 6, 9), True),
+]
+
+
+@each_row(ROWS)
+def test_a_weekday_with_a_day_of_the_month_is_the_latest_day_both_fit(
+        query: str, today: dt.date, first: dt.date, last: dt.date, about: bool) -> None:
+    resolves(query, today, first, last, about)
