@@ -1,6 +1,7 @@
 """A weekday said with a day of the month (`search/date_forms.py`): "Friday the 9th" is the
-latest 9th not after today that fell on a Friday, not the latest Friday. (The other English
-forms of that module: tests/search/test_dates.py.)"""
+latest 9th not after today that fell on a Friday, not the latest Friday, and "Monday 5/8" the
+reading of 5/8 that fell on a Monday. (The other English forms of that module:
+tests/search/test_dates.py.)"""
 
 from __future__ import annotations
 
@@ -23,10 +24,14 @@ ROWS: list[Row] = [
     ("Thursday the 31st", SUNDAY, D(2022, 3, 31), D(2022, 3, 31), True),
     # with its month, the forms that read a whole date take it
     ("Friday the 9th of June", SUNDAY, D(2023, 6, 9), D(2023, 6, 9), True),
+    # a weekday with a month and day in digits: the reading that fell on it, the latest
+    ("what happened Monday (5/8)", SUNDAY, D(2023, 5, 8), D(2023, 5, 8), True),
+    ("Monday 8/5", SUNDAY, D(2023, 5, 8), D(2023, 5, 8), True),
+    ("Tuesday 5/8", SUNDAY, D(2018, 5, 8), D(2018, 5, 8), True),  # the last May 8th a Tuesday
 ]
 
 
 @each_row(ROWS)
-def test_a_weekday_with_a_day_of_the_month_is_the_latest_day_both_fit(
+def test_a_weekday_with_its_day_is_the_latest_day_both_fit(
         query: str, today: dt.date, first: dt.date, last: dt.date, about: bool) -> None:
     resolves(query, today, first, last, about)

@@ -41,6 +41,10 @@ ROWS: list[Row] = [
     ("this year so far", SPRING, D(2024, 1, 1), D(2024, 3, 1), True),
     ("the month before last", SPRING, D(2024, 1, 1), D(2024, 1, 31), True),
     ("the year before last", SPRING, D(2022, 1, 1), D(2022, 12, 31), True),
+    # a day of this month or of last month
+    ("on the 8th of last month", SPRING, D(2024, 2, 8), D(2024, 2, 8), True),
+    ("the 1st of this month", SPRING, D(2024, 3, 1), D(2024, 3, 1), True),
+    ("last month's 29th", SPRING, D(2024, 2, 29), D(2024, 2, 29), True),
 ]
 
 

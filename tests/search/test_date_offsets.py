@@ -28,6 +28,12 @@ ROWS: list[Row] = [
     ("the day before last Friday", FRI, D(2026, 7, 2), D(2026, 7, 2), True),
     ("the first Monday of May 2023", FRI, D(2023, 5, 1), D(2023, 5, 1), True),
     ("the second Monday in May 2023", FRI, D(2023, 5, 8), D(2023, 5, 8), True),
+    # a weekday counted from a day: the first one after (or before) it
+    ("the Monday after May 1, 2023", FRI, D(2023, 5, 8), D(2023, 5, 8), True),
+    ("the Friday before May 8, 2023", FRI, D(2023, 5, 5), D(2023, 5, 5), True),
+    ("the Monday before Monday, May 8 2023", FRI, D(2023, 5, 1), D(2023, 5, 1), True),
+    # a month without its year after "of": the latest such day not after today
+    ("the first Monday of May", FRI, D(2026, 5, 4), D(2026, 5, 4), True),
     ("the last Friday of March 2025", FRI, D(2025, 3, 28), D(2025, 3, 28), True),
     # a month without its year whose counted day is still to come is last year's
     ("the last Friday in July", FRI, D(2025, 7, 25), D(2025, 7, 25), True),

@@ -108,7 +108,7 @@ ROWS: list[Row] = [
     ("年初到现在", FRI, D(2026, 1, 1), FRI, True),
     ("上个月至今", FRI, D(2026, 6, 1), FRI, True),
     # a relative phrase tied to a named day counts from that day
-    ("the Sunday before October 25, 2022", FRI, D(2022, 10, 23), D(2022, 10, 25), True),
+    ("last Sunday before October 25, 2022", FRI, D(2022, 10, 23), D(2022, 10, 25), True),
     ("what did Jo finish last Friday on 23 January, 2022", FRI, D(2022, 1, 21), D(2022, 1, 23),
      False),
     ("the trip last weekend before April 10, 2023", FRI, D(2023, 4, 8), D(2023, 4, 10), False),

@@ -100,10 +100,11 @@ _ORDINALS = {w: i for i, w in enumerate(_ORDINAL_WORDS, 1)} | {
     f"{tens}{sep}{w}": base + i for tens, base in (("twenty", 20), ("thirty", 30))
     for sep in ("-", " ", "") for i, w in enumerate(_ORDINAL_WORDS[:9], 1)} | {"thirtieth": 30}
 _ORDINAL = "(?i:" + "|".join(sorted(map(re.escape, _ORDINALS), key=len, reverse=True)) + ")"
-# A part of a month before its name ("early March", "the end of June"), looked behind at
+# A part of a month before its name ("early March", "the end of June"), or what it is of ("the
+# first Monday of May", search/date_offsets.py; "the notes of March"), looked behind at
 _A_PART_BEHIND = "(?i:" + "|".join(f"(?<={w})" for w in (
     r"early\s", r"late\s", r"mid-", r"mid\s", r"\bmid", r"middle\sof\s", r"end\sof\s",
-    r"start\sof\s", r"beginning\sof\s", r"half\sof\s")) + ")"
+    r"start\sof\s", r"beginning\sof\s", r"half\sof\s", r"\bof\s")) + ")"
 # What runs from one day of a month to another: "27-29", "1 to 10", "27th through the 29th".
 _TO = r"\s*(?:-|–|—|to|through|thru|until|till)\s*(?:the\s+)?"
 _DAY_TO = (("", _TO), (r"between\s+", r"\s+and\s+(?:the\s+)?"))
@@ -217,6 +218,23 @@ def _month_day(match: re.Match[str], today: dt.date) -> Resolved:
         return None
     found = latest_not_after(today, month, day)
     return None if found is None else (found, found, False)
+
+
+def _weekday_month_day(match: re.Match[str], today: dt.date) -> Resolved:
+    """Monday 5/8: of the two readings (May 8th, August 5th), the latest day not after today
+    that fell on that weekday (a day of the year meets each weekday within 11 years)."""
+    weekday = WEEKDAYS.index(next(w for w in WEEKDAYS if w.startswith(match["wd"][:3].lower())))
+    a, b = int(match["a"]), int(match["b"])
+    found: list[dt.date] = []
+    for month, day in {(a, b), (b, a)}:
+        if not 1 <= month <= 12:
+            continue
+        for back in range(12):
+            date = ymd(today.year - back, month, day)
+            if date is not None and date <= today and date.weekday() == weekday:
+                found.append(date)
+                break
+    return (max(found), max(found)) if found else None
 
 
 def _year(match: re.Match[str], today: dt.date) -> Resolved:
@@ -345,6 +363,9 @@ _FORMS: tuple[Form, ...] = (
     (re.compile(rf"(?<![\d./-]){_NUMERIC}(?![\d]|[./-]\d)"), _numeric),
     # on 3/27 (a fraction without its preposition)
     (re.compile(r"\bon\s+(?P<a>\d{1,2})/(?P<b>\d{1,2})(?![\d/])", _I), _month_day),
+    # Monday 5/8, Mon (8/5): the reading that fell on that weekday
+    (re.compile(rf"\b(?P<wd>{WEEKDAY_WORD}),?\s+\(?(?P<a>\d{{1,2}})/(?P<b>\d{{1,2}})(?![\d/])",
+                _I), _weekday_month_day),
     # a year in brackets, "(2023)", lends itself to the day before it: "May 8 (2023)"
     (re.compile(r"(?<=[(（])\s*(?P<y>(?:19|20)\d\d)(?=\s*[)）])"), _year),
     # in 2023, during 2023, from 2023, early 2023, in the year 2023

@@ -1,9 +1,9 @@
 """The English date forms counted from today: "yesterday", "last week", "three days ago", "the
 past 3 days", "last Friday", "Tuesday of last week", "the weekend", "the Monday before last",
 "two Fridays ago", "a week ago today", "the last 24 hours", "a fortnight ago", "the end of the
-month", "earlier this week" (conventions: `search/date_forms.py`). Calendar arithmetic only:
-dateparser gives one point in time ("last week": seven days ago), not the week, and reads no
-"before last".
+month", "earlier this week", "the 8th of last month" (conventions: `search/date_forms.py`).
+Calendar arithmetic only: dateparser gives one point in time ("last week": seven days ago), not
+the week, and reads no "before last".
 
 A part of a period ("the end of the month", "the start of the year") said without naming which
 one is the latest such part begun by today: on December 4th "the end of the month" is the end of
@@ -33,6 +33,7 @@ from openmemd.search.date_calendar import (
     shift_months,
     units_back,
     week_of,
+    ymd,
 )
 
 _WEEKDAY = rf"(?P<wd>{'|'.join(WEEKDAYS)})"
@@ -202,6 +203,14 @@ def _part_of_current(match: re.Match[str], today: dt.date) -> Resolved:
     return latest_part(today, match["unit"].lower(), part_index(match["part"]))
 
 
+@relative
+def _day_of(match: re.Match[str], today: dt.date) -> Resolved:
+    """the 8th of this (or "the") month, of last month: that day of that month."""
+    back = 1 if match["which"].lower().split()[-1] in ("last", "previous") else 0
+    day = ymd(*shift_months(today, -back), int(match["d"]))
+    return None if day is None else (day, day)
+
+
 _I = re.IGNORECASE
 RELATIVE_FORMS: tuple[Form, ...] = (
     # "three days ago", "2 weeks ago", "a month ago", "a fortnight ago"
@@ -252,6 +261,11 @@ RELATIVE_FORMS: tuple[Form, ...] = (
      _weekdays_back),
     (re.compile(rf"\b(?P<n>{_NUMBER_WORD})\s+{_WEEKDAY}s\s+ago\b", _I), _weekdays_back),
     (re.compile(r"\b(?:(?P<which>last|this|past|the)\s+)?weekend\b", _I), _weekend),
+    # "the 8th of this month", "on the 8th of last month", "last month's 8th"
+    (re.compile(r"\b(?:on\s+)?the\s+(?P<d>3[01]|[12]\d|0?[1-9])(?:st|nd|rd|th)?\s+of\s+"
+                r"(?P<which>this|last|the\s+previous|the\s+current|the)\s+month\b", _I), _day_of),
+    (re.compile(r"\b(?P<which>this|last)\s+month'?s\s+(?P<d>3[01]|[12]\d|0?[1-9])"
+                r"(?:st|nd|rd|th)\b", _I), _day_of),
     # "the end of the month", "the start of the year", "the middle of the week"
     (re.compile(rf"\b(?:the\s+)?(?:very\s+)?{PART_WORD}\s+of\s+the\s+(?P<unit>week|month|year)\b",
                 _I), _part_of_current),

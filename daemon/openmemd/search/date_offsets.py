@@ -1,6 +1,6 @@
 """Days counted from a day or month the query names: "the day after May 7, 2023", "two days
-before 8 May", "the week after March 27", "the weekend of May 6th 2023", "the first Monday of
-May 2023", "the last Friday in March".
+before 8 May", "the week after March 27", "the Monday after May 1" (the first one after it),
+"the weekend of May 6th 2023", "the first Monday of May 2023", "the last Friday in March".
 
 The phrase and the day it counts from are one date phrase: "what happened the day after May 7,
 2023" asks for May 8th alone, and its words are no topic. With a topic asked too, the named day
@@ -36,8 +36,9 @@ from openmemd.search.date_forms import Span
 
 # "the day after", "two days before", "a week following", "the weekend of" (then the day)
 _FROM_DAY = re.compile(r"\b(?P<n>the|an?|one|two|three|four|five|six|seven|eight|nine|ten"
-                       r"|\d{1,2})\s+(?P<unit>days?|weeks?|weekend)\s+(?P<dir>after|following"
-                       r"|before|prior\s+to|of)\s+(?:the\s+)?$", re.IGNORECASE)
+                       rf"|\d{{1,2}})\s+(?P<unit>days?|weeks?|weekend|{'|'.join(WEEKDAYS)})\s+"
+                       r"(?P<dir>after|following|before|prior\s+to|of)\s+(?:the\s+)?$",
+                       re.IGNORECASE)
 _ORDINALS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4,
              "4th": 4, "fifth": 5, "5th": 5, "last": -1, "final": -1}
 # "the first Monday of", "the last Friday in" (then the month; "in March" may be its span)
@@ -84,6 +85,15 @@ def _from_day(s: Span, match: re.Match[str] | None) -> tuple[int, tuple[dt.date,
         else:  # the nearest Sunday before the day, and its Saturday
             saturday = day - ((day.weekday() - 6) % 7 or 7) * DAY - DAY
         return match.start(), (saturday, saturday + DAY)
+    if unit in WEEKDAYS:  # "the Monday after May 1": the first one after it
+        if n_text != "the" or way == "of":
+            return None
+        gap = (WEEKDAYS.index(unit) - day.weekday()) % 7
+        if way in ("after", "following"):
+            shifted = day + (gap or 7) * DAY
+        else:
+            shifted = day - ((7 - gap) % 7 or 7) * DAY
+        return match.start(), (shifted, shifted)
     if way == "of" or not 1 <= n <= 60:
         return None  # "the day of May 8" is May 8; "the week of": search/dates.py
     after = way in ("after", "following")
