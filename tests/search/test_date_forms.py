@@ -1,7 +1,7 @@
 """A weekday said with a day of the month (`search/date_forms.py`): "Friday the 9th" is the
 latest 9th not after today that fell on a Friday, not the latest Friday, and "Monday 5/8" the
-reading of 5/8 that fell on a Monday. (The other English forms of that module:
-tests/search/test_dates.py.)"""
+reading of 5/8 that fell on a Monday; "on the twenty-third" a day of the month in words. (The
+other English forms of that module: tests/search/test_dates.py.)"""
 
 from __future__ import annotations
 
@@ -24,6 +24,8 @@ ROWS: list[Row] = [
     ("Thursday the 31st", SUNDAY, D(2022, 3, 31), D(2022, 3, 31), True),
     # with its month, the forms that read a whole date take it
     ("Friday the 9th of June", SUNDAY, D(2023, 6, 9), D(2023, 6, 9), True),
+    # a day of the month in words, after "on"
+    ("what did we decide on the twenty-third?", SUNDAY, D(2023, 6, 23), D(2023, 6, 23), False),
     # a weekday with a month and day in digits: the reading that fell on it, the latest
     ("what happened Monday (5/8)", SUNDAY, D(2023, 5, 8), D(2023, 5, 8), True),
     ("Monday 8/5", SUNDAY, D(2023, 5, 8), D(2023, 5, 8), True),

@@ -276,8 +276,8 @@ def _number(text: str) -> int:
 
 @relative
 def _day_of_month(match: re.Match[str], today: dt.date) -> Resolved:
-    """on the 27th: the latest 27th not after today."""
-    wanted = _number(match["d"])
+    """on the 27th, on the eighth: the latest such day not after today."""
+    wanted = _ORDINALS.get(match["d"].lower()) or _number(match["d"])
     for back in range(12):
         day = ymd(*shift_months(today, -back), wanted)
         if day is not None and day <= today:
@@ -340,6 +340,8 @@ _FORMS: tuple[Form, ...] = (
     # floor" is no date)
     (re.compile(r"\b(?:on|from|since)\s+the\s+(?P<d>3[01]|[12]\d|0?[1-9])(?:st|nd|rd|th)\b(?!\s*[a-z0-9])",
                 _I), _day_of_month),
+    # "on the eighth" (in words only after "on": "from the first" is a manner of speaking)
+    (re.compile(rf"\bon\s+the\s+(?P<d>{_ORDINAL})\b(?!\s*[a-z0-9-])", _I), _day_of_month),
     # "March 2023", "Sept. 2023", "July '26"
     (re.compile(rf"\b{_MONTH},?\s+(?P<year>{_YEAR})", _I), _words),
     # "in March", "from May" (a month without its year needs the preposition: "may" is a verb;

@@ -1,5 +1,6 @@
 """The Chinese date forms: 2023年3月27日, 3月27号, 三月二十七日, 2023年3月, 三月份, 昨天,
-前天, 上周, 上个月, 去年, 上周五, 这周末, 3天前 ... (conventions: `search/date_forms.py`).
+前天, 上周, 上个月, 去年, 上周五, 这周末, 3天前, 去年的今天 ... (conventions:
+`search/date_forms.py`).
 The numbers are in the pattern's hands (Arabic or Chinese numerals), so no library reads them:
 dateparser misreads the partial forms (3月27号 → April 10th, 2023年3月 → year 3)."""
 
@@ -194,6 +195,23 @@ def _cn_part(match: re.Match[str], today: dt.date) -> Resolved:
                        part_index(match["part"]))
 
 
+@relative
+def _cn_same_day(match: re.Match[str], today: dt.date) -> Resolved:
+    """去年的今天, 上个月的今天, 上周的今天: that one day (a 29th of February a year back is
+    the 28th; a 31st a month back, that month's last day)."""
+    which = match["which"]
+    if "年" in which:
+        years = 2 if which.startswith("前") else 1
+        day = today.replace(year=today.year - years,
+                            day=28 if (today.month, today.day) == (2, 29) else today.day)
+    elif "月" in which:
+        year, month = shift_months(today, -which.count("上"))
+        day = dt.date(year, month, min(today.day, month_range(year, month)[1].day))
+    else:
+        day = today - 7 * which.count("上") * DAY
+    return day, day
+
+
 _CN_MONTH_DAY = (rf"(?:{_CN_YEAR_OR_RELATIVE})?(?<![个\d一二三四五六七八九十两])"
                  rf"(?P<m>{_CN_NUM})\s*月\s*(?P<d>{_CN_NUM})")
 CN_FORMS: tuple[Form, ...] = (
@@ -214,6 +232,9 @@ CN_FORMS: tuple[Form, ...] = (
     (re.compile(r"前几天|几天前|幾天前"), _cn_few_days_ago),
     (re.compile(r"半(?:个|個)?(?P<unit>月|年)(?:前|之前|以前)"), _cn_half_ago),
     (re.compile(rf"(?P<y>{_CN_YEAR})\s*年(?!\s*{_CN_NUM}\s*月)"), _cn_year),
+    # 去年的今天, 上个月今天, 上周的今天 (before 去年 and 今天 alone)
+    (re.compile(r"(?P<which>去年|前年|上上个?月|上个?月|上上(?:周|週|星期|礼拜)|上(?:周|週|星期|礼拜))"
+                r"的?(?:今天|今日|这一?天)"), _cn_same_day),
     (re.compile(r"今天|今日|今晚|今早|今天早上"), offset(0)),
     (re.compile(r"昨天|昨日|昨晚"), offset(1)),
     (re.compile(r"(?<!大)前天"), offset(2)),
