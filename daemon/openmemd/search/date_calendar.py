@@ -17,6 +17,8 @@ MONTH_NAME = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|ju
               r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)")
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+# A weekday's name in any common spelling: "Monday", "Mon.", "Tues" (no group)
+WEEKDAY_WORD = r"(?:mon|tues?|wed(?:nes)?|thu(?:rs?)?|fri|sat(?:ur)?|sun)(?:day)?\.?"
 # A count as written ("three days ago", "a couple of weeks", "the last 24 hours")
 COUNTS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
           "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
@@ -28,6 +30,11 @@ COUNTS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5,
 Resolved = tuple[dt.date, dt.date] | tuple[dt.date, dt.date, bool] | None
 Resolver = Callable[["re.Match[str]", dt.date], Resolved]
 Form = tuple["re.Pattern[str]", Resolver]
+
+
+def weekday_number(name: str) -> int:
+    """0 (Monday) to 6 of a weekday's name in any spelling WEEKDAY_WORD matches."""
+    return next(i for i, w in enumerate(WEEKDAYS) if w.startswith(name[:3].lower()))
 
 
 def month_number(name: str) -> int:

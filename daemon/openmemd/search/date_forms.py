@@ -1,7 +1,8 @@
 """The ways a query names a day, a month, a year or a week, each a pattern and a resolver.
 
 `find_spans(query, today)` returns every date phrase a form resolves (below: days, months and
-years named; those counted from today in `date_forms_relative.py`; Chinese ones in
+years named in words; dates in digits in `date_forms_numeric.py`; those counted from today in
+`date_forms_relative.py`; Chinese ones in
 `date_forms_cn.py`; quarters, halves and a month's weeks in `date_forms_periods.py`; holidays in
 `date_forms_holidays.py`) as `Span`s (where it stands, the first and last day it means);
 `search/dates.py` picks among them and narrows one to the part asked for ("early March").
@@ -46,7 +47,7 @@ from openmemd.search.date_calendar import (
     MONTH_NAME,
     RELATIVE,
     TOPICAL,
-    WEEKDAYS,
+    WEEKDAY_WORD,
     Form,
     Resolved,
     full_year,
@@ -56,11 +57,13 @@ from openmemd.search.date_calendar import (
     relative,
     shift_months,
     week_of,
+    weekday_number,
     year_range,
     ymd,
 )
 from openmemd.search.date_forms_cn import CN_FORMS
 from openmemd.search.date_forms_holidays import HOLIDAY_FORMS
+from openmemd.search.date_forms_numeric import NUMERIC_FORMS
 from openmemd.search.date_forms_periods import PERIOD_FORMS
 from openmemd.search.date_forms_relative import RELATIVE_FORMS
 from openmemd.search.date_forms_seasons import NORTHERN_FORMS, SOUTHERN_FORMS
@@ -84,7 +87,6 @@ class Span:
 
 # -- English words, parsed by dateparser ----------------------------------------------------------
 
-WEEKDAY_WORD = r"(?:mon|tues?|wed(?:nes)?|thu(?:rs?)?|fri|sat(?:ur)?|sun)(?:day)?\.?"
 _MONTH = rf"{MONTH_NAME}\.?"
 # Full names for a month without a day or year ("in March"); "may" only as "May" (a verb too).
 _MONTH_FULL = (r"(?:(?i:january|february|march|april|june|july|august|september|october"
@@ -178,71 +180,6 @@ def _years(match: re.Match[str], today: dt.date) -> Resolved:
     return year_range(first)[0], year_range(last)[1]
 
 
-# -- numbers in hand ------------------------------------------------------------------------------
-
-def _iso(match: re.Match[str], today: dt.date) -> Resolved:
-    day = ymd(int(match["y"]), int(match["m"]), int(match["d"]))
-    return None if day is None else (day, day)
-
-
-def _iso_month(match: re.Match[str], today: dt.date) -> Resolved:
-    year, month = int(match["y"]), int(match["m"])
-    if not (MIN_YEAR <= year <= MAX_YEAR and 1 <= month <= 12):
-        return None
-    return month_range(year, month)
-
-
-def _numeric(match: re.Match[str], today: dt.date) -> Resolved:
-    """a/b/yyyy: month first (the US order) unless a > 12, which only a day can be;
-    a.b.yyyy (the European order) is day first."""
-    a, b, year = int(match["a"]), int(match["b"]), full_year(match["y"])
-    month, day = (b, a) if match["sep"] == "." or a > 12 else (a, b)
-    found = ymd(year, month, day)
-    return None if found is None else (found, found)
-
-
-# a/b/yyyy, a.b.yy, a-b-yyyy: read by `_numeric`, reread by `weekday_reading`
-_NUMERIC = r"(?P<a>\d{1,2})(?P<sep>[/.-])(?P<b>\d{1,2})(?P=sep)(?P<y>\d{4}|\d{2})"
-
-
-def weekday_reading(text: str, day: dt.date, weekday: int) -> dt.date:
-    """The day a numeric date said with its weekday names ("Monday 05.08.2023", "Mon 8/5/2023"):
-    `day`, as `_numeric` read it, unless it falls on another weekday and the date read the
-    other way round (month and day swapped) falls on `weekday` (0 = Monday)."""
-    m = re.fullmatch(_NUMERIC, text.strip())
-    if day.weekday() == weekday or m is None or max(int(m["a"]), int(m["b"])) > 12:
-        return day
-    other = ymd(day.year, day.day, day.month)
-    return other if other is not None and other.weekday() == weekday else day
-
-
-def _month_day(match: re.Match[str], today: dt.date) -> Resolved:
-    """on 3/27: month first, unless the first number can only be a day."""
-    a, b = int(match["a"]), int(match["b"])
-    month, day = (b, a) if a > 12 else (a, b)
-    if not 1 <= month <= 12:
-        return None
-    found = latest_not_after(today, month, day)
-    return None if found is None else (found, found, False)
-
-
-def _weekday_month_day(match: re.Match[str], today: dt.date) -> Resolved:
-    """Monday 5/8: of the two readings (May 8th, August 5th), the latest day not after today
-    that fell on that weekday (a day of the year meets each weekday within 11 years)."""
-    weekday = WEEKDAYS.index(next(w for w in WEEKDAYS if w.startswith(match["wd"][:3].lower())))
-    a, b = int(match["a"]), int(match["b"])
-    found: list[dt.date] = []
-    for month, day in {(a, b), (b, a)}:
-        if not 1 <= month <= 12:
-            continue
-        for back in range(12):
-            date = ymd(today.year - back, month, day)
-            if date is not None and date <= today and date.weekday() == weekday:
-                found.append(date)
-                break
-    return (max(found), max(found)) if found else None
-
-
 def _year(match: re.Match[str], today: dt.date) -> Resolved:
     year = int(match["y"])
     return year_range(year)
@@ -295,7 +232,7 @@ def _day_of_month(match: re.Match[str], today: dt.date) -> Resolved:
 def _weekday_of_month(match: re.Match[str], today: dt.date) -> Resolved:
     """"Friday the 9th": the latest 9th not after today that fell on a Friday (each weekday
     meets each day of the month within 20 months)."""
-    weekday = WEEKDAYS.index(next(w for w in WEEKDAYS if w.startswith(match["wd"][:3].lower())))
+    weekday = weekday_number(match["wd"])
     wanted = _number(match["d"])
     for back in range(21):
         day = ymd(*shift_months(today, -back), wanted)
@@ -363,21 +300,6 @@ _FORMS: tuple[Form, ...] = (
                 rf"|through|and)\s+)(?P<m2>{_MONTH_FULL})\b(?!,?\s*(?:19|20)\d\d)"), _months),
     (re.compile(r"\b(?:from|between)\s+(?P<y1>(?:19|20)\d\d)\s*(?:-|–|to|until|till|through"
                 r"|and)\s*(?P<y2>(?:19|20)\d\d)(?!\d|[:.-]\d)", _I), _years),
-    # ISO 2023-03-27 (also 2023/03/27, 2023.03.27)
-    (re.compile(r"(?<![\d./-])(?P<y>\d{4})([-/.])(?P<m>\d{1,2})\2(?P<d>\d{1,2})(?![\d]|[./-]\d)"),
-     _iso),
-    # 20230327, as in file names
-    (re.compile(r"(?<![\d./-])(?P<y>(?:19|20)\d\d)(?P<m>0[1-9]|1[0-2])(?P<d>[0-2]\d|3[01])"
-                r"(?![\d]|[./-]\d)"), _iso),
-    # ISO month 2023-03
-    (re.compile(r"(?<![\d./-])(?P<y>\d{4})-(?P<m>\d{2})(?![\d]|[./-]\d)"), _iso_month),
-    # 3/27/2023, 27/3/2023, 3-27-2023, 27.03.2023
-    (re.compile(rf"(?<![\d./-]){_NUMERIC}(?![\d]|[./-]\d)"), _numeric),
-    # on 3/27 (a fraction without its preposition)
-    (re.compile(r"\bon\s+(?P<a>\d{1,2})/(?P<b>\d{1,2})(?![\d/])", _I), _month_day),
-    # Monday 5/8, Mon (8/5): the reading that fell on that weekday
-    (re.compile(rf"\b(?P<wd>{WEEKDAY_WORD}),?\s+\(?(?P<a>\d{{1,2}})/(?P<b>\d{{1,2}})(?![\d/])",
-                _I), _weekday_month_day),
     # a year in brackets, "(2023)", lends itself to the day before it: "May 8 (2023)"
     (re.compile(r"(?<=[(（])\s*(?P<y>(?:19|20)\d\d)(?=\s*[)）])"), _year),
     # in 2023, during 2023, from 2023, early 2023, in the year 2023
@@ -390,7 +312,7 @@ def find_spans(query: str, today: dt.date, *, southern: bool = False) -> Iterato
     """Every date phrase some form resolves (overlapping ones included); `southern`: the
     user's seasons are the southern hemisphere's."""
     seasons = SOUTHERN_FORMS if southern else NORTHERN_FORMS
-    for pattern, resolve in (*_FORMS, *RELATIVE_FORMS, *CN_FORMS, *PERIOD_FORMS,
+    for pattern, resolve in (*_FORMS, *NUMERIC_FORMS, *RELATIVE_FORMS, *CN_FORMS, *PERIOD_FORMS,
                              *HOLIDAY_FORMS, *seasons):
         for match in pattern.finditer(query):
             resolved = resolve(match, today)

@@ -11,8 +11,16 @@ import dataclasses
 import datetime as dt
 import re
 
-from openmemd.search.date_calendar import PART_WORD, part_index, part_of, week_of, year_range
-from openmemd.search.date_forms import WEEKDAY_WORD, Span, weekday_reading
+from openmemd.search.date_calendar import (
+    PART_WORD,
+    WEEKDAY_WORD,
+    part_index,
+    part_of,
+    week_of,
+    year_range,
+)
+from openmemd.search.date_forms import Span
+from openmemd.search.date_forms_numeric import weekday_reading
 
 _SINCE_BEFORE = re.compile(r"(?:\bsince|自从?)\s*$", re.IGNORECASE)
 # 年初到现在, 本月至今, 这周到目前为止, 今年以来

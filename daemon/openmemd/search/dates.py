@@ -27,7 +27,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from openmemd.search.date_forms import WEEKDAY_WORD, Span, find_spans
+from openmemd.search.date_calendar import WEEKDAY_WORD
+from openmemd.search.date_forms import Span, find_spans
 from openmemd.search.date_offsets import counted_from_named
 from openmemd.search.date_spans import (
     beside_named,
