@@ -109,13 +109,15 @@ _A_PART_BEHIND = "(?i:" + "|".join(f"(?<={w})" for w in (
     r"start\sof\s", r"beginning\sof\s", r"half\sof\s", r"\bof\s")) + ")"
 # What runs from one day of a month to another: "27-29", "1 to 10", "27th through the 29th".
 _TO = r"\s*(?:-|–|—|to|through|thru|until|till)\s*(?:the\s+)?"
-_DAY_TO = (("", _TO), (r"between\s+", r"\s+and\s+(?:the\s+)?"))
 # Two days of one month: "May 8th and 9th", "the 8th or 9th of May" (read as the days from the
 # first to the second). After the month, the second number needs its suffix or the phrase's
 # end: "May 8 and 10 people came" counts people.
 _AND = r"\s+(?:and|or|&)\s+(?:the\s+)?"
 _SECOND_DAY = (r"(?:(?:3[01]|[12]\d|0?[1-9])(?:st|nd|rd|th)(?![a-z0-9])"
                r"|(?:3[01]|[12]\d|0?[1-9])(?=\s*(?:[,.?!;)]|$|,?\s*(?:19|20)\d\d)))")
+# (what leads, what joins the two days, what the second day after a month may be)
+_DAY_TO = (("", _TO, _DAYNUM), (r"between\s+", r"\s+and\s+(?:the\s+)?", _DAYNUM),
+           ("", _AND, _SECOND_DAY))
 
 
 def parse_words(text: str, today: dt.date) -> tuple[dt.date, str] | None:
@@ -270,15 +272,11 @@ _FORMS: tuple[Form, ...] = (
     # "March 27-29, 2023", "Mar 1 to 10", "27-29 March 2023", "the 1st to the 10th of March",
     # "between 8 and 10 May 2023"; "May 8th and 9th", "the 8th or 9th of May" (`_AND`)
     *((re.compile(rf"\b{lead}(?P<mon>{_MONTH})\s+(?:the\s+)?(?P<d1>{_DAYNUM}){to}"
-                  rf"(?P<d2>{_DAYNUM})(?:(?:,\s*|\s+)(?P<year>{_YEAR}))?(?![a-z])", _I), _day_range)
-      for lead, to in _DAY_TO),
+                  rf"(?P<d2>{second})(?:(?:,\s*|\s+)(?P<year>{_YEAR}))?(?![a-z])", _I), _day_range)
+      for lead, to, second in _DAY_TO),
     *((re.compile(rf"\b{lead}(?:the\s+)?(?P<d1>{_DAYNUM}){to}(?P<d2>{_DAYNUM})\s+(?:of\s+)?"
                   rf"(?P<mon>{_MONTH})(?:(?:,\s*|\s+)(?P<year>{_YEAR}))?(?![a-z])", _I),
-       _day_range) for lead, to in _DAY_TO),
-    (re.compile(rf"\b(?P<mon>{_MONTH})\s+(?:the\s+)?(?P<d1>{_DAYNUM}){_AND}(?P<d2>{_SECOND_DAY})"
-                rf"(?:(?:,\s*|\s+)(?P<year>{_YEAR}))?(?![a-z])", _I), _day_range),
-    (re.compile(rf"\b(?:the\s+)?(?P<d1>{_DAYNUM}){_AND}(?P<d2>{_DAYNUM})\s+(?:of\s+)?"
-                rf"(?P<mon>{_MONTH})(?:(?:,\s*|\s+)(?P<year>{_YEAR}))?(?![a-z])", _I), _day_range),
+       _day_range) for lead, to, _second in _DAY_TO),
     # "Friday the 9th", "on Monday, the 8th", "Fri 9th" (not "Friday the 9th of June": the
     # forms above read it whole; nor "Monday the 3rd floor")
     (re.compile(rf"\b(?P<wd>{WEEKDAY_WORD}),?\s+(?:the\s+)?(?P<d>3[01]|[12]\d|0?[1-9])"
