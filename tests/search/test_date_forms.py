@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pytest
+
 from date_rows import Row, each_row, resolves
+from openmemd.search.dates import understand_dates
 
 SUNDAY = dt.date(2023, 7, 9)  # a Sunday, the 9th
 D = dt.date
@@ -39,3 +42,10 @@ ROWS: list[Row] = [
 def test_a_weekday_with_its_day_is_the_latest_day_both_fit(
         query: str, today: dt.date, first: dt.date, last: dt.date, about: bool) -> None:
     resolves(query, today, first, last, about)
+
+
+@pytest.mark.parametrize("query", [
+    # a month's name after a word that only ends like "end of" or "late": a person named June
+    "what did a friend of June bring", "the chocolate May baked", "what did Jon think of April"])
+def test_a_month_name_after_a_word_ending_alike_is_no_date(query: str) -> None:
+    assert understand_dates(query, SUNDAY) is None

@@ -104,12 +104,12 @@ _ORDINALS = {w: i for i, w in enumerate(_ORDINAL_WORDS, 1)} | {
     for sep in ("-", " ", "") for i, w in enumerate(_ORDINAL_WORDS[:9], 1)} | {"thirtieth": 30}
 _ORDINAL = "(?i:" + "|".join(sorted(map(re.escape, _ORDINALS), key=len, reverse=True)) + ")"
 # A part of a month before its name ("early March", "the end of June"), or the weekday counted
-# in it ("the first Monday of May", search/date_offsets.py; not any "of": "a friend of June"),
-# looked behind at
+# in it ("the first Monday of May", search/date_offsets.py; not any "of"), looked behind at,
+# each a whole word: "a friend of June" is no "end of June", "chocolate May" no "late May"
 _A_PART_BEHIND = "(?i:" + "|".join(f"(?<={w})" for w in (
-    r"early\s", r"late\s", r"mid-", r"mid\s", r"\bmid", r"middle\sof\s", r"end\sof\s",
-    r"start\sof\s", r"beginning\sof\s", r"half\sof\s",
-    *(rf"{day}\s(?:of|in)\s" for day in WEEKDAYS))) + ")"
+    r"\bearly\s", r"\blate\s", r"\bmid-", r"\bmid\s", r"\bmid", r"\bmiddle\sof\s",
+    r"\bend\sof\s", r"\bstart\sof\s", r"\bbeginning\sof\s", r"\bhalf\sof\s",
+    *(rf"\b{day}\s(?:of|in)\s" for day in WEEKDAYS))) + ")"
 # What runs from one day of a month to another: "27-29", "1 to 10", "27th through the 29th".
 _TO = r"\s*(?:-|–|—|to|through|thru|until|till)\s*(?:the\s+)?"
 # Two days of one month: "May 8th and 9th", "the 8th or 9th of May" (read as the days from the
