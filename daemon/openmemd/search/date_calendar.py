@@ -70,6 +70,13 @@ def shift_months(day: dt.date, months: int) -> tuple[int, int]:
     return index // 12, index % 12 + 1
 
 
+def same_day_months_back(today: dt.date, months: int) -> dt.date:
+    """Today's day of the month `months` months back, or that month's last day where it is
+    shorter (a 31st a month back; a 29th of February a year, 12 months, back is the 28th)."""
+    year, month = shift_months(today, -months)
+    return dt.date(year, month, min(today.day, month_range(year, month)[1].day))
+
+
 def latest_not_after(today: dt.date, month: int, day: int | None = None) -> dt.date | None:
     """The most recent (month, day) not after today; None if it never exists (Feb 30)."""
     for year in range(today.year, today.year - 5, -1):  # a Feb 29th within four years

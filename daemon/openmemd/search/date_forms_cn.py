@@ -23,6 +23,7 @@ from openmemd.search.date_calendar import (
     offset,
     part_index,
     relative,
+    same_day_months_back,
     shift_months,
     units_back,
     week_of,
@@ -201,12 +202,9 @@ def _cn_same_day(match: re.Match[str], today: dt.date) -> Resolved:
     the 28th; a 31st a month back, that month's last day)."""
     which = match["which"]
     if "年" in which:
-        years = 2 if which.startswith("前") else 1
-        day = today.replace(year=today.year - years,
-                            day=28 if (today.month, today.day) == (2, 29) else today.day)
+        day = same_day_months_back(today, 12 * (2 if which.startswith("前") else 1))
     elif "月" in which:
-        year, month = shift_months(today, -which.count("上"))
-        day = dt.date(year, month, min(today.day, month_range(year, month)[1].day))
+        day = same_day_months_back(today, which.count("上"))
     else:
         day = today - 7 * which.count("上") * DAY
     return day, day

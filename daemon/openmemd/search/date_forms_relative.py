@@ -30,6 +30,7 @@ from openmemd.search.date_calendar import (
     offset,
     part_index,
     relative,
+    same_day_months_back,
     shift_months,
     units_back,
     week_of,
@@ -73,12 +74,8 @@ def _ago_to_the_day(match: re.Match[str], today: dt.date) -> Resolved:
     """a week ago today, a month ago yesterday, this day last year: that one day."""
     n = count_of(match["n"]) if match["n"] else 1
     unit = _unit(match["unit"])
-    if unit == "month":
-        year, month = shift_months(today, -n)
-        day = dt.date(year, month, min(today.day, month_range(year, month)[1].day))
-    elif unit == "year":
-        day = today.replace(year=today.year - n, day=28 if (today.month, today.day) == (2, 29)
-                            else today.day)
+    if unit in ("month", "year"):
+        day = same_day_months_back(today, n * (12 if unit == "year" else 1))
     else:
         day = today - n * _UNIT_DAYS[unit] * DAY
     if (match["anchor"] or "").lower() == "yesterday":
