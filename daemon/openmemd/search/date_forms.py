@@ -222,28 +222,26 @@ def _number(text: str) -> int:
     return int(re.sub(r"\D", "", text))
 
 
+def _latest_day_of_month(today: dt.date, wanted: int, weekday: int | None = None) -> Resolved:
+    """The latest `wanted`th of a month not after today (that fell on `weekday`, when given:
+    each weekday meets each day of the month within 20 months)."""
+    for back in range(21):
+        day = ymd(*shift_months(today, -back), wanted)
+        if day is not None and day <= today and weekday in (None, day.weekday()):
+            return day, day
+    return None
+
+
 @relative
 def _day_of_month(match: re.Match[str], today: dt.date) -> Resolved:
     """on the 27th, on the eighth: the latest such day not after today."""
-    wanted = _ORDINALS.get(match["d"].lower()) or _number(match["d"])
-    for back in range(12):
-        day = ymd(*shift_months(today, -back), wanted)
-        if day is not None and day <= today:
-            return day, day
-    return None
+    return _latest_day_of_month(today, _ORDINALS.get(match["d"].lower()) or _number(match["d"]))
 
 
 @relative
 def _weekday_of_month(match: re.Match[str], today: dt.date) -> Resolved:
-    """"Friday the 9th": the latest 9th not after today that fell on a Friday (each weekday
-    meets each day of the month within 20 months)."""
-    weekday = weekday_number(match["wd"])
-    wanted = _number(match["d"])
-    for back in range(21):
-        day = ymd(*shift_months(today, -back), wanted)
-        if day is not None and day <= today and day.weekday() == weekday:
-            return day, day
-    return None
+    """"Friday the 9th": the latest 9th not after today that fell on a Friday."""
+    return _latest_day_of_month(today, _number(match["d"]), weekday_number(match["wd"]))
 
 
 # -- the forms ------------------------------------------------------------------------------------
