@@ -75,34 +75,37 @@ def _from_day(s: Span, match: re.Match[str] | None) -> tuple[int, tuple[dt.date,
     n_text, unit, way = match["n"].lower(), match["unit"].lower(), match["dir"].lower()
     n = 1 if n_text == "the" else count_of(n_text)
     day = s.first
+    after = way in ("after", "following")
     if unit == "weekend":
         if n_text != "the":
             return None
         if way == "of":
             saturday = week_of(day)[0] + 5 * DAY
-        elif way in ("after", "following"):
-            saturday = day + ((5 - day.weekday()) % 7 or 7) * DAY
+        elif after:
+            saturday = _nearest(day, 5, after=True)
         else:  # the nearest Sunday before the day, and its Saturday
-            saturday = day - ((day.weekday() - 6) % 7 or 7) * DAY - DAY
+            saturday = _nearest(day, 6, after=False) - DAY
         return match.start(), (saturday, saturday + DAY)
     if unit in WEEKDAYS:  # "the Monday after May 1": the first one after it
         if n_text != "the" or way == "of":
             return None
-        gap = (WEEKDAYS.index(unit) - day.weekday()) % 7
-        if way in ("after", "following"):
-            shifted = day + (gap or 7) * DAY
-        else:
-            shifted = day - ((7 - gap) % 7 or 7) * DAY
+        shifted = _nearest(day, WEEKDAYS.index(unit), after=after)
         return match.start(), (shifted, shifted)
     if way == "of" or not 1 <= n <= 60:
         return None  # "the day of May 8" is May 8; "the week of": search/dates.py
-    after = way in ("after", "following")
     if unit.startswith("day"):
         shifted = day + n * DAY if after else day - n * DAY
         return match.start(), (shifted, shifted)
     if after:
         return match.start(), (day + (7 * (n - 1) + 1) * DAY, day + 7 * n * DAY)
     return match.start(), (day - 7 * n * DAY, day - (7 * (n - 1) + 1) * DAY)
+
+
+def _nearest(day: dt.date, weekday: int, *, after: bool) -> dt.date:
+    """The first `weekday` (0 = Monday) after `day`, or the last before it, never `day` itself."""
+    if after:
+        return day + ((weekday - day.weekday()) % 7 or 7) * DAY
+    return day - ((day.weekday() - weekday) % 7 or 7) * DAY
 
 
 def _whole_month(s: Span) -> bool:
