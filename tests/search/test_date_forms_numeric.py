@@ -17,6 +17,9 @@ ROWS: list[Row] = [
     ("Monday 8/5", SUNDAY, D(2023, 5, 8), D(2023, 5, 8), True),  # 8 May: 5 August was a Friday
     ("Tuesday 5/8", SUNDAY, D(2018, 5, 8), D(2018, 5, 8), True),  # the last May 8th a Tuesday
     ("Mon 8/5/2023", SUNDAY, D(2023, 5, 8), D(2023, 5, 8), True),  # with its year too
+    # both readings fell on a Saturday: a.b.yyyy is day first, as for "Saturday 1.7.2023"
+    ("Sat 1.7.2023", SUNDAY, D(2023, 7, 1), D(2023, 7, 1), True),
+    ("Saturday 1.7.2023", SUNDAY, D(2023, 7, 1), D(2023, 7, 1), True),
 ]
 
 

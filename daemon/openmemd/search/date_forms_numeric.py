@@ -74,25 +74,27 @@ def _month_day(match: re.Match[str], today: dt.date) -> Resolved:
 
 
 def _weekday_month_day(match: re.Match[str], today: dt.date) -> Resolved:
-    """Monday 5/8, Mon 8/5/2023: of the two readings (May 8th, August 5th), the latest day not
-    after today that fell on that weekday (a day of the year meets each weekday within 11
-    years); with its year, the reading that fell on it, else the month-first one."""
+    """Monday 5/8: of the two readings (May 8th, August 5th), the latest day not after today
+    that fell on that weekday (a day of the year meets each weekday within 11 years). With its
+    year, "Mon 8/5/2023", the reading `weekday_reading` picks, as for "Monday 8/5/2023"."""
     weekday = weekday_number(match["wd"])
-    a, b = int(match["a"]), int(match["b"])
-    if match["y"] is None and match["sep"] != "/":
+    if match["y"]:
+        read = _numeric(match, today)
+        if read is None:
+            return None
+        picked = weekday_reading(match.string[match.start("a"):match.end("y")], read[0], weekday)
+        return picked, picked
+    if match["sep"] != "/":
         return None  # "Monday 5-8": hours, more likely than a day
-    years = [full_year(match["y"])] if match["y"] else [today.year - back for back in range(12)]
+    a, b = int(match["a"]), int(match["b"])
     found: list[dt.date] = []
     for month, day in ((a, b), (b, a)):
-        for year in years:
-            date = ymd(year, month, day) if 1 <= month <= 12 else None
-            if date is not None and (match["y"] or date <= today) and date.weekday() == weekday:
+        for back in range(12):
+            date = ymd(today.year - back, month, day) if 1 <= month <= 12 else None
+            if date is not None and date <= today and date.weekday() == weekday:
                 found.append(date)
                 break
-    if not found:
-        return _numeric(match, today) if match["y"] else None
-    best = found[0] if match["y"] else max(found)
-    return best, best
+    return (max(found), max(found)) if found else None
 
 
 _I = re.IGNORECASE
