@@ -29,6 +29,10 @@ ROWS: list[Row] = [
     ("Friday the 9th of June", SUNDAY, D(2023, 6, 9), D(2023, 6, 9), True),
     # a day of the month in words, after "on"
     ("what did we decide on the twenty-third?", SUNDAY, D(2023, 6, 23), D(2023, 6, 23), False),
+    # ... with no other word that might be part of a date ("decide" begins like "Dec")
+    ("what did we do on the third?", SUNDAY, D(2023, 7, 3), D(2023, 7, 3), True),
+    ("who called on the first", SUNDAY, D(2023, 7, 1), D(2023, 7, 1), False),
+    ("notes on the twelfth", SUNDAY, D(2023, 6, 12), D(2023, 6, 12), True),
     # two days of one month: the days from the first to the second
     ("what did we discuss on May 8th and 9th", SUNDAY, D(2023, 5, 8), D(2023, 5, 9), True),
     ("the 8th or 9th of May 2023", SUNDAY, D(2023, 5, 8), D(2023, 5, 9), True),
@@ -48,4 +52,10 @@ def test_a_weekday_with_its_day_is_the_latest_day_both_fit(
     # a month's name after a word that only ends like "end of" or "late": a person named June
     "what did a friend of June bring", "the chocolate May baked", "what did Jon think of April"])
 def test_a_month_name_after_a_word_ending_alike_is_no_date(query: str) -> None:
+    assert understand_dates(query, SUNDAY) is None
+
+
+@pytest.mark.parametrize("query", [
+    "what did we do on the first day", "who won the first game", "we met on the second floor"])
+def test_an_ordinal_counting_something_else_is_no_day(query: str) -> None:
     assert understand_dates(query, SUNDAY) is None

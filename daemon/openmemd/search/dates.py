@@ -49,7 +49,9 @@ _MAYBE = re.compile(
     r"|month|year|fortnight|hour|christmas|xmas|nye|valentine|halloween|easter|good friday"
     r"|thanksgiving|boxing|spring|summer|autumn|fall|winter|other\s+day|mother|father|memorial"
     r"|labou?r|independence|festival"
-    r"|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)", re.IGNORECASE)
+    r"|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
+    # a day of the month in words ("on the third", "on the twenty-first")
+    r"|first|second|third|fifth|ninth|twelfth|twent|thirt)", re.IGNORECASE)
 _CJK_END = re.compile(f"(?:{CJK_RUN.pattern})$")
 _CJK_START = re.compile(CJK_RUN.pattern)
 # Words a span takes along when it goes: the preposition before it, "the".
