@@ -1,7 +1,7 @@
 """A weekday said with a day of the month (`search/date_forms.py`): "Friday the 9th" is the
 latest 9th not after today that fell on a Friday, not the latest Friday; "on the twenty-third"
-a day of the month in words, "May 8th and 9th" two days. (The other English forms of that
-module: tests/search/test_dates.py.)"""
+a day of the month in words; "May 8th and 9th", "May 8, 9 and 10" the days first to last. (The
+other English forms of that module: tests/search/test_dates.py.)"""
 
 from __future__ import annotations
 
@@ -37,8 +37,12 @@ ROWS: list[Row] = [
     ("what did we discuss on May 8th and 9th", SUNDAY, D(2023, 5, 8), D(2023, 5, 9), True),
     ("the 8th or 9th of May 2023", SUNDAY, D(2023, 5, 8), D(2023, 5, 9), True),
     ("May 8 and 10, 2023", SUNDAY, D(2023, 5, 8), D(2023, 5, 10), True),
+    # ... or more: the days from the first to the last
+    ("notes from May 8, 9 and 10", SUNDAY, D(2023, 5, 8), D(2023, 5, 10), True),
+    ("the 8th, 9th, and 10th of May 2023", SUNDAY, D(2023, 5, 8), D(2023, 5, 10), True),
     # ... but a number after "and" that counts something is no day
     ("May 8 and 10 people came", SUNDAY, D(2023, 5, 8), D(2023, 5, 8), False),
+    ("May 8, 9 and 10 people came", SUNDAY, D(2023, 5, 8), D(2023, 5, 8), False),
 ]
 
 

@@ -1,7 +1,8 @@
 """Months named from today (`search/date_forms_relative.py`): "last March" is the latest March
 before this month, "this July" this year's, "March of last year" last year's; a day said with
 "last year" ("May 8 last year", "last year on May 8") is that day of last year; "two nights
-ago" is a day. The other relative forms: tests/search/test_dates.py."""
+ago" is a day, "the other week" one to three weeks back. The other relative forms:
+tests/search/test_dates.py."""
 
 from __future__ import annotations
 
@@ -34,6 +35,10 @@ ROWS: list[Row] = [
     # nights counted as the days they end ("two nights ago": the evening of that day)
     ("what did we talk about two nights ago", SPRING, D(2024, 2, 28), D(2024, 2, 28), True),
     ("the past three nights", SPRING, D(2024, 2, 27), D(2024, 3, 1), True),
+    # "the other night" as "the other day", some day of the past week; "the other week" one to
+    # three weeks back
+    ("who called the other night", SPRING, D(2024, 2, 23), D(2024, 2, 29), False),
+    ("what did I do the other week", SPRING, D(2024, 2, 9), D(2024, 2, 23), True),
     # "earlier this ...", "so far": up to today, not the days to come
     ("earlier this week", SPRING, D(2024, 2, 26), D(2024, 3, 1), True),
     ("what did we decide earlier this month about the roof", D(2024, 3, 12), D(2024, 3, 1),

@@ -112,10 +112,10 @@ _A_PART_BEHIND = "(?i:" + "|".join(f"(?<={w})" for w in (
     *(rf"\b{day}\s(?:of|in)\s" for day in WEEKDAYS))) + ")"
 # What runs from one day of a month to another: "27-29", "1 to 10", "27th through the 29th".
 _TO = r"\s*(?:-|–|—|to|through|thru|until|till)\s*(?:the\s+)?"
-# Two days of one month: "May 8th and 9th", "the 8th or 9th of May" (read as the days from the
-# first to the second). After the month, the second number needs its suffix or the phrase's
-# end: "May 8 and 10 people came" counts people.
-_AND = r"\s+(?:and|or|&)\s+(?:the\s+)?"
+# Days of one month: "May 8th and 9th", "the 8th or 9th of May", "May 8, 9 and 10" (read as the
+# days from the first to the last). After the month, the last number needs its suffix or the
+# phrase's end: "May 8 and 10 people came" counts people.
+_AND = rf"(?:,\s*(?:the\s+)?{_DAYNUM})*,?\s+(?:and|or|&)\s+(?:the\s+)?"
 _SECOND_DAY = (r"(?:(?:3[01]|[12]\d|0?[1-9])(?:st|nd|rd|th)(?![a-z0-9])"
                r"|(?:3[01]|[12]\d|0?[1-9])(?=\s*(?:[,.?!;)]|$|,?\s*(?:19|20)\d\d)))")
 # (what leads, what joins the two days, what the second day after a month may be)

@@ -163,6 +163,10 @@ def _weekdays_back(match: re.Match[str], today: dt.date) -> Resolved:
 
 @relative
 def _the_other_day(match: re.Match[str], today: dt.date) -> Resolved:
+    """"the other day": some day of the past week, not today; "the other week": one to three
+    weeks back."""
+    if match["unit"].lower() == "week":
+        return today - 21 * DAY, today - 7 * DAY
     return today - 7 * DAY, today - DAY
 
 
@@ -229,8 +233,8 @@ RELATIVE_FORMS: tuple[Form, ...] = (
     (re.compile(r"\b(?:the\s+)?(?:day|night)\s+before\s+(?:yesterday|last(?!\s+(?:mon|tue|wed"
                 r"|thu|fri|sat|sun|week|month|year|night|time|summer|winter|spring|fall|autumn)))\b",
                 _I), offset(2)),
-    # "the other day": some day of the past week, not today (a loose "recently" is no date)
-    (re.compile(r"\bthe\s+other\s+day\b", _I), _the_other_day),
+    # "the other day", "the other night", "the other week" (a loose "recently" is no date)
+    (re.compile(r"\bthe\s+other\s+(?P<unit>day|night|week)\b", _I), _the_other_day),
     (re.compile(r"\b(?:the\s+)?(?P<which>last|past|previous|this|current)\s+(?P<unit>week|month"
                 r"|year|fortnight)(?P<before>\s+before\s+last)?\b", _I), _relative_unit),
     (re.compile(r"\bthe\s+(?P<which>)(?P<unit>week|month|year)(?P<before>\s+before\s+last)\b",

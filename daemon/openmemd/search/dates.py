@@ -47,8 +47,8 @@ _MAYBE = re.compile(
     r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|wed|thu|fri|sat|sun"
     r"|today|tonight|yesterday|ago|last|this|past|previous|current|week|weekend|quarter"
     r"|month|year|fortnight|hour|christmas|xmas|nye|valentine|halloween|easter|good friday"
-    r"|thanksgiving|boxing|spring|summer|autumn|fall|winter|other\s+day|mother|father|memorial"
-    r"|labou?r|independence|festival"
+    r"|thanksgiving|boxing|spring|summer|autumn|fall|winter|other\s+(?:day|night)|mother|father"
+    r"|memorial|labou?r|independence|festival"
     r"|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
     # a day of the month in words ("on the third", "on the twenty-first")
     r"|first|second|third|fifth|ninth|twelfth|twent|thirt)", re.IGNORECASE)
