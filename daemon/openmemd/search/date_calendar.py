@@ -89,6 +89,17 @@ def latest_not_after(today: dt.date, month: int, day: int | None = None) -> dt.d
     return None
 
 
+def latest_day_of_month(today: dt.date, wanted: int, weekday: int | None = None
+                        ) -> dt.date | None:
+    """The latest `wanted`th of a month not after today (that fell on `weekday`, when given:
+    each weekday meets each day of the month within 20 months)."""
+    for back in range(21):
+        day = ymd(*shift_months(today, -back), wanted)
+        if day is not None and day <= today and weekday in (None, day.weekday()):
+            return day
+    return None
+
+
 def latest_begun(today: dt.date, period: Callable[[int], tuple[dt.date, dt.date]]
                  ) -> tuple[dt.date, dt.date, bool]:
     """A yearly period said without its year ("in Q3", "the first week of November", "at

@@ -52,11 +52,11 @@ from openmemd.search.date_calendar import (
     Form,
     Resolved,
     full_year,
+    latest_day_of_month,
     latest_not_after,
     month_number,
     month_range,
     relative,
-    shift_months,
     week_of,
     weekday_number,
     year_range,
@@ -222,26 +222,22 @@ def _number(text: str) -> int:
     return int(re.sub(r"\D", "", text))
 
 
-def _latest_day_of_month(today: dt.date, wanted: int, weekday: int | None = None) -> Resolved:
-    """The latest `wanted`th of a month not after today (that fell on `weekday`, when given:
-    each weekday meets each day of the month within 20 months)."""
-    for back in range(21):
-        day = ymd(*shift_months(today, -back), wanted)
-        if day is not None and day <= today and weekday in (None, day.weekday()):
-            return day, day
-    return None
+def _both(day: dt.date | None) -> Resolved:
+    """A day found, as the range of that one day."""
+    return None if day is None else (day, day)
 
 
 @relative
 def _day_of_month(match: re.Match[str], today: dt.date) -> Resolved:
     """on the 27th, on the eighth: the latest such day not after today."""
-    return _latest_day_of_month(today, _ORDINALS.get(match["d"].lower()) or _number(match["d"]))
+    return _both(latest_day_of_month(today, _ORDINALS.get(match["d"].lower())
+                                     or _number(match["d"])))
 
 
 @relative
 def _weekday_of_month(match: re.Match[str], today: dt.date) -> Resolved:
     """"Friday the 9th": the latest 9th not after today that fell on a Friday."""
-    return _latest_day_of_month(today, _number(match["d"]), weekday_number(match["wd"]))
+    return _both(latest_day_of_month(today, _number(match["d"]), weekday_number(match["wd"])))
 
 
 # -- the forms ------------------------------------------------------------------------------------

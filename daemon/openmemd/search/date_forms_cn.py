@@ -16,6 +16,7 @@ from openmemd.search.date_calendar import (
     Form,
     Resolved,
     full_year,
+    latest_day_of_month,
     latest_not_after,
     latest_part,
     month_range,
@@ -151,6 +152,14 @@ def _cn_month_day(match: re.Match[str], today: dt.date) -> Resolved:
 
 
 @relative
+def _cn_day_alone(match: re.Match[str], today: dt.date) -> Resolved:
+    """8号, 二十七号: the latest such day of a month not after today (as "on the 27th")."""
+    day = cn_number(match["d"])
+    found = None if day is None else latest_day_of_month(today, day)
+    return None if found is None else (found, found)
+
+
+@relative
 def _cn_recent(match: re.Match[str], today: dt.date) -> Resolved:
     """最近三天, 过去一周, 近两个月: the days up to today; 这两天 (2), 这几天 (a few: 3)."""
     if match["n2"]:
@@ -224,6 +233,10 @@ CN_FORMS: tuple[Form, ...] = (
     # 上个月27号, 本月5日
     (re.compile(rf"(?P<which>上上|上|这|本)(?:个)?月\s*(?P<d>{_CN_NUM})\s*{_CN_DAY_END}"),
      _cn_month_day),
+    # 8号聊了什么, 27号那天 (not 3号线, 8号楼, 第8号: only before what goes on about the day)
+    (re.compile(rf"(?<![\d月〇零一二三四五六七八九十两第])(?P<d>{_CN_NUM})\s*[号號]"
+                r"(?=的|那|当天|當天|晚|早|上午|下午|中午|聊|说|說|讲|講|谈|談|做|干|幹|发生|發生"
+                r"|开会|開會|去|有|是|我|你|他|她|咱|[，。？！、,.?!\s]|$)"), _cn_day_alone),
     (re.compile(rf"(?:最近|过去|過去|近)(?:的)?\s*(?P<n>{_CN_NUM})\s*"
                 r"(?P<unit>天|日|周|週|个星期|星期|个礼拜|礼拜|个月|年)"
                 r"|这(?P<n2>两|几)天"), _cn_recent),
