@@ -27,6 +27,7 @@ ROWS: list[Row] = [
     ("Thursday the 31st", SUNDAY, D(2022, 3, 31), D(2022, 3, 31), True),
     # with its month, the forms that read a whole date take it
     ("Friday the 9th of June", SUNDAY, D(2023, 6, 9), D(2023, 6, 9), True),
+    ("Thurs., May 11, 2023", SUNDAY, D(2023, 5, 11), D(2023, 5, 11), True),  # not dateparser's
     # a day of the month in words, after "on"
     ("what did we decide on the twenty-third?", SUNDAY, D(2023, 6, 23), D(2023, 6, 23), False),
     # ... with no other word that might be part of a date ("decide" begins like "Dec")

@@ -39,6 +39,11 @@ ROWS: list[Row] = [
     # three weeks back
     ("who called the other night", SPRING, D(2024, 2, 23), D(2024, 2, 29), False),
     ("what did I do the other week", SPRING, D(2024, 2, 9), D(2024, 2, 23), True),
+    # a weekday abbreviated: "Tues", "Thurs"; "Wed", "Sat" (words too) capitalised after "on"
+    ("what did we do on Tues", SPRING, D(2024, 2, 27), D(2024, 2, 27), True),
+    ("last Thurs", SPRING, D(2024, 2, 29), D(2024, 2, 29), True),
+    ("what did we do on Wed", SPRING, D(2024, 2, 28), D(2024, 2, 28), True),
+    ("on Sat morning", SPRING, D(2024, 2, 24), D(2024, 2, 24), True),
     # "earlier this ...", "so far": up to today, not the days to come
     ("earlier this week", SPRING, D(2024, 2, 26), D(2024, 3, 1), True),
     ("what did we decide earlier this month about the roof", D(2024, 3, 12), D(2024, 3, 1),
@@ -63,4 +68,10 @@ def test_a_time_named_from_today_resolves_to_its_days(
 @pytest.mark.parametrize("query", [
     "this may be wrong", "at last may I ask", "the last march of the season"])
 def test_a_month_word_in_another_sense_is_no_date(query: str) -> None:
+    assert understand_dates(query, SPRING) is None
+
+
+@pytest.mark.parametrize("query", ["I sat on sun loungers", "the sun was out", "on Sun we went",
+                                   "they will wed soon"])
+def test_a_weekday_abbreviation_that_is_a_word_is_no_day(query: str) -> None:
     assert understand_dates(query, SPRING) is None

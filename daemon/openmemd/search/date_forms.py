@@ -151,11 +151,16 @@ def _period_range(day: dt.date, period: str) -> tuple[dt.date, dt.date]:
     return day, day
 
 
+_WEEKDAY_FIRST = re.compile(rf"^{WEEKDAY_WORD}(?![a-z])", re.IGNORECASE)
+
+
 def _words(match: re.Match[str], today: dt.date) -> Resolved:  # "July '26": dateparser's 26th
     text = match.group()
     two_digits = match.groupdict().get("yy")
     if two_digits:  # "8th May 23"
         text = text[:match.start("yy") - match.start()] + str(full_year(two_digits))
+    # dateparser knows "Thu" and "Tues" but not "Thurs": a weekday goes to it by its full name
+    text = _WEEKDAY_FIRST.sub(lambda m: WEEKDAYS[weekday_number(m[0])], text)
     found = parse_words(re.sub(r"'(\d\d)(?!\d)", lambda m: str(full_year(m[1])), text), today)
     if found is None or not MIN_YEAR <= found[0].year <= MAX_YEAR:
         return None

@@ -34,10 +34,13 @@ from openmemd.search.date_calendar import (
     shift_months,
     units_back,
     week_of,
+    weekday_number,
     ymd,
 )
 
-_WEEKDAY = rf"(?P<wd>{'|'.join(WEEKDAYS)})"
+# A weekday's name, or an abbreviation that is no English word ("Tues", "Thurs"; not "Wed",
+# "Sat", "Sun", "Mon")
+_WEEKDAY = rf"(?P<wd>{'|'.join(WEEKDAYS)}|tues?|weds|thu(?:rs?)?|fri)"
 _NOT_FUTURE_BEFORE = r"(?<!next\s)(?<!coming\s)(?<!upcoming\s)(?<!week\son\s)(?<!week's\s)"
 _NOT_FUTURE_AFTER = r"(?!\s+(?:of\s+)?next\s+week|\s+after\s+next)"
 _NUMBER_WORD = (r"(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
@@ -136,13 +139,13 @@ def _about_ago(match: re.Match[str], today: dt.date) -> Resolved:
 def _weekday_of_week(match: re.Match[str], today: dt.date) -> Resolved:
     """Tuesday of last week, last week's Tuesday, this week on Monday."""
     back = 0 if match["which"].lower() == "this" else 1
-    day = week_of(today)[0] + (WEEKDAYS.index(match["wd"].lower()) - 7 * back) * DAY
+    day = week_of(today)[0] + (weekday_number(match["wd"]) - 7 * back) * DAY
     return day, day
 
 
 @relative
 def _weekday(match: re.Match[str], today: dt.date) -> Resolved:
-    target = WEEKDAYS.index(match["wd"].lower())
+    target = weekday_number(match["wd"])
     if (match["which"] or "").lower() == "this":
         day = week_of(today)[0] + target * DAY
     else:  # "last Friday", "on Friday": the most recent one before today
@@ -157,7 +160,7 @@ def _weekdays_back(match: re.Match[str], today: dt.date) -> Resolved:
     n = count_of(match["n"]) if match["n"] else 2
     if not 1 <= n <= 52:
         return None
-    day = most_recent_weekday(today, WEEKDAYS.index(match["wd"].lower())) - 7 * (n - 1) * DAY
+    day = most_recent_weekday(today, weekday_number(match["wd"])) - 7 * (n - 1) * DAY
     return day, day
 
 
@@ -257,6 +260,10 @@ RELATIVE_FORMS: tuple[Form, ...] = (
     # "the Monday after next": the future names no note's day, and no past Friday is meant)
     (re.compile(rf"\b(?:(?P<which>last|this|past|on)\s+)?{_NOT_FUTURE_BEFORE}{_WEEKDAY}\b"
                 rf"{_NOT_FUTURE_AFTER}", _I), _weekday),
+    # "on Wed", "last Sat": the abbreviations that are words too, only capitalised after these
+    (re.compile(rf"\b(?P<which>(?i:last|this|past|on))\s+{_NOT_FUTURE_BEFORE}"
+                rf"(?P<wd>Mon|Wed|Sat|Sun)\b\.?(?!\s*(?!(?:morning|afternoon|evening|night)\b)[a-z])"
+                rf"{_NOT_FUTURE_AFTER}"), _weekday),
     # "the Monday before last", "two Fridays ago"
     (re.compile(rf"\b(?:on\s+)?(?:the\s+)?(?P<n>){_WEEKDAY}\s+before\s+last\b", _I),
      _weekdays_back),
