@@ -1,6 +1,7 @@
 """Holidays in a query (`search/date_forms_holidays.py`): a holiday said as a date (after a
 preposition, "last"/"this", or with its year) is its day, without a year the latest one begun
-by today; a holiday's name in a topic ("christmas presents") is no date."""
+by today, "Labor Day weekend" its long weekend; a holiday's name in a topic ("christmas
+presents") is no date."""
 
 from __future__ import annotations
 
@@ -19,6 +20,10 @@ ROWS: list[Row] = [
     ("what did we do at Christmas", FRI, D(2025, 12, 25), D(2025, 12, 25), True),
     ("notes from New Year's Eve 2024", FRI, D(2024, 12, 31), D(2024, 12, 31), True),
     ("over Easter 2025", FRI, D(2025, 4, 20), D(2025, 4, 20), True),
+    # a holiday's weekend: its day and the Saturday and Sunday beside it (not this weekend)
+    ("Labor Day weekend", FRI, D(2025, 8, 30), D(2025, 9, 1), True),
+    ("what did we do over Memorial Day weekend", FRI, D(2026, 5, 23), D(2026, 5, 25), True),
+    ("Thanksgiving weekend 2025", FRI, D(2025, 11, 27), D(2025, 11, 30), True),
     ("Easter '24", FRI, D(2024, 3, 31), D(2024, 3, 31), True),
     ("what did I do last Thanksgiving", FRI, D(2025, 11, 27), D(2025, 11, 27), True),
     ("what happened on Valentine's Day", WINTER, D(2025, 2, 14), D(2025, 2, 14), True),

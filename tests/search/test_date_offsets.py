@@ -1,6 +1,7 @@
 """Days counted from a day or month the query names (`search/date_offsets.py`): "the day after
 May 7, 2023" is May 8th alone, a week counted from a day the seven days beside it, "the weekend
-of" a day its week's Saturday and Sunday, an ordinal weekday of a month its day; the relative
+of" a day its week's Saturday and Sunday ("the 4th of July weekend" the day and the weekend
+beside it), an ordinal weekday of a month its day; the relative
 word inside the phrase ("the weekend", "Monday") is no day of this week."""
 
 from __future__ import annotations
@@ -23,6 +24,10 @@ ROWS: list[Row] = [
     ("the week after May 8, 2023", FRI, D(2023, 5, 9), D(2023, 5, 15), True),
     ("two weeks before May 22, 2023", FRI, D(2023, 5, 8), D(2023, 5, 14), True),
     ("the weekend of May 6th 2023", FRI, D(2023, 5, 6), D(2023, 5, 7), True),
+    ("the weekend of May 6-7, 2023", FRI, D(2023, 5, 6), D(2023, 5, 7), True),  # not this one
+    # a day's weekend: the day with the Saturday and Sunday beside it (a Monday: Sat-Mon)
+    ("July 4th weekend 2022", FRI, D(2022, 7, 2), D(2022, 7, 4), True),
+    ("what did we do on the 4th of July weekend", FRI, D(2026, 7, 4), D(2026, 7, 5), True),
     ("the weekend after Saturday, May 6 2023", FRI, D(2023, 5, 13), D(2023, 5, 14), True),
     ("the weekend before April 10, 2023", FRI, D(2023, 4, 8), D(2023, 4, 9), True),
     ("the day before last Friday", FRI, D(2026, 7, 2), D(2026, 7, 2), True),
@@ -75,3 +80,9 @@ def test_the_nth_weekday_of_a_month() -> None:
     assert nth_weekday(2023, 5, -1, 0) == D(2023, 5, 29)  # Memorial Day
     assert nth_weekday(2024, 2, -1, 3) == D(2024, 2, 29)  # a leap day
     assert nth_weekday(2023, 2, 5, 0) is None  # February 2023 has four Mondays
+
+
+def test_a_weekend_in_a_year_without_its_day_is_no_error() -> None:
+    # February 29th of 2023 does not exist: the day stays as read, and nothing raises
+    found = understand_dates("Feb 29 weekend 2023", FRI)
+    assert found is not None and found.start == D(2024, 2, 29)

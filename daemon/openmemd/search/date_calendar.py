@@ -100,6 +100,15 @@ def latest_day_of_month(today: dt.date, wanted: int, weekday: int | None = None
     return None
 
 
+def weekend_around(first: dt.date, last: dt.date) -> tuple[dt.date, dt.date]:
+    """The long weekend days first..last make ("Labor Day weekend", "the 4th of July weekend"):
+    those days with the Saturday and Sunday next to them (a Monday: Saturday to Monday; a
+    Friday: Friday to Sunday; a Sunday: Saturday and Sunday)."""
+    start = first - ((first.weekday() + 2) % 7 if first.weekday() in (0, 1, 6) else 0) * DAY
+    end = last + (6 - last.weekday() if last.weekday() in (2, 3, 4, 5) else 0) * DAY
+    return start, end
+
+
 def latest_begun(today: dt.date, period: Callable[[int], tuple[dt.date, dt.date]]
                  ) -> tuple[dt.date, dt.date, bool]:
     """A yearly period said without its year ("in Q3", "the first week of November", "at

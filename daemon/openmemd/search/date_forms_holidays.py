@@ -39,6 +39,7 @@ from openmemd.search.date_calendar import (
     latest_begun,
     nth_weekday,
     topical,
+    weekend_around,
 )
 
 _Days = Callable[[int], tuple[dt.date, dt.date]]
@@ -143,6 +144,12 @@ def _holiday(match: re.Match[str], today: dt.date) -> Resolved:
                     (match.groupdict().get("which") or "").lower(), today)
 
 
+def _holiday_weekend(match: re.Match[str], today: dt.date) -> Resolved:
+    """"Labor Day weekend", "over Easter weekend 2023": the holiday's long weekend."""
+    days = _holiday(match, today)
+    return None if days is None else weekend_around(days[0], days[1])
+
+
 def _holiday_cn(match: re.Match[str], today: dt.date) -> Resolved:
     return _resolve(_CHINESE[match["name"]], match["y"], match["ry"] or "", today)
 
@@ -177,6 +184,9 @@ HOLIDAY_FORMS: tuple[Form, ...] = (
                 _I), _holiday),
     (re.compile(rf"\b(?:{_PREPOSITION})?{_NAME}(?:,\s*|\s+)(?:(?:of|in)\s+)?"
                 rf"(?P<which>(?:last|this)\s+year)\b", _I), _holiday),
+    # "Labor Day weekend", "last Easter weekend", "Memorial Day long weekend 2023"
+    (re.compile(rf"\b(?:(?P<which>last|this)\s+)?{_NAME}\s+(?:long\s+)?weekend"
+                rf"(?:(?:,\s*|\s+)(?:(?:of|in)\s+)?{_YEAR})?\b", _I), _holiday_weekend),
     # "at Christmas", "over Easter"
     (re.compile(rf"\b{_PREPOSITION}{_NAME}\b", _I), _any_holiday),
     # 2025年圣诞节, 去年元旦, 2023年的中秋节; 国庆节

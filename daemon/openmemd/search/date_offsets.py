@@ -8,8 +8,10 @@ is searched as well (`Span.counted_from`, search/dates.py): in a log of what was
 day, "the puppy she got two weeks before August 11, 2023" was told on August 11th. A week
 counted from a day is the seven days next to it ("the week after March 27": March 28 to April
 3; "two weeks before": the seven days ending a week before that), not a calendar week; "the
-weekend of" a day is the Saturday and Sunday of its week, "the weekend after" or "before" it
-the nearest one on that side. An ordinal weekday of a month is counted in that month ("the
+weekend of" a day is the Saturday and Sunday of its week ("the weekend of May 6-7" those
+days), "the weekend after" or "before" it the nearest one on that side, and "the 4th of July
+weekend" the day with the Saturday and Sunday beside it (`date_calendar.weekend_around`; a
+holiday's name is read so in date_forms_holidays.py). An ordinal weekday of a month is counted in that month ("the
 last Friday of March 2025": March 28th).
 
 A relative phrase the counted phrase holds ("the weekend" in "the weekend of May 6th", "Monday"
@@ -31,6 +33,8 @@ from openmemd.search.date_calendar import (
     month_range,
     nth_weekday,
     week_of,
+    weekend_around,
+    ymd,
 )
 from openmemd.search.date_forms import Span
 
@@ -41,6 +45,9 @@ _FROM_DAY = re.compile(r"\b(?P<n>the|an?|one|two|three|four|five|six|seven|eight
                        re.IGNORECASE)
 _ORDINALS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4,
              "4th": 4, "fifth": 5, "5th": 5, "last": -1, "final": -1}
+# "the 4th of July weekend", "the May 6 long weekend" (after the day)
+_WEEKEND_AFTER = re.compile(r"\s+(?:long\s+)?weekend(?:,?\s+(?:(?:of|in)\s+)?"
+                            r"(?P<year>(?:19|20)\d\d)(?!\d))?\b", re.IGNORECASE)
 # "the first Monday of", "the last Friday in" (then the month; "in March" may be its span)
 _OF_MONTH = re.compile(rf"\b(?:the\s+)?(?P<ord>{'|'.join(_ORDINALS)})\s+"
                        rf"(?P<wd>{'|'.join(WEEKDAYS)})(?:\s+(?:of|in))?\s+$", re.IGNORECASE)
@@ -53,8 +60,20 @@ def counted_from_named(query: str, spans: list[Span], today: dt.date) -> list[Sp
     Friday in March", asked on March 10th)."""
     out: list[Span] = []
     for s in spans:
+        if out and s.start < out[-1].end:
+            continue  # "weekend" or "2022" of "July 4th weekend 2022", taken with the day
         before = query[:s.start]
-        counted = _from_day(s, _FROM_DAY.search(before)) if s.first == s.last else None
+        short = (s.last - s.first).days <= 2  # a day, or days a weekend may be ("May 6-7")
+        counted = _from_day(s, _FROM_DAY.search(before)) if short else None
+        weekend = _WEEKEND_AFTER.match(query, s.end)
+        if counted is None and short and not s.relative and weekend:
+            first: dt.date | None = s.first
+            if weekend["year"] and not s.year_given:  # "July 4th weekend 2022"
+                first = ymd(int(weekend["year"]), s.first.month, s.first.day)
+            if first is not None:
+                out.append(Span(s.start, weekend.end(),
+                                *weekend_around(first, first + (s.last - s.first))))
+                continue
         if counted is None and _whole_month(s):
             counted = _of_month(s, _OF_MONTH.search(before), today)
         if counted is None:
@@ -76,6 +95,10 @@ def _from_day(s: Span, match: re.Match[str] | None) -> tuple[int, tuple[dt.date,
     n = 1 if n_text == "the" else count_of(n_text)
     day = s.first
     after = way in ("after", "following")
+    if unit == "weekend" and way == "of" and s.first != s.last:
+        return match.start(), (s.first, s.last)  # "the weekend of May 6-7": those days
+    if s.first != s.last:
+        return None
     if unit == "weekend":
         if n_text != "the":
             return None
