@@ -111,7 +111,10 @@ _ENGLISH = {
 _CHINESE = {"平安夜": _fixed(12, 24), "圣诞节": _fixed(12, 25), "聖誕節": _fixed(12, 25),
             "圣诞": _fixed(12, 25), "元旦": _fixed(1, 1), "情人节": _fixed(2, 14),
             "万圣节": _fixed(10, 31), "国庆节": _fixed(10, 1, 7), "国庆": _fixed(10, 1, 7),
-            "春节": _lunar(1, 1, 7), "除夕": _lunar(1, 1, offset=-1), "元宵节": _lunar(1, 15),
+            "春节": _lunar(1, 1, 7), "农历新年": _lunar(1, 1, 7), "農曆新年": _lunar(1, 1, 7),
+            "大年初一": _lunar(1, 1), "除夕": _lunar(1, 1, offset=-1),
+            "大年三十": _lunar(1, 1, offset=-1), "年三十": _lunar(1, 1, offset=-1),
+            "元宵节": _lunar(1, 15),
             "元宵": _lunar(1, 15), "端午节": _lunar(5, 5), "端午": _lunar(5, 5),
             "七夕": _lunar(7, 7), "中秋节": _lunar(8, 15), "中秋": _lunar(8, 15),
             "重阳节": _lunar(9, 9), "清明节": _solar_term("清明"), "清明": _solar_term("清明"),
@@ -167,7 +170,8 @@ _NAME = (r"(?P<name>christmas\s+eve|xmas\s+eve|christmas(?:\s+day)?|xmas|boxing\
          r"|thanksgiving(?:\s+day)?|(?:mother|father)[’']?s?\s+day|memorial\s+day"
          r"|labou?r\s+day|independence\s+day|(?:chinese|lunar)\s+new\s+year"
          r"|spring\s+festival|mid[-\s]autumn\s+festival|dragon\s+boat\s+festival)")
-_CN_NAME = (r"(?P<name>平安夜|圣诞节|聖誕節|圣诞|元旦|情人节|万圣节|国庆节|国庆|春节|除夕"
+_CN_NAME = (r"(?P<name>平安夜|圣诞节|聖誕節|圣诞|元旦|情人节|万圣节|国庆节|国庆|春节"
+            r"|农历新年|農曆新年|大年初一|大年三十|年三十|除夕"
             r"|元宵节|元宵|端午节|端午|七夕|中秋节|中秋|重阳节|清明节|清明|冬至|劳动节|五一)")
 _YEAR = r"(?P<year>(?:19|20)\d\d(?!\d)|'\d\d(?!\d))"
 _PREPOSITION = (r"(?:on|at|over|during|since|before|after|around|for|from|by|until|of|through"

@@ -11,8 +11,8 @@ counted from a day is the seven days next to it ("the week after March 27": Marc
 weekend of" a day is the Saturday and Sunday of its week ("the weekend of May 6-7" those
 days), "the weekend after" or "before" it the nearest one on that side, and "the 4th of July
 weekend" the day with the Saturday and Sunday beside it (`date_calendar.weekend_around`; a
-holiday's name is read so in date_forms_holidays.py). An ordinal weekday of a month is counted in that month ("the
-last Friday of March 2025": March 28th).
+holiday's name is read so in date_forms_holidays.py). An ordinal weekday of a month is
+counted in that month ("the last Friday of March 2025": March 28th).
 
 A relative phrase the counted phrase holds ("the weekend" in "the weekend of May 6th", "Monday"
 in "the first Monday of May") was read alone as a day of this week: it goes with the phrase.
