@@ -44,6 +44,15 @@ ROWS: list[Row] = [
     ("last Thurs", SPRING, D(2024, 2, 29), D(2024, 2, 29), True),
     ("what did we do on Wed", SPRING, D(2024, 2, 28), D(2024, 2, 28), True),
     ("on Sat morning", SPRING, D(2024, 2, 24), D(2024, 2, 24), True),
+    # as chat writes them: "yday", "wknd", "wks", "mos", "hrs"; "back" for "ago"
+    ("what did we do yday", SPRING, D(2024, 2, 29), D(2024, 2, 29), True),
+    ("last wknd", SPRING, D(2024, 2, 24), D(2024, 2, 25), True),
+    ("2 wks ago", SPRING, D(2024, 2, 12), D(2024, 2, 18), True),
+    ("last wk", SPRING, D(2024, 2, 19), D(2024, 2, 25), True),
+    ("3 mos ago", SPRING, D(2023, 12, 1), D(2023, 12, 31), True),
+    ("the past 24 hrs", SPRING, D(2024, 2, 29), D(2024, 3, 1), True),
+    ("a couple weeks back", SPRING, D(2024, 2, 5), D(2024, 2, 25), True),
+    ("a few days back", SPRING, D(2024, 2, 26), D(2024, 2, 28), True),
     # "earlier this ...", "so far": up to today, not the days to come
     ("earlier this week", SPRING, D(2024, 2, 26), D(2024, 3, 1), True),
     ("what did we decide earlier this month about the roof", D(2024, 3, 12), D(2024, 3, 1),
@@ -72,6 +81,7 @@ def test_a_month_word_in_another_sense_is_no_date(query: str) -> None:
 
 
 @pytest.mark.parametrize("query", ["I sat on sun loungers", "the sun was out", "on Sun we went",
-                                   "they will wed soon"])
-def test_a_weekday_abbreviation_that_is_a_word_is_no_day(query: str) -> None:
+                                   "they will wed soon",
+                                   "the Mos Eisley bar", "hrs of work", "come back later"])
+def test_an_abbreviation_that_is_a_word_or_a_name_is_no_day(query: str) -> None:
     assert understand_dates(query, SPRING) is None

@@ -1,7 +1,8 @@
 """The English date forms counted from today: "yesterday", "last week", "three days ago", "the
 past 3 days", "last Friday", "Tuesday of last week", "the weekend", "the Monday before last",
 "two Fridays ago", "a week ago today", "the last 24 hours", "a fortnight ago", "the end of the
-month", "earlier this week", "the 8th of last month" (conventions: `search/date_forms.py`).
+month", "earlier this week", "the 8th of last month", and as chat writes them ("yday", "last
+wknd", "2 wks ago", "on Tues") (conventions: `search/date_forms.py`).
 Calendar arithmetic only: dateparser gives one point in time ("last week": seven days ago), not
 the week, and reads no "before last".
 
@@ -45,7 +46,8 @@ _NOT_FUTURE_BEFORE = r"(?<!next\s)(?<!coming\s)(?<!upcoming\s)(?<!week\son\s)(?<
 _NOT_FUTURE_AFTER = r"(?!\s+(?:of\s+)?next\s+week|\s+after\s+next)"
 _NUMBER_WORD = (r"(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
                 r"|\d{1,3})")
-_UNITS = r"(?:days?|nights?|weeks?|fortnights?|months?|years?)"  # "two nights ago": a day
+# "two nights ago": a day; "2 wks ago", "3 mos back", "2 yrs ago" as chat writes them
+_UNITS = r"(?:days?|nights?|weeks?|wks?|fortnights?|months?|mos|mths?|years?|yrs?)"
 # "three days ago", "a week ago", "two days back" (+ today, yesterday: to the day)
 _AGO = rf"\b(?P<n>{_NUMBER_WORD})\s+(?P<unit>{_UNITS})\s+(?:ago|back)"
 _COUNT = (r"(?:\d{1,3}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
@@ -55,7 +57,10 @@ _UNIT_DAYS = {"day": 1, "week": 7, "fortnight": 14, "month": 30, "year": 365}
 
 def _unit(text: str) -> str:
     unit = text.lower().rstrip("s")
-    return "day" if unit == "night" else unit
+    return _UNIT_NAMES.get(unit, unit)
+
+
+_UNIT_NAMES = {"night": "day", "wk": "week", "mo": "month", "mth": "month", "yr": "year"}
 
 
 @relative
@@ -89,7 +94,7 @@ def _ago_to_the_day(match: re.Match[str], today: dt.date) -> Resolved:
 @relative
 def _relative_unit(match: re.Match[str], today: dt.date) -> Resolved:
     """last/past/previous/this/current week|month|year; "the week before last"."""
-    which, unit = match["which"].lower(), match["unit"].lower()
+    which, unit = match["which"].lower(), _unit(match["unit"])
     back = 0 if which in ("this", "current") else 2 if match["before"] else 1
     if which == "past" or unit == "fortnight":  # "the past week": the days up to today
         return today - _UNIT_DAYS[unit] * DAY, today
@@ -231,15 +236,15 @@ RELATIVE_FORMS: tuple[Form, ...] = (
     (re.compile(rf"(?<!\d\s)(?<!\d(?:st|nd|rd|th)\s)\b(?P<m>{MONTH_NAME})\s+(?:of\s+)?"
                 r"(?P<which>last|this)\s+year\b", _I), _month_of_year),
     (re.compile(r"\b(?:today|tonight|this\s+(?:morning|afternoon|evening))\b", _I), offset(0)),
-    (re.compile(r"\b(?:yesterday|last\s+night)\b", _I), offset(1)),
+    (re.compile(r"\b(?:yesterday|yday|yest|last\s+night)\b", _I), offset(1)),
     # ("the day before last Friday": search/date_offsets.py)
     (re.compile(r"\b(?:the\s+)?(?:day|night)\s+before\s+(?:yesterday|last(?!\s+(?:mon|tue|wed"
                 r"|thu|fri|sat|sun|week|month|year|night|time|summer|winter|spring|fall|autumn)))\b",
                 _I), offset(2)),
     # "the other day", "the other night", "the other week" (a loose "recently" is no date)
     (re.compile(r"\bthe\s+other\s+(?P<unit>day|night|week)\b", _I), _the_other_day),
-    (re.compile(r"\b(?:the\s+)?(?P<which>last|past|previous|this|current)\s+(?P<unit>week|month"
-                r"|year|fortnight)(?P<before>\s+before\s+last)?\b", _I), _relative_unit),
+    (re.compile(r"\b(?:the\s+)?(?P<which>last|past|previous|this|current)\s+(?P<unit>week|wk"
+                r"|month|year|yr|fortnight)(?P<before>\s+before\s+last)?\b", _I), _relative_unit),
     (re.compile(r"\bthe\s+(?P<which>)(?P<unit>week|month|year)(?P<before>\s+before\s+last)\b",
                 _I), _relative_unit),
     (re.compile(r"\b(?:earlier|so\s+far)\s+this\s+(?P<unit>week|month|year)\b", _I), _so_far),
@@ -248,10 +253,10 @@ RELATIVE_FORMS: tuple[Form, ...] = (
      _past_n),
     # "the last 24 hours", "the past hour", "a few hours ago"
     (re.compile(rf"\b(?:the\s+)?(?:past|last)\s+(?:(?P<n>{_COUNT}|twenty[-\s]four|forty-eight"
-                r"|seventy-two)\s+)?hours?\b", _I), _hours),
-    (re.compile(rf"\b(?P<n>{_COUNT}|an?)\s+hours?\s+ago\b", _I), _hours),
+                r"|seventy-two)\s+)?(?:hours?|hrs?)\b", _I), _hours),
+    (re.compile(rf"\b(?P<n>{_COUNT}|an?)\s+(?:hours?|hrs?)\s+ago\b", _I), _hours),
     (re.compile(r"\b(?P<n>(?:a\s+)?couple(?:\s+of)?|(?:a\s+)?few|several)\s+(?P<unit>days?"
-                r"|weeks?|months?)\s+ago\b", _I), _about_ago),
+                r"|weeks?|wks?|months?)\s+(?:ago|back)\b", _I), _about_ago),
     (re.compile(rf"\b(?:on\s+)?{_WEEKDAY}\s+(?:of\s+)?(?P<which>last|this|previous)\s+week\b",
                 _I), _weekday_of_week),
     (re.compile(rf"\b(?P<which>last|this|previous)\s+week(?:'s|\s+on)?\s+{_WEEKDAY}\b", _I),
@@ -268,7 +273,7 @@ RELATIVE_FORMS: tuple[Form, ...] = (
     (re.compile(rf"\b(?:on\s+)?(?:the\s+)?(?P<n>){_WEEKDAY}\s+before\s+last\b", _I),
      _weekdays_back),
     (re.compile(rf"\b(?P<n>{_NUMBER_WORD})\s+{_WEEKDAY}s\s+ago\b", _I), _weekdays_back),
-    (re.compile(r"\b(?:(?P<which>last|this|past|the)\s+)?weekend\b", _I), _weekend),
+    (re.compile(r"\b(?:(?P<which>last|this|past|the)\s+)?(?:weekend|wknd)\b", _I), _weekend),
     # "the 8th of this month", "on the 8th of last month", "last month's 8th"
     (re.compile(r"\b(?:on\s+)?the\s+(?P<d>3[01]|[12]\d|0?[1-9])(?:st|nd|rd|th)?\s+of\s+"
                 r"(?P<which>this|last|the\s+previous|the\s+current|the)\s+month\b", _I), _day_of),

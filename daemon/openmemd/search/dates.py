@@ -45,8 +45,9 @@ from openmemd.text.tokens import CJK_RUN, STOP_WORDS, QueryTerms, cjk_ngrams, wo
 _MAYBE = re.compile(
     r"\d|[年月日号號周週天昨今季]|星期|礼拜|禮拜|节|節|元旦|平安夜|圣诞|国庆|除夕|元宵|端午|七夕|中秋|清明|冬至|五一|"
     r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|wed|thu|fri|sat|sun"
-    r"|today|tonight|yesterday|ago|last|this|past|previous|current|week|weekend|quarter"
-    r"|month|year|fortnight|hour|christmas|xmas|nye|valentine|halloween|easter|good friday"
+    r"|today|tonight|yesterday|yday|yest|ago|back|last|this|past|previous|current|week|wk"
+    r"|quarter|month|mos|mth|year|yr|fortnight|hour|hr|christmas|xmas|nye|valentine|halloween"
+    r"|easter|good friday"
     r"|thanksgiving|boxing|spring|summer|autumn|fall|winter|other\s+(?:day|night)|mother|father"
     r"|memorial|labou?r|independence|festival"
     r"|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
