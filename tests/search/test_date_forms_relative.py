@@ -44,6 +44,9 @@ ROWS: list[Row] = [
     ("last Thurs", SPRING, D(2024, 2, 29), D(2024, 2, 29), True),
     ("what did we do on Wed", SPRING, D(2024, 2, 28), D(2024, 2, 28), True),
     ("on Sat morning", SPRING, D(2024, 2, 24), D(2024, 2, 24), True),
+    # "exactly" or "to the day": that one day, not the week, month or year it fell in
+    ("exactly one year ago", SPRING, D(2023, 3, 1), D(2023, 3, 1), True),
+    ("what happened a month ago to the day", SPRING, D(2024, 2, 1), D(2024, 2, 1), True),
     # as chat writes them: "yday", "wknd", "wks", "mos", "hrs"; "back" for "ago"
     ("what did we do yday", SPRING, D(2024, 2, 29), D(2024, 2, 29), True),
     ("last wknd", SPRING, D(2024, 2, 24), D(2024, 2, 25), True),

@@ -79,7 +79,8 @@ def _ago(match: re.Match[str], today: dt.date) -> Resolved:
 
 @relative
 def _ago_to_the_day(match: re.Match[str], today: dt.date) -> Resolved:
-    """a week ago today, a month ago yesterday, this day last year: that one day."""
+    """a week ago today, a month ago yesterday, this day last year, exactly a year ago: that
+    one day."""
     n = count_of(match["n"]) if match["n"] else 1
     unit = _unit(match["unit"])
     if unit in ("month", "year"):
@@ -226,6 +227,9 @@ RELATIVE_FORMS: tuple[Form, ...] = (
     (re.compile(rf"{_AGO}\b", _I), _ago),
     # "a week ago today", "a month ago yesterday", "this day last year", "this time last week"
     (re.compile(rf"{_AGO}\s+(?P<anchor>today|yesterday)\b", _I), _ago_to_the_day),
+    # "exactly a year ago", "a month ago to the day"
+    (re.compile(rf"\b(?:exactly|precisely)\s+{_AGO}(?P<anchor>)\b", _I), _ago_to_the_day),
+    (re.compile(rf"{_AGO}\s+to\s+the\s+day(?P<anchor>)\b", _I), _ago_to_the_day),
     (re.compile(r"\b(?:this|the\s+same)\s+(?:day|date|time)\s+(?P<n>)last\s+(?P<unit>week"
                 r"|month|year)(?P<anchor>)\b", _I), _ago_to_the_day),
     # "last March", "this past May", "this July" (not "the last march", a walk, nor "this may
