@@ -77,15 +77,21 @@ RELATIVE = (
     (lambda d: f"上周{_CN_WEEKDAY[d.weekday()]}的对话", 7),
     (lambda d: "五天前", 5),
     (lambda d: f"what was said on {d:%A}", 2),
+    (lambda d: "what did we discuss yday", 1),
+    (lambda d: "what happened exactly a week ago", 7),
     # a day without its year (or month): the latest such day not after today
     (lambda d: f"what did I do on {d:%B} {d.day}{_suffix(d.day)}", 20),
     (lambda d: f"notes from {d.day} {d:%B}", 100),
     (lambda d: f"{d.month}月{d.day}号聊了什么", 40),
     (lambda d: f"what happened on the {d.day}{_suffix(d.day)}", 3),
-    (lambda d: f"what did we talk about on {d:%A} the {d.day}{_suffix(d.day)}", 30),
+    # (within 28 days: a month on, the same day may fall on the same weekday: Feb 1st and
+    # March 1st, 2023)
+    (lambda d: f"what did we talk about on {d:%A} the {d.day}{_suffix(d.day)}", 20),
     (lambda d: f"{d:%B} {d.day}", 400),
     (lambda d: f"the conversation on {d:%a} {d:%b} {d.day}", 60),
     (lambda d: f"what was said on {d.month}/{d.day}", 10),
+    (lambda d: f"what did we talk about on the {_ordinal_words(d.day)}", 3),
+    (lambda d: f"{d.day}号聊了什么", 5),
 )
 
 
