@@ -65,6 +65,19 @@ def test_a_word_ending_in_ss_is_not_a_plural():
     assert light_stem("notes") == light_stem("note")  # a plain plural still matches
 
 
+def test_a_word_and_its_regular_inflections_share_a_stem():
+    # One strip made "ordered" "order" but "order" "ord": "what did I order on Dec 1" saw no
+    # word of its own in "Ordered a new keyboard" (found by the keyword index) and returned
+    # nothing; "played" / "play", "offered" / "offer" alike.
+    for word, *forms in (("order", "ordered", "orders", "ordering"), ("play", "played", "plays"),
+                         ("offer", "offered", "offers"), ("remember", "remembered"),
+                         ("enjoy", "enjoyed"), ("answer", "answered", "answers")):
+        assert {light_stem(f) for f in forms} == {light_stem(word)}, word
+    assert covered_terms(QueryTerms(words=("order",), cjk=()),
+                         "- Ordered a new mechanical keyboard.") == {"order"}
+    assert light_stem("order") != light_stem("ordinary")
+
+
 def test_a_noun_in_ion_holds_its_verb():
     # The keyword index (Porter) matched "rejection" for "rejected", but coverage did not:
     # "How many times has Joanna's scripts been rejected?" saw a note of "a rejection letter"

@@ -198,7 +198,14 @@ def light_stem(word: str) -> str:
     if len(noun) >= 7 and _ION.search(noun):
         # "-ation" keeps its own rule (information -> inform, like informed).
         return _strip_suffix(noun) if noun.endswith("ation") else noun[:-3]
-    return _strip_suffix(word)
+    # Strip until nothing more comes off, as Porter's steps follow one another: one strip made
+    # "ordered" "order" but "order" "ord", "played" "play" but "play" "pla", so a question
+    # asking "what did I order" saw no word of its own in "Ordered a new keyboard", which the
+    # keyword index (Porter) had found.
+    stem = _strip_suffix(word)
+    while stem != word:
+        word, stem = stem, _strip_suffix(stem)
+    return stem
 
 
 def _strip_suffix(word: str) -> str:
