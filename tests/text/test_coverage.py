@@ -78,6 +78,22 @@ def test_a_word_and_its_regular_inflections_share_a_stem():
     assert light_stem("order") != light_stem("ordinary")
 
 
+def test_y_and_short_verbs_stem_as_their_inflections():
+    # Porter's y -> i: "family" had stemmed "fami" ("ly" off), "families" "famil"; "movie"
+    # "movi", "movies" "mov"; "try" "try", "tried" "tri"; and "used" kept all four letters
+    for word, *forms in (("family", "families"), ("movie", "movies"), ("try", "tried", "tries"),
+                         ("city", "cities"), ("reply", "replied", "replies"),
+                         ("use", "used", "uses", "using"), ("cliff", "cliffs"),
+                         ("stuff", "stuffed"), ("early", "earlier")):
+        assert {light_stem(f) for f in forms} == {light_stem(word)}, word
+    # an adverb in -ly still holds its adjective; "thing" is no "the"
+    assert light_stem("really") == light_stem("real") and light_stem("lovely") == light_stem("love")
+    assert light_stem("thing") != light_stem("the")
+    assert covered_terms(QueryTerms(words=("family", "city", "use"), cjk=()),
+                         "using the car, we visit the cities with our families") == {
+                             "family", "city", "use"}
+
+
 def test_a_noun_in_ion_holds_its_verb():
     # The keyword index (Porter) matched "rejection" for "rejected", but coverage did not:
     # "How many times has Joanna's scripts been rejected?" saw a note of "a rejection letter"

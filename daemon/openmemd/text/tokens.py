@@ -181,8 +181,8 @@ def text_units(text: str) -> set[str]:
 # A crude suffix stripper: only used to decide whether a chunk *contains* a query word in
 # some inflection (coverage), never for retrieval, which the keyword index's stemmer does.
 _SUFFIXES = ("ational", "ization", "fulness", "iveness", "ments", "ement", "ation", "ness",
-             "ment", "ings", "ing", "ies", "ied", "ers", "est", "ful", "ly", "ed", "es",
-             "er", "s", "e", "y")
+             "ment", "ings", "ing", "ies", "ied", "ers", "est", "ful", "ed", "es",
+             "er", "s", "e")
 
 
 # Nouns in -ion after s or t share their verb's stem, as the keyword index's Porter stemmer
@@ -209,6 +209,15 @@ def light_stem(word: str) -> str:
 
 
 def _strip_suffix(word: str) -> str:
+    if word.endswith("ly") and len(word) >= 6 and word[-3] != "i":
+        return word[:-2]  # "really", "lovely", "weekly"; not "family", "reply", "early"
+    if word.endswith("y") and len(word) >= 3:
+        # Porter's y -> i: "try", "tried", "tries" are all "tri", "city" and "cities" "citi",
+        # "play" and "played" "plai", "family" and "families" "famili" (stripping the y made
+        # "play" "pla" but "played" "play"; stripping "ly" made "family" "fami")
+        return word[:-1] + "i"
+    if _SHORT_E_VERB.match(word):  # "used", "using": "use" (as "uses"); "aged": "age"
+        return word[:2] + "e"
     for suffix in _SUFFIXES:
         # A word ending in "ss" is not a plural (Porter's step 1a): "pass" must keep its stem
         # "pass", or it would never match "passed", "passes" or "passing".
@@ -216,11 +225,20 @@ def _strip_suffix(word: str) -> str:
             continue
         if len(word) - len(suffix) >= 3 and word.endswith(suffix):
             stem = word[: -len(suffix)]
-            # running → runn → run, as the Porter stemmer does for doubled consonants.
-            if len(stem) >= 4 and stem[-1] == stem[-2] and stem[-1] not in "aeioulsz":
+            if suffix in ("ies", "ied"):
+                return stem + "i"  # cities, cried (see y -> i above)
+            # running → runn → run, as the Porter stemmer does for a consonant doubled before
+            # a suffix (not "cliffs" → "clif", nor "stuffed" → "stuf": no f is doubled so)
+            if (suffix in _DOUBLING and len(stem) >= 4 and stem[-1] == stem[-2]
+                    and stem[-1] not in "aeioulszf"):
                 stem = stem[:-1]
             return stem
     return word
+
+
+_DOUBLING = frozenset({"ing", "ings", "ed", "er", "ers", "est"})
+# A verb of a vowel, a consonant and a silent e, inflected: the suffix rules keep three letters
+_SHORT_E_VERB = re.compile(r"^[aeiou][b-df-hj-np-tv-z](?:ed|ing|ings)$")
 
 
 def covered_terms(terms: QueryTerms, text: str) -> set[str]:
@@ -228,9 +246,10 @@ def covered_terms(terms: QueryTerms, text: str) -> set[str]:
 
     A word is covered when some word of the text (a run of \\w, CJK runs apart) has its light
     stem, or that of another form of its verb ("won" covers "win": text/inflections.py).
-    light_stem(v) is always a prefix of v, so only the text's words that start with that stem
-    are looked at: a substring search per query word, not a tokenisation of the whole chunk
-    (this runs for every candidate of every search)."""
+    light_stem(v) is a prefix of v (but for a final i that was a y, or the e of "used"), so
+    only the text's words that start with that stem are looked at (`_holds`): a substring
+    search per query word, not a tokenisation of the whole chunk (this runs for every
+    candidate of every search)."""
     hits = {g for g in terms.cjk if g in text}
     if terms.words:
         lowered = text.lower()
@@ -243,8 +262,10 @@ def covered_terms(terms: QueryTerms, text: str) -> set[str]:
 
 
 def _holds(lowered: str, stem: str) -> bool:
-    """Whether a word of `lowered` has the light stem `stem`."""
-    return any(light_stem(v) == stem for v in _words_starting(lowered, stem))
+    """Whether a word of `lowered` has the light stem `stem` (a stem is a prefix of its words
+    but for a final i that was a y, "citi" of "city", or an e, "use" of "using")."""
+    prefix = stem[:-1] if stem.endswith(("i", "e")) else stem
+    return any(light_stem(v) == stem for v in _words_starting(lowered, prefix))
 
 
 @lru_cache(maxsize=4096)
