@@ -72,7 +72,8 @@ def counted_from_named(query: str, spans: list[Span], today: dt.date) -> list[Sp
                 first = ymd(int(weekend["year"]), s.first.month, s.first.day)
             if first is not None:
                 out.append(Span(s.start, weekend.end(),
-                                *weekend_around(first, first + (s.last - s.first))))
+                                *weekend_around(first, first + (s.last - s.first)),
+                                s.year_given or bool(weekend["year"])))
                 continue
         if counted is None and _whole_month(s):
             counted = _of_month(s, _OF_MONTH.search(before), today)
