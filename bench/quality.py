@@ -30,7 +30,8 @@ figure for a no-answer set such as `locomo-dev/absent`, whose questions name no 
 whose workspaces are its parent's; or `bench/locomo-offtopic.jsonl`, 40 real-word questions
 about things the LoCoMo-dev conversations never discuss, asked of each of its five workspaces
 with `--queries`; `bench/locomo-offtopic-names.jsonl`, 20 such questions naming one of each
-conversation's speakers, "What is Caroline's blood type?"). `--misses DIR` writes the focus
+conversation's speakers, "What is Caroline's blood type?"; `bench/cmrc-offtopic.jsonl`, 20
+personal questions in Chinese asked of the CMRC-dev encyclopedia, 我的血型是什么). `--misses DIR` writes the focus
 misses of each mode (the evidence in a top-5 hit's chunk but outside its focus: query, focus
 lines, evidence lines), one JSON line a question, to study why the focus missed.
 
