@@ -31,10 +31,8 @@ whose workspaces are its parent's; or `bench/locomo-offtopic.jsonl`, 40 real-wor
 about things the LoCoMo-dev conversations never discuss, asked of each of its five workspaces
 with `--queries`; `bench/locomo-offtopic-names.jsonl`, 20 such questions naming one of each
 conversation's speakers, "What is Caroline's blood type?"; `bench/cmrc-offtopic.jsonl`, 20
-personal questions in Chinese asked of the CMRC-dev encyclopedia, 我的血型是什么). `--misses
-DIR` writes the focus misses of each mode (the evidence in a top-5 hit's chunk but outside its
-focus: query, focus lines, evidence lines), one JSON line a question, to study why the focus
-missed.
+personal questions in Chinese for CMRC-dev). `--misses DIR` writes each mode's focus misses
+(evidence in a top-5 hit's chunk, not its focus), a JSON line a question.
 
 `--dream` measures a workspace after dreaming: each workspace is copied into the state dir, its
 questions are asked once as recorded searches (what an agent's use leaves in the recall store),
