@@ -44,6 +44,9 @@ ROWS: list[Row] = [
     ("last Thurs", SPRING, D(2024, 2, 29), D(2024, 2, 29), True),
     ("what did we do on Wed", SPRING, D(2024, 2, 28), D(2024, 2, 28), True),
     ("on Sat morning", SPRING, D(2024, 2, 24), D(2024, 2, 24), True),
+    # "a week ago Monday": that weekday a week before the latest one, today's if it is one
+    ("a week ago Monday", SPRING, D(2024, 2, 19), D(2024, 2, 19), True),
+    ("what did we do two weeks ago Friday", SPRING, D(2024, 2, 16), D(2024, 2, 16), True),
     # "exactly" or "to the day": that one day, not the week, month or year it fell in
     ("exactly one year ago", SPRING, D(2023, 3, 1), D(2023, 3, 1), True),
     ("what happened a month ago to the day", SPRING, D(2024, 2, 1), D(2024, 2, 1), True),

@@ -160,6 +160,17 @@ def _weekday(match: re.Match[str], today: dt.date) -> Resolved:
 
 
 @relative
+def _weeks_ago_weekday(match: re.Match[str], today: dt.date) -> Resolved:
+    """"a week ago Monday", "two weeks ago Friday": that weekday so many weeks before the
+    latest one on or before today (said on a Monday, "a week ago Monday" is a week ago)."""
+    n = count_of(match["n"])
+    if not 1 <= n <= 52:
+        return None
+    day = most_recent_weekday(today + DAY, weekday_number(match["wd"])) - 7 * n * DAY
+    return day, day
+
+
+@relative
 def _weekdays_back(match: re.Match[str], today: dt.date) -> Resolved:
     """the Monday before last: the one before last Monday; two Fridays ago: the second most
     recent Friday before today."""
@@ -277,6 +288,8 @@ RELATIVE_FORMS: tuple[Form, ...] = (
     (re.compile(rf"\b(?:on\s+)?(?:the\s+)?(?P<n>){_WEEKDAY}\s+before\s+last\b", _I),
      _weekdays_back),
     (re.compile(rf"\b(?P<n>{_NUMBER_WORD})\s+{_WEEKDAY}s\s+ago\b", _I), _weekdays_back),
+    (re.compile(rf"\b(?P<n>{_NUMBER_WORD})\s+weeks?\s+ago\s+(?:on\s+|last\s+)?{_WEEKDAY}\b", _I),
+     _weeks_ago_weekday),
     (re.compile(r"\b(?:(?P<which>last|this|past|the)\s+)?(?:weekend|wknd)\b", _I), _weekend),
     # "the 8th of this month", "on the 8th of last month", "last month's 8th"
     (re.compile(r"\b(?:on\s+)?the\s+(?P<d>3[01]|[12]\d|0?[1-9])(?:st|nd|rd|th)?\s+of\s+"
