@@ -77,6 +77,11 @@ def same_day_months_back(today: dt.date, months: int) -> dt.date:
     return dt.date(year, month, min(today.day, month_range(year, month)[1].day))
 
 
+def one_day(day: dt.date | None) -> Resolved:
+    """A day found, as the range of that one day; None when there is none (February 30th)."""
+    return None if day is None else (day, day)
+
+
 def latest_not_after(today: dt.date, month: int, day: int | None = None) -> dt.date | None:
     """The most recent (month, day) not after today; None if it never exists (Feb 30)."""
     for year in range(today.year, today.year - 5, -1):  # a Feb 29th within four years

@@ -56,6 +56,7 @@ from openmemd.search.date_calendar import (
     latest_not_after,
     month_number,
     month_range,
+    one_day,
     relative,
     week_of,
     weekday_number,
@@ -217,8 +218,7 @@ def _named_day(match: re.Match[str], today: dt.date) -> Resolved:
     month = month_number(match["mon"])
     day = _ORDINALS.get(match["d"].lower()) or _number(match["d"])
     if match["year"]:
-        found = ymd(full_year(match["year"]), month, day)
-        return None if found is None else (found, found)
+        return one_day(ymd(full_year(match["year"]), month, day))
     found = latest_not_after(today, month, day)
     return None if found is None else (found, found, False)
 
@@ -227,22 +227,17 @@ def _number(text: str) -> int:
     return int(re.sub(r"\D", "", text))
 
 
-def _both(day: dt.date | None) -> Resolved:
-    """A day found, as the range of that one day."""
-    return None if day is None else (day, day)
-
-
 @relative
 def _day_of_month(match: re.Match[str], today: dt.date) -> Resolved:
     """on the 27th, on the eighth: the latest such day not after today."""
-    return _both(latest_day_of_month(today, _ORDINALS.get(match["d"].lower())
-                                     or _number(match["d"])))
+    return one_day(latest_day_of_month(today, _ORDINALS.get(match["d"].lower())
+                                       or _number(match["d"])))
 
 
 @relative
 def _weekday_of_month(match: re.Match[str], today: dt.date) -> Resolved:
     """"Friday the 9th": the latest 9th not after today that fell on a Friday."""
-    return _both(latest_day_of_month(today, _number(match["d"]), weekday_number(match["wd"])))
+    return one_day(latest_day_of_month(today, _number(match["d"]), weekday_number(match["wd"])))
 
 
 # -- the forms ------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from openmemd.search.date_calendar import (
     month_range,
     most_recent_weekday,
     offset,
+    one_day,
     part_index,
     relative,
     same_day_months_back,
@@ -70,8 +71,7 @@ def _cn_date(match: re.Match[str], today: dt.date) -> Resolved:
         return None
     if match["y"] or match["ry"]:
         year = _year_of(match, today)
-        found = None if year is None else ymd(year, month, day)
-        return None if found is None else (found, found)
+        return None if year is None else one_day(ymd(year, month, day))
     if not 1 <= month <= 12:
         return None
     found = latest_not_after(today, month, day)
@@ -147,16 +147,15 @@ def _cn_day_range(match: re.Match[str], today: dt.date) -> Resolved:
 def _cn_month_day(match: re.Match[str], today: dt.date) -> Resolved:
     """上个月27号, 这个月5日, 本月1号."""
     day = cn_number(match["d"])
-    found = None if day is None else ymd(*shift_months(today, -match["which"].count("上")), day)
-    return None if found is None else (found, found)
+    return None if day is None else one_day(
+        ymd(*shift_months(today, -match["which"].count("上")), day))
 
 
 @relative
 def _cn_day_alone(match: re.Match[str], today: dt.date) -> Resolved:
     """8号, 二十七号: the latest such day of a month not after today (as "on the 27th")."""
     day = cn_number(match["d"])
-    found = None if day is None else latest_day_of_month(today, day)
-    return None if found is None else (found, found)
+    return None if day is None else one_day(latest_day_of_month(today, day))
 
 
 @relative

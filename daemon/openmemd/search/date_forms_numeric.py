@@ -22,14 +22,14 @@ from openmemd.search.date_calendar import (
     full_year,
     latest_not_after,
     month_range,
+    one_day,
     weekday_number,
     ymd,
 )
 
 
 def _iso(match: re.Match[str], today: dt.date) -> Resolved:
-    day = ymd(int(match["y"]), int(match["m"]), int(match["d"]))
-    return None if day is None else (day, day)
+    return one_day(ymd(int(match["y"]), int(match["m"]), int(match["d"])))
 
 
 def _iso_month(match: re.Match[str], today: dt.date) -> Resolved:
@@ -44,8 +44,7 @@ def _numeric(match: re.Match[str], today: dt.date) -> Resolved:
     a.b.yyyy (the European order) is day first."""
     a, b, year = int(match["a"]), int(match["b"]), full_year(match["y"])
     month, day = (b, a) if match["sep"] == "." or a > 12 else (a, b)
-    found = ymd(year, month, day)
-    return None if found is None else (found, found)
+    return one_day(ymd(year, month, day))
 
 
 # a/b/yyyy, a.b.yy, a-b-yyyy: read by `_numeric`, reread by `weekday_reading`

@@ -29,6 +29,7 @@ from openmemd.search.date_calendar import (
     month_range,
     most_recent_weekday,
     offset,
+    one_day,
     part_index,
     relative,
     same_day_months_back,
@@ -228,8 +229,7 @@ def _part_of_current(match: re.Match[str], today: dt.date) -> Resolved:
 def _day_of(match: re.Match[str], today: dt.date) -> Resolved:
     """the 8th of this (or "the") month, of last month: that day of that month."""
     back = 1 if match["which"].lower().split()[-1] in ("last", "previous") else 0
-    day = ymd(*shift_months(today, -back), int(match["d"]))
-    return None if day is None else (day, day)
+    return one_day(ymd(*shift_months(today, -back), int(match["d"])))
 
 
 _I = re.IGNORECASE
