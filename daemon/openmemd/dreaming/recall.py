@@ -9,11 +9,9 @@ A search's recall goes to the hit that answered it: its best-scored hit (all of 
 tie), narrowed to the lines that answered (answer_lines.py). One deliberate difference from
 OpenClaw, which records every returned hit: the other hits were shown beside the answer, not
 used, and counting them promotes a question's neighbours with its answer -- each hit of a
-question asked on three days passes the gates (three recalls, three days) together with the
-answer. On LoCoMo-dev conv-26 the best hit held the evidence for 0.48 of askings, the second
-for 0.11 and each later one for 0.01-0.05. Of the lines promoted when every hit counted, 0.48
-held the evidence of a question that recalled them; with the best hit only, 0.84 (all five
-LoCoMo-dev conversations, bench/dreaming.py "needed").
+question asked on three days passes the gates (three recalls, three days) together with the answer.
+The best hit holds the evidence far more often than any other, and recording it alone makes most
+promoted lines ones a question needed (docs/benchmarks.md, "Figures behind the code's choices").
 
 Only hits with source "memory" on short-term paths (dated notes, subfolders included) are
 kept; MEMORY.md, topic files and everything under memory/dreaming/ are ignored, as are

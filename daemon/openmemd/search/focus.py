@@ -9,18 +9,16 @@ question in a conversation, the body under a heading, the items after "decided:"
 last of them is a question, its reply joins the focus: what was asked is answered next
 ("What made you pick it?" -- "They help LGBTQ+ folks ..."). When the best line is a heading,
 the focus starts at the first line under it: a heading names what follows, it does not say it
-("## Conversation between Joanna and Nate" holds "Joanna"). On LoCoMo-dev the evidence line
-lies inside such a focus of a top-5 hit for 0.801 of questions, 2.99 lines a focus (without the
-heading rule 0.799; without the reply too 0.793, 2.83 lines; the matching line alone: 0.60; the
-best window of up to three lines by terms alone: 0.60; the line after a question holding the
-question's terms: 0.787).
+("## Conversation between Joanna and Nate" holds "Joanna"). How often the evidence falls
+inside the focus with each rule, and the rules tried instead, are in docs/benchmarks.md
+("Figures behind the code's choices").
 
 Lines are the chunk's own text lines. When they do not map one to one onto the chunk's line
 range (a transcript chunk, whose lines come from JSONL line numbers, or a line split because
 it was too long), the focus is the whole chunk; when no line holds a query term (a hit by
 meaning alone), it is the chunk's body, without the headings and blank lines it starts with
-("# 2023-05-08", "## Conversation at 1:56 pm") or the blank lines it ends with: 3.003 -> 2.996
-lines a focus on LoCoMo-dev, focus@5 unchanged.
+("# 2023-05-08", "## Conversation at 1:56 pm") or the blank lines it ends with
+(docs/benchmarks.md, "a focus found by meaning alone is the chunk's body").
 """
 
 from __future__ import annotations

@@ -9,14 +9,13 @@ without dropping partial ones, and words told together beat the same words scatt
 chunk: a line is one turn of a chat, one bullet of a note, and the question's words in one of
 them are about one thing ("Caroline: the adoption agency called" for "Caroline's adoption
 agency", not "Caroline: hi" ... "Melanie: the agency" ... "adoption"). Term proximity, as
-classic IR weighs it, at the grain the notes are written in: LoCoMo-dev hybrid hit@1 0.724 ->
-0.734, hit@5 0.922 -> 0.925, nDCG@10 0.808 -> 0.813, spread over 74 questions
-(docs/benchmarks.md); the keyword leg costs ~0.2 ms more a search at 10k chunks.
+classic IR weighs it, at the grain the notes are written in (docs/benchmarks.md, "the
+question's words in one line").
 
 Score: r / (1 + r_top), where r_top is the best candidate's relevance: the best hit gets
-OpenClaw's r/(1+r) and the rest scale linearly below it (plain r/(1+r) saturates near 0.9 for
-any multi-term match, which left the keyword leg almost no say after fusion: LoCoMo-dev hybrid
-hit@5 0.874 → 0.899 with the relative score).
+OpenClaw's r/(1+r) and the rest scale linearly below it, because plain r/(1+r) saturates near
+0.9 for any multi-term match and leaves the keyword leg almost no say after fusion
+(docs/benchmarks.md, "Figures behind the code's choices").
 """
 
 from __future__ import annotations
@@ -29,8 +28,7 @@ from openmemd.text.tokens import QueryTerms, covered_terms
 
 MAX_CANDIDATES = 200
 # How strongly coverage scales relevance: relevance × (word coverage × line coverage) **
-# COVERAGE_EXPONENT (0.5 measured best of 0, 0.5, 1, 2 on LoCoMo-dev for word coverage alone;
-# the effect is small either way, and the line coverage takes the same root).
+# COVERAGE_EXPONENT; the best of those tried, by a small margin (docs/benchmarks.md).
 COVERAGE_EXPONENT = 0.5
 # A store's BM25 may clamp IDF to ~1e-6 for a term found in half the chunks or more — in a
 # workspace of a few notes, that is every term — so a real match would score 0 and a small

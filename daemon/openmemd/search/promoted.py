@@ -1,20 +1,17 @@
 """A fact shown once: a promoted MEMORY.md entry is not returned beside the note it copies.
 
-Deep promotion (dreaming/memory_md.py, OpenClaw's format) copies a note's lines into MEMORY.md
-as one entry ending in `[score=… recalls=… avg=… source=<path>:<start>-<end>]`. Once MEMORY.md
-is cut by entry (index/blocks.py), a search about that fact finds both the note and its copy,
-and the copy takes a result's place from the next note: on LoCoMo-dev replayed with nightly
-dreaming (bench/dreaming.py), in 16 askings such copies pushed the note that answered out of
-the first five. The note's chunk holds every line the entry holds (and the lines around
-them), so when both are shown the entry is the one left out. A chunk holding several entries
-(an older index's windows) or a line the user wrote is never left out: it says more than one
-note's lines.
+Deep promotion (dreaming/memory_md.py, OpenClaw's format) copies a note's lines into MEMORY.md as
+one entry ending in `[score=… recalls=… avg=… source=<path>:<start>-<end>]`. Once MEMORY.md is cut
+by entry (index/blocks.py), a search about that fact finds both the note and its copy, and the copy
+takes a result's place from the next note, sometimes the one that answers (docs/benchmarks.md,
+"dreaming replayed"). The note's chunk holds every line the entry holds (and the lines around them),
+so when both are shown the entry is the one left out. A chunk holding several entries (an older
+index's windows) or a line the user wrote is never left out: it says more than one note's lines.
 
 Nor does a copy rank above its note. A promoted entry is a line or two; its note's chunk holds
 them among the lines around them, so the short copy can match a question better than the note
-(BM25 favours short texts, and so does e5) without saying anything the note does not: on the
-same replay, copies whose notes ranked outside the first twenty took top-five places from the
-notes that answered other questions in 8 askings, and never answered one the notes did not.
+(BM25 favours short texts, and so does e5) without saying anything the note does not, and
+takes a top-five place from a note that answers.
 So the chunks holding an entry's source lines join the candidates with their real scores on
 both legs (`fetch_sources`, as a date query's notes do), and each copy ranks right after the
 best of them (`rank_after_sources`). A copy whose note cannot be shown ranks by its own scores:

@@ -5,15 +5,12 @@ question asks about is often a question itself ("What are your thoughts on life 
 basketball?"), and its reply is the next line. When a chunk ends on that question, the reply
 lies in the next chunk of the file (which, by the chunker's overlap, starts on the question
 itself), and that next chunk matches the query poorly on both legs: its question is one line
-among others about something else, and its reply shares no word with the query. So "What
-does John want to do after his basketball career?" found the chunk ending on Tim's question
-first and the chunk holding John's answer 34th.
+among others about something else, and its reply shares no word with the query.
 
 When the best hit that passes `min_score` ends on a question holding a query term, the next
 chunk ranks right after it and passes where it does. Only the best hit's reply: replies after
 every hit ending on such a question (a chat has many) pushed as many answers out of the first
-five as they brought in (LoCoMo-dev hit@5 0.916 either way); after the best one alone, 5
-answers in and 2 out.
+five as they brought in (docs/benchmarks.md, "the reply after the best hit's question").
 """
 
 from __future__ import annotations

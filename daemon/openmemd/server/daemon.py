@@ -62,9 +62,8 @@ CHECK_INTERVAL_S = 5.0
 RESTART_NEEDED = ("workspace", "state_dir", "agents", "server")
 # How long a thread may hold the GIL while another waits for it (Python's default: 5 ms). A
 # search on a server-backed store runs its two legs on two threads; with the default, the leg
-# whose answer has arrived waits up to 5 ms at a time for the other, busy scoring in Python.
-# Measured at 1M chunks on PostgreSQL (bench/store.py's queries): hybrid p50/p95 20.4/33.9 ms
-# with 5 ms, 16.7/27.6 ms with 1 ms.
+# whose answer has arrived waits up to 5 ms at a time for the other, busy scoring in Python
+# (docs/benchmarks.md, "Figures behind the code's choices").
 GIL_SWITCH_S = 0.001
 
 

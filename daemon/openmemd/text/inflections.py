@@ -2,15 +2,13 @@
 
 A question asks with the base form ("When did Nate win his first tournament?", "Where did Maria
 go?") and the note it is about tells in the past ("I won my first tournament", "we went to the
-shelter"). Stemming strips suffixes, so "painted" meets "paint", but "won" never meets "win":
-82 of LoCoMo-dev's 997 questions ask with a base form whose evidence holds only its irregular
-past. `covered_terms` (text/tokens.py) counts the other forms of a query word's verb as the word
+shelter"). Stemming strips suffixes, so "painted" meets "paint", but "won" never meets "win".
+`covered_terms` (text/tokens.py) counts the other forms of a query word's verb as the word
 itself, so what judges a chunk by the words it holds knows "won" is "win": the coverage that
 weighs a keyword hit, the evidence that says whether the memory holds an answer, and the focus
-line (LoCoMo-dev focus@5 0.806 -> 0.812, answerable at the defaults 0.913 -> 0.914, ranking
-within +-0.001). The keyword leg does not search the forms: measured, adding them to its MATCH
-moved hit@10 0.955 -> 0.951 ("went", "made", "said" are in most chunks of a chat), and the
-vector leg already finds "we went to the beach" for "go to the beach".
+line. The keyword leg does not search the forms: "went", "made", "said" are in most chunks of
+a chat, and the vector leg already finds "we went to the beach" for "go to the beach"
+(docs/benchmarks.md, "irregular verbs").
 
 Left out are forms that are also common words of another meaning, which would bring in notes
 about something else: "left" (the side), "rose" (the flower), "saw" (the tool), "found" (a

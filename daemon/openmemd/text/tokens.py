@@ -120,7 +120,7 @@ def query_terms(query: str) -> QueryTerms:
     cjk: list[str] = []
     for run in CJK_RUN.findall(query):
         # Bigrams carry word identity; a single character is all a one-character run has.
-        # (Phrases of adjacent bigrams were measured too: they hurt CMRC hit@1 by 0.013.)
+        # (Phrases of adjacent bigrams hurt Chinese ranking: docs/benchmarks.md.)
         cjk.extend(cjk_ngrams(run)[: max(1, len(run) - 1)])
     latin = CJK_RUN.sub(" ", query)
     raw: list[str] = []

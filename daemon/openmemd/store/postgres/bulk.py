@@ -9,16 +9,13 @@ the namespace's totals, one of the file rows. The tsvectors come assembled by th
 what the server's FTS configuration said of each word (tsvectors.py: the server's result at a
 fraction of its cost), and the counters that must match the chunks (`ns_stats`: BM25's N and
 total length; `ns_lexemes`: n(q) per lexeme) change in the same transaction as the chunks they
-count, aggregated over the batch by the writer. Before, a temporary table and an INSERT ...
-SELECT computing `to_tsvector` and the counts did this in the server's one backend: at 30k
-bench chunks the server's share of a load fell from ~260 to ~100 us a chunk (server CPU 7.8 ->
-2.9 s) and the load rose from ~3,070 to ~5,900 chunks/s of writer time (runs alternated on one
-day; README, "How far it goes").
+count, aggregated over the batch by the writer: done by the server's one backend instead, they
+bound the load (docs/postgres-scale.md, "Writing").
 
 A batch's statements run under the bulk timeout (schema.BULK_TIMEOUT), not the query timeout:
 once the database has an HNSW index (any namespace past schema.HNSW_MIN_VECTORS), every row
-with a vector is added to its graph, 7-12 ms a row at 100k chunks here, so the 2,000 chunks of
-one `store copy` batch took 14-24 s: past the 15 s default, and every re-run failed alike.
+with a vector is added to its graph, so one `store copy` batch can run past the 15 s default,
+and every re-run would fail alike (docs/postgres-scale.md, "Once the HNSW index exists").
 A flush is a write of known size, not a query that can run away; the writer's other
 statements keep the query timeout.
 

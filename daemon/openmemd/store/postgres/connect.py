@@ -62,10 +62,9 @@ _SERVER_KEEPALIVES = (f"-c tcp_keepalives_idle={KEEPALIVE_IDLE_S} "
 # down, `Outage` answers at once instead.
 POOL_WAIT_S = 3.0
 # Recall with filters: pgvector's HNSW returns at most ef_search rows before filtering; an
-# iterative scan keeps going until `limit` rows pass the filters (pgvector >= 0.8). 150: at 1M
-# bench chunks (halfvec index, m 16, ef_construction 128, see schema.py) recall@10 against
-# exact search is 0.962 at 100, 0.986 at 150 and 0.991 at 200; the index pgvector's default
-# ef_construction 64 builds needed 400 for 0.955-0.965.
+# iterative scan keeps going until `limit` rows pass the filters (pgvector >= 0.8). 150: on the
+# graph schema.py builds, the recall the vector leg needs at the least cost (docs/benchmarks.md,
+# "Figures behind the code's choices").
 HNSW_EF_SEARCH = 150
 
 

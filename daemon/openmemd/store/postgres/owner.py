@@ -3,7 +3,7 @@
 A namespace is the index of one workspace. The writer lock alone does not say whose: once the
 daemon writing a namespace stopped, a daemon configured with the same namespace for another
 workspace took the lock and "synced" the namespace to its own Markdown, deleting every note of
-the first (2,340 -> 65 chunks). So the first writer records its workspace, under the writer
+the first. So the first writer records its workspace, under the writer
 lock, and every later one must be that workspace (a restart, a second daemon of the same
 workspace waiting for the lock) unless it is told to take the namespace over (`adopt`, for
 `openmemd store adopt`). Readers (a team searching the namespace) never look at it.

@@ -14,15 +14,10 @@ Vectors are `vector` (float32) without a fixed dimension (namespaces may use dif
 models), plus a `dims` column; each dimension in use gets its own partial HNSW index on
 `embedding::halfvec(dims)` (cosine), built by `PgStore.maintain` once that size has enough
 vectors to need one (below that, the exact scan is fast and exact). The index is on halfvec:
-measured on 100k bench chunks (384 dims, ef_search 200) it is 43% smaller than on float32 (112
-vs 195 MB; at 10M chunks that is ~8 GB of RAM less) with the same recall@10 (0.994 vs 0.982,
-within the run-to-run spread of the graph), and the reader re-ranks what it returns by the
-float32 distance, so scores stay exact. It is built with ef_construction 128 (pgvector's
-default is 64): a graph built with a wider search lets queries search narrower for the same
-recall. On the 1M bench chunks it took twice as long to build (one background build per
-vector size) and the same space, and gave recall@10 0.986 at ef_search 150 where the default
-graph gave 0.955 at ef_search 400, and the vector leg alone took p50 / p95 8.9 / 16.6 ms
-instead of 13.1 / 26.3 ms.
+it is much smaller than on float32 with the same recall, and the reader re-ranks what it
+returns by the float32 distance, so scores stay exact. It is built with ef_construction 128
+(pgvector's default is 64): a graph built with a wider search lets queries search narrower for
+the same recall, at twice the build time (docs/postgres-scale.md, "Graph parameters").
 
 The schema is created on first use under a transaction-level advisory lock (two daemons
 starting together do not race) and versioned by the `meta` row `schema_version`: a database

@@ -146,9 +146,9 @@ class PgStore:
         with main.transaction():
             self._clear(self.namespace)
             # Renaming a row rewrites it, and once the HNSW index exists every rewritten row
-            # with a vector is inserted into the graph: ~7 ms a row (measured at 100k chunks),
-            # two hours at 1M. That is the price of the swap (there is no cheaper way to move
-            # rows between namespaces); the staging rows were written without their vector
+            # with a vector is inserted into the graph: hours at 1M chunks (docs/postgres-scale.md).
+            # That is the price of the swap (there is no cheaper way to move rows between
+            # namespaces); the staging rows were written without their vector
             # size, so this is the only time they join the graph. A timeout would only throw
             # the whole rebuild away at its last step, every time.
             self._execute("SET LOCAL statement_timeout = 0", None)

@@ -1,8 +1,8 @@
 """Chunks' tsvectors assembled by the writer, exactly as the server's `to_tsvector` makes them.
 
 A bulk load is bound by the server (one backend does all of a writer's work), and
-`to_tsvector` was the largest single part of that work: ~55 of the ~220 us a 600-character
-chunk cost the server at 30k chunks (measured), ahead of the GIN index. Nearly all of it is
+`to_tsvector` was the largest single part of that work, ahead of the GIN index
+(docs/postgres-scale.md, "Writing"). Nearly all of it is
 the parser and the stemmer run word by word over the same few thousand words, again and again.
 So the writer keeps, per word it has met, what the server's FTS configuration makes of that
 word alone (`Lexicon.learn`: one query per batch for the words it has not met), and assembles

@@ -6,7 +6,7 @@ count. Inside a transaction, `replace_chunks` and `upsert_file` are collected an
 batch at a time (bulk.py): before any other statement on the connection (so every read sees the
 writer's own writes, exactly as if they had been written at once) and before the commit (so a
 failure rolls the whole transaction back). Writes never create the HNSW index: a row inserted
-into it costs ~30x a plain row (12 vs 0.4 ms at 100k chunks, measured), so `PgStore.maintain`
+into it costs tens of times a plain row (docs/postgres-scale.md), so `PgStore.maintain`
 builds it, in the background, once a dimension has enough vectors to need it (see
 schema.HNSW_MIN_VECTORS). Once it exists, every namespace's writes of that size pay that.
 """

@@ -4,7 +4,7 @@ The MATCH query is an OR of the query's terms (`text.tokens.query_terms`) plus p
 adjacent query words: an AND query misses the answer whenever a question uses one word the note
 does not; `search/keyword.py` then weighs each chunk by how many of the query's words it holds,
 so all-terms matches still rank first. Adjacent-word phrases ("support group") lift chunks
-where the words stand together (LoCoMo-dev BM25 hit@5 0.900 → 0.904, nDCG@10 0.777 → 0.785).
+where the words stand together (docs/benchmarks.md, "Figures behind the code's choices").
 
 Every term is built from letters and digits only and wrapped in double quotes (a phrase is two
 such words), so no user input (quotes, `*`, `-`, `NEAR`, parentheses, column filters,
@@ -52,10 +52,10 @@ def _placeholders(n: int) -> str:
     return ", ".join("?" * n)
 
 
-# The leg's filters (sources, model, derived files) are applied to the best matches as read
-# from `chunks`, not inside the MATCH: there they read the keyword row's stored columns for
-# every matching row (~1,800 of 100k chunks for a typical question: the leg took 20 ms, 7 ms
-# without). The best `limit` × this are read first, × 4 more while a filter leaves too few.
+# The leg's filters (sources, model, derived files) are applied to the best matches as read from
+# `chunks`, not inside the MATCH: there they read the keyword row's stored columns for every
+# matching row, which cost the leg most of its time (docs/benchmarks.md). The best `limit` × this
+# are read first, × 4 more while a filter leaves too few.
 FILTER_OVERSAMPLE = 2
 FILTER_WIDEN_MAX = 4096  # past this many, the filters run inside the MATCH after all
 
@@ -131,10 +131,10 @@ def keyword_relevance(conn: Connection, terms: QueryTerms, ids: Sequence[str]
 
     The rows are picked by rowid (an FTS row shares its chunk's rowid, see
     `queries.insert_chunks`): `id` is an UNINDEXED column, and filtering on it read the stored
-    record of every matching row -- at 100k chunks that cost twice the keyword leg itself
-    (49 vs 21 ms). The `+` keeps FTS5 from taking the rowids as lookup keys, which would run
-    the whole MATCH once per id. A row whose id disagrees, matched or not (an index whose keyword
-    rows are not aligned with its chunks), sends the lookup back to the slow, exact path.
+    record of every matching row, which cost twice the keyword leg itself. The `+` keeps FTS5
+    from taking the rowids as lookup keys, which would run the whole MATCH once per id. A row
+    whose id disagrees, matched or not (an index whose keyword rows are not aligned with its
+    chunks), sends the lookup back to the slow, exact path.
     """
     match = build_match(terms, op="OR")
     if match is None or not ids:

@@ -112,8 +112,8 @@ def quick_check(conn: db.Connection, path: Path, *, thorough: bool = True) -> st
     reports that as a plain "disk I/O error": read as damage, it moved a sound index aside).
 
     Schema presence (catches a truncated or foreign file), then, when `thorough`,
-    `PRAGMA quick_check`, which reads every page: measured at ~14 ms per MB (3 s for a
-    220 MB index), so only a long-running writer (the daemon) pays it, once at open.
+    `PRAGMA quick_check`, which reads every page (seconds for a large index), so only a
+    long-running writer (the daemon) pays it, once at open.
     """
     try:
         names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}

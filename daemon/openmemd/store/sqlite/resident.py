@@ -1,9 +1,10 @@
 """The vector leg from a resident matrix: exact cosine KNN with numpy, kept current by deltas.
 
-sqlite-vec 0.1.9's KNN is a brute-force scan ~7× slower than numpy's BLAS on the same vectors
-(docs/benchmarks.md). A long-lived process (the daemon) keeps, per index file, every chunk vector
-in one float32 matrix (rows L2-normalised) with each row's chunk rowid, id, model, source and
-whether its path is derived (what the KNN leg filters on), and answers with `M @ q` + argpartition.
+sqlite-vec 0.1.9's KNN is a brute-force scan several times slower than numpy's BLAS on the same
+vectors (docs/benchmarks.md, "Search latency"). A long-lived process (the daemon) keeps, per index
+file, every chunk vector in one float32 matrix (rows L2-normalised) with each row's chunk rowid,
+id, model, source and whether its path is derived (what the KNN leg filters on), and answers
+with `M @ q` + argpartition.
 
 Kept current without reloading: the index logs the rowid of each chunk written, deleted or
 re-embedded (vec_log.py, appended in the writer's transaction, whatever process writes).
@@ -19,7 +20,7 @@ arrays outside the lock and swaps them in. No search sees a half-written row.
 Vectors come from `chunks_vec` (the same float32 values the KNN leg compares) or, without
 sqlite-vec, from `chunks.embedding` JSON. Memory: 4 B × dims per chunk (154 MB for 100k chunks of
 384 dims) plus a little headroom; freed rows are reused. The load keeps one string per distinct
-model, source and path (SQLite's new one per row fragmented the heap for good: ~30 MB at 100k).
+model, source and path (SQLite's new one per row fragmented the heap for good).
 """
 
 from __future__ import annotations

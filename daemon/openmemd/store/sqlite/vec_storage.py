@@ -1,12 +1,13 @@
 """Every vector of `chunks_vec` at once, read from the vec0 table's own storage.
 
-`SELECT id, embedding FROM chunks_vec` costs ~35 µs a row (3.5 s for 100k chunks): vec0 looks
-each row up in its chunk blobs. Its storage is plain SQLite tables -- `chunks_vec_rowids` (id →
+`SELECT id, embedding FROM chunks_vec` is slow, seconds at 100k chunks: vec0 looks each row
+up in its chunk blobs. Its storage is plain SQLite tables -- `chunks_vec_rowids` (id →
 chunk, offset), `chunks_vec_chunks` (a validity bitmap per chunk) and
 `chunks_vec_vector_chunks00` (one blob of `size` float32 vectors per chunk) -- read here in a
-few large blobs, ~7× faster. That layout is sqlite-vec's (0.1.x), not a published interface, so
-the result is checked against vec0's own answer for a sample of ids; any difference, or a layout
-that does not fit, returns None and the caller scans the table the slow way.
+few large blobs, several times faster (docs/benchmarks.md). That layout is sqlite-vec's
+(0.1.x), not a published interface, so the result is checked against vec0's own answer for a
+sample of ids; any difference, or a layout that does not fit, returns None and the caller
+scans the table the slow way.
 """
 
 from __future__ import annotations

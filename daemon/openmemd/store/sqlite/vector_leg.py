@@ -6,7 +6,8 @@ uses the cosine metric, so similarity = 1 − distance). It is never scanned wit
 or of unwanted sources are filtered after the KNN step, so k is oversampled when filtering
 and widened until enough rows survive. In a long-lived process (the daemon, see
 `resident.enable`) the same leg is answered from a resident numpy matrix of the same vectors,
-kept current by the index's change log (resident.py): same rows, same order, ~7× faster.
+kept current by the index's change log (resident.py): same rows, same order, several times
+faster (docs/benchmarks.md, "Search latency").
 When sqlite-vec is unavailable, `chunks_vec` is missing, or its dimension does not match the
 query, the resident matrix is filled from `chunks.embedding` (JSON) instead, in any process.
 
