@@ -1,10 +1,9 @@
 """The vector leg from a resident matrix: exact cosine KNN with numpy, kept current by deltas.
 
 sqlite-vec 0.1.9's KNN is a brute-force scan several times slower than numpy's BLAS on the same
-vectors (docs/benchmarks.md, "Search latency"). A long-lived process (the daemon) keeps, per index
-file, every chunk vector in one float32 matrix (rows L2-normalised) with each row's chunk rowid,
-id, model, source and whether its path is derived (what the KNN leg filters on), and answers
-with `M @ q` + argpartition.
+vectors (docs/benchmarks.md). A long-lived process (the daemon) keeps, per index file, every
+chunk vector in one float32 matrix (rows L2-normalised) with each row's chunk rowid, id, model,
+source and whether its path is derived (the KNN leg's filters): `M @ q` + argpartition.
 
 Kept current without reloading: the index logs the rowid of each chunk written, deleted or
 re-embedded (vec_log.py, appended in the writer's transaction, whatever process writes).
