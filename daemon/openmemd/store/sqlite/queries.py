@@ -15,7 +15,7 @@ from openmemd.store.sqlite.schema import EMPTY_EMBEDDING, filter_sql, has_vec_ta
 
 
 @dataclass(frozen=True)
-class StoredChunk:
+class SqliteChunkRow:
     """A chunk as this backend stores it: `store.base.ChunkRow` with its vector as OpenClaw's
     JSON text."""
 
@@ -87,7 +87,7 @@ def delete_chunks(conn: Connection, path: str, *, vec: bool) -> None:
     conn.execute("DELETE FROM chunks WHERE path = ?", (path,))
 
 
-def insert_chunks(conn: Connection, rows: Iterable[StoredChunk]) -> None:
+def insert_chunks(conn: Connection, rows: Iterable[SqliteChunkRow]) -> None:
     """Insert chunks and their keyword rows (FTS rowid = chunk rowid, see delete_chunks)."""
     fts = []
     for r in rows:

@@ -154,7 +154,7 @@ class SqliteWriter:
             # Chunks exist only for files with a row, so a path new to the index has none to
             # remove: skipping the deletes saves a sixth of a first index's write time.
             self._chunked_new.add(path)
-        queries.insert_chunks(self.conn, [queries.StoredChunk(
+        queries.insert_chunks(self.conn, [queries.SqliteChunkRow(
             id=r.id, path=r.path, source=r.source, start_line=r.start_line,
             end_line=r.end_line, hash=r.hash, model=r.model, text=r.text, fts_text=r.fts_text,
             embedding=(embed_cache.vector_to_json(r.vector) if r.vector is not None
