@@ -36,9 +36,9 @@ from openmemd.store.meta import meta_from_text
 from openmemd.store.postgres import keyword
 from openmemd.store.postgres.connect import (
     Outage,
+    PgConnectSpec,
     Pool,
     SchemaDamagedError,
-    Target,
     translated,
 )
 from openmemd.store.postgres.generation import ContentGeneration
@@ -55,7 +55,7 @@ T = TypeVar("T")
 class PgReader:
     thread_safe = True  # a pooled connection per call
 
-    def __init__(self, pool: Pool, target: Target, ns: str,
+    def __init__(self, pool: Pool, target: PgConnectSpec, ns: str,
                  search_ns: Sequence[str], ready: Callable[[], None], outage: Outage,
                  generation: ContentGeneration) -> None:
         self._pool = pool
