@@ -1,7 +1,9 @@
-"""The writing side of `MemoryIndex`: the one writer of an index and the healing of it.
+"""The writing side of `MemoryIndex`: runs each write of an index, one at a time, and heals it.
 
 Writes (sync, a vector fill, upkeep) are serialised by a lock inside the process and by the
-store's writer lock across processes, so there is only ever one writer. Every write runs
+store's writer lock across processes, so there is only ever one writer. In the daemon they
+come from the indexer thread (server/indexer.py); a command run without a daemon calls them
+in-process. What a sync writes is `index.sync.IndexSync`'s to decide. Every write runs
 `_guarded`: damage the store found before or during it (`IndexStore.damage`) replaces the index
 (`IndexStore.heal`) and refills its keyword rows from the Markdown first.
 """

@@ -9,8 +9,9 @@ backend's package names its engine, its SQL or its tables.
 Three roles:
 - `IndexStore`: one index, opened by `store.open_store(settings, agent_id)`; hands out the one
   writer and per-thread readers, rebuilds safely, reports its own status.
-- `StoreWriter`: the single writer. Every mutation runs inside `transaction()`; nothing is
-  visible to readers before that transaction commits.
+- `StoreWriter`: the write API, rows in transactions; one open per index (its writer lock).
+  Every mutation runs inside `transaction()`; nothing is visible to readers before that
+  transaction commits.
 - `StoreReader`: candidates for the two search legs, scores for given ids, and stats. A reader
   never writes and never blocks on the writer.
 
@@ -308,7 +309,8 @@ def chunks_of_files(reader: StoreReader, paths: Iterable[str], *, limit: int,
 
 
 class StoreWriter(Protocol):
-    """The single writer of an index. Mutations run inside `transaction()`."""
+    """An index's write API: rows written in transactions (`transaction()`). A store opens one
+    at a time (`IndexStore.writer`); what is written is `index.sync`'s to decide."""
 
     def transaction(self) -> AbstractContextManager[None]:
         """One atomic write; rolled back on any exception. Not re-entrant."""

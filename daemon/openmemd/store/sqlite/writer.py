@@ -1,4 +1,4 @@
-"""The SQLite backend's single writer (`store.base.StoreWriter`) over one open connection.
+"""`StoreWriter` on SQLite: the write API of one index file, over one open connection.
 
 Vectors arrive as float32 arrays and are stored as OpenClaw does: JSON array text in
 `chunks.embedding` and `embedding_cache`, and (when sqlite-vec loaded) a float32 blob in the
