@@ -53,7 +53,7 @@ from openmemd.api import MemoryIndex
 from openmemd.embed.local import load_local_model
 from openmemd.search import scoring
 from openmemd.search.pipeline import run_search
-from openmemd.store.base import Candidate, CandidateFilter, ChunkRow, StoreReader
+from openmemd.store.base import CandidateFilter, ChunkRow, MeasuredChunk, StoreReader
 from quality import _load_scorer, _matches, score, settings_for, workspace_root
 
 MODEL = "wordllama-l2-supercat-256"
@@ -131,11 +131,11 @@ class FirstPassReader:
         return getattr(self._reader, name)
 
     def vector_candidates(self, query: NDArray[np.float32], *, limit: int,
-                          where: CandidateFilter) -> list[Candidate]:
+                          where: CandidateFilter) -> list[MeasuredChunk]:
         sims = self._vectors @ query
         best = sorted(range(len(sims)), key=lambda i: (-sims[i], self._rows[i].id))[:limit]
-        return [Candidate(r.id, r.path, r.source, r.start_line, r.end_line, r.text,
-                          float(sims[i])) for i in best for r in (self._rows[i],)]
+        return [MeasuredChunk(r.id, r.path, r.source, r.start_line, r.end_line, r.text,
+                              float(sims[i])) for i in best for r in (self._rows[i],)]
 
     def cosines(self, query: NDArray[np.float32], ids: Sequence[str], *,
                 model: str) -> dict[str, float]:

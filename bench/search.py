@@ -244,7 +244,7 @@ def edits(path: Path, reader: SqliteReader, vectors: list[np.ndarray]) -> list[f
     rel = "memory/bench-edit.md"
     try:
         for i, v in enumerate(vectors[:20]):
-            rows = [queries.StoredChunk(
+            rows = [queries.SqliteChunkRow(
                 id=f"edit-{i}-{j}", path=rel, source="memory", start_line=j, end_line=j,
                 hash=f"e{i}{j}", model=MODEL, text=f"edited {i} {j}", fts_text=f"edited {i} {j}",
                 embedding=json.dumps(v.tolist()), updated_at=0) for j in range(3)]

@@ -74,7 +74,7 @@ CJK_WORDS = """
 
 
 @dataclass(frozen=True)
-class Chunk:
+class SyntheticChunk:
     id: str
     path: str
     start_line: int
@@ -157,7 +157,7 @@ class Corpus:
             s += k
         return " ".join(sentences)
 
-    def chunks(self, b: int) -> Iterator[Chunk]:
+    def chunks(self, b: int) -> Iterator[SyntheticChunk]:
         """The chunks of block `b` (whole files: BLOCK is a multiple of CHUNKS_PER_FILE)."""
         rng = np.random.default_rng((self.seed, 2, b))
         for i in range(b * BLOCK, min(self.n, (b + 1) * BLOCK)):
@@ -165,8 +165,8 @@ class Corpus:
             day = f % 3650
             path = (f"memory/{2016 + day // 365}-{1 + day % 365 // 31:02d}-"
                     f"{1 + day % 31:02d}-{f // 3650:04d}.md")
-            yield Chunk(id=f"c{i:08d}", path=path, start_line=1 + 20 * j, end_line=20 + 20 * j,
-                        text=self.text(i, rng))
+            yield SyntheticChunk(id=f"c{i:08d}", path=path, start_line=1 + 20 * j,
+                                 end_line=20 + 20 * j, text=self.text(i, rng))
 
     def queries(self, count: int) -> tuple[list[str], np.ndarray]:
         """`count` query texts and vectors (unit float32), drawn like the chunks."""

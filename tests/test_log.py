@@ -7,13 +7,13 @@ import json
 from helpers import logged
 from openmemd.config import EmbeddingSettings, StoreSettings
 from openmemd.log import get_logger
-from openmemd.store.postgres.connect import Target
+from openmemd.store.postgres.connect import PgConnectSpec
 
 PASSWORD = "s3cr3t-pw"
 URL = f"postgresql://alice:{PASSWORD}@db.example:5432/memory"
 
 
-def _fails_holding_secrets(target: Target, store: StoreSettings,
+def _fails_holding_secrets(target: PgConnectSpec, store: StoreSettings,
                            embedding: EmbeddingSettings) -> None:
     note_text = f"the vault code is {PASSWORD}"  # a note being indexed, say
     raise RuntimeError(f"indexing failed ({len(note_text)} characters)")
@@ -22,7 +22,8 @@ def _fails_holding_secrets(target: Target, store: StoreSettings,
 def _log_the_failure(fmt: str) -> str:
     with logged(fmt) as out:
         try:
-            _fails_holding_secrets(Target(URL, 1000), StoreSettings(backend="postgres", url=URL),
+            _fails_holding_secrets(PgConnectSpec(URL, 1000),
+                                   StoreSettings(backend="postgres", url=URL),
                                    EmbeddingSettings(api_key=PASSWORD))
         except RuntimeError:
             get_logger("openmemd.test").exception("index_failed")
@@ -41,7 +42,7 @@ def test_a_logged_traceback_shows_where_but_no_local_values() -> None:
 def test_reprs_never_show_a_password_or_key() -> None:
     # Whatever prints these (an error message, a debugger, a traceback renderer that shows
     # locals) shows where, not the secret.
-    shown = [repr(Target(URL, 1000)), repr(StoreSettings(backend="postgres", url=URL)),
+    shown = [repr(PgConnectSpec(URL, 1000)), repr(StoreSettings(backend="postgres", url=URL)),
              repr(EmbeddingSettings(api_key=PASSWORD))]
     assert all(PASSWORD not in r for r in shown), shown
     assert "postgresql://alice:***@db.example:5432/memory" in shown[0]

@@ -18,13 +18,13 @@ from typing import Any
 import pytest
 import structlog
 
-import openmemd.server.writer as indexer_mod
+import openmemd.server.indexer as indexer_mod
 from daemon_harness import Daemon, make_daemon
 from helpers import wait_for
 from openai_fake import JsonHandler, QuietServer, embeddings_payload
 from openmemd.api import MemoryIndex
 from openmemd.progress import ProgressBar, ProgressMeter
-from openmemd.server.writer import IndexWriter
+from openmemd.server.indexer import Indexer
 
 
 class SlowEmbeddings:
@@ -114,7 +114,7 @@ def test_daemon_indexer_logs_and_shows_progress(make_settings, workspace, slow,
     monkeypatch.setattr(indexer_mod, "PROGRESS_LOG_S", 0.2)  # ~10 s in the daemon
     with MemoryIndex.open(workspace, config=make_settings(slow.config(batch_size=1))) as index, \
             structlog.testing.capture_logs() as logs:
-        ix = IndexWriter(index, name="p")
+        ix = Indexer(index, name="p")
         ix.start()
         try:
             ix.request_reconcile("test")

@@ -12,7 +12,7 @@ from openmemd.config import DeepPhaseSettings
 from openmemd.dreaming.clock import day_within_lookback, format_diary_date, iso_z, parse_iso
 from openmemd.dreaming.concepts import derive_concept_tags
 from openmemd.dreaming.diary import insert_entry
-from openmemd.dreaming.ingest import build_chunks, strip_managed_blocks
+from openmemd.dreaming.ingest import build_snippets, strip_managed_blocks
 from openmemd.dreaming.layout import is_short_term_path
 from openmemd.dreaming.memory_md import clean_text, truncate_tokens
 from openmemd.dreaming.promotion_score import (
@@ -58,13 +58,13 @@ def test_chunks_keep_heading_context_and_drop_generic_day_headings() -> None:
     lines = ["# April 3", "", "## Deploy plan", "- Freeze the main branch", "- Tag release v2",
              "", "Paragraph one talks about rollout.", "Paragraph two continues it.", "",
              "## Monday", "- Short", "- A sufficiently long item"]
-    chunks = build_chunks(lines, 10)
+    chunks = build_snippets(lines, 10)
     assert [(c.start_line, c.end_line, c.snippet) for c in chunks] == [
         (4, 5, "Deploy plan: Freeze the main branch; Tag release v2"),
         (7, 8, "Deploy plan: Paragraph one talks about rollout. Paragraph two continues it."),
         (12, 12, "Deploy plan: A sufficiently long item"),
     ]
-    many = build_chunks([f"- item number {i}" for i in range(10)], 10)
+    many = build_snippets([f"- item number {i}" for i in range(10)], 10)
     assert [(c.start_line, c.end_line) for c in many] == [(1, 4), (5, 8), (9, 10)]
 
 

@@ -17,8 +17,8 @@ import pytest
 from helpers import wait_for
 from openmemd.api import MemoryIndex
 from openmemd.config import Settings
+from openmemd.server.indexer import Indexer
 from openmemd.server.watcher import Change
-from openmemd.server.writer import IndexWriter
 
 WORDS = ["budget", "meeting", "design", "database", "migration", "garden", "travel", "recipe",
          "invoice", "hiring"]
@@ -101,7 +101,7 @@ def test_an_edit_is_searchable_and_embedded_ahead_of_a_running_fill(local, works
     with MemoryIndex.open(workspace, config=local) as index:
         index.sync(fill_vectors=False)
         total = index.status().pending_vectors
-        writer = IndexWriter(index, name="main")
+        writer = Indexer(index, name="main")
         embedded_while_edit_waited: list[int] = []
         writer.start()
         try:
@@ -135,7 +135,7 @@ def test_progress_never_reads_zero_at_a_zero_rate_once_a_batch_is_done(local, wo
         (workspace / "memory" / f"2025-07-{i + 10:02d}.md").write_text(long_note(i, 30))
     with MemoryIndex.open(workspace, config=local) as index:
         index.sync(fill_vectors=False)
-        writer = IndexWriter(index, name="main")
+        writer = Indexer(index, name="main")
         seen: list[dict[str, object]] = []
         stop = threading.Event()
 

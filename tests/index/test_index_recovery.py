@@ -178,7 +178,7 @@ def test_full_database_is_a_clear_unavailable_error_and_recovers(make_settings, 
 
 
 def test_daemon_indexer_retries_a_full_disk_until_space_returns(make_settings, workspace):
-    from openmemd.server.writer import IndexWriter
+    from openmemd.server.indexer import Indexer
 
     (workspace / "MEMORY.md").write_text("hello\n")
     with MemoryIndex.open(workspace, config=make_settings()) as index:
@@ -186,7 +186,7 @@ def test_daemon_indexer_retries_a_full_disk_until_space_returns(make_settings, w
         conn = index.store.writer().conn  # SQLite's own connection: a full disk on demand
         pages = conn.execute("PRAGMA page_count").fetchone()[0]
         conn.execute(f"PRAGMA max_page_count = {pages}")
-        indexer = IndexWriter(index, name="main")
+        indexer = Indexer(index, name="main")
         indexer.start()
         try:
             (workspace / "memory" / "big.md").write_text("walrus\n" + "filler text\n" * 4000)

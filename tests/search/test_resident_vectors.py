@@ -13,7 +13,7 @@ import pytest
 from openmemd.api import MemoryIndex
 from openmemd.search import vector
 from openmemd.store.sqlite import db, queries, resident, schema, vec_log
-from openmemd.store.sqlite.queries import StoredChunk
+from openmemd.store.sqlite.queries import SqliteChunkRow
 from openmemd.store.sqlite.reader import SqliteReader
 
 DIMS = 8
@@ -43,14 +43,14 @@ def resident_on():
     resident.forget()
 
 
-def _row(i: int, model: str, source: str, path: str, vector: np.ndarray | None) -> StoredChunk:
-    return StoredChunk(id=f"c{i:05d}", path=path, source=source, start_line=1, end_line=2,
-                       hash=f"h{i}", model=model, text=f"chunk {i}", fts_text=f"chunk {i}",
-                       embedding=("[" + ",".join(f"{x:.9g}" for x in vector) + "]")
-                       if vector is not None else "[]", updated_at=0)
+def _row(i: int, model: str, source: str, path: str, vector: np.ndarray | None) -> SqliteChunkRow:
+    return SqliteChunkRow(id=f"c{i:05d}", path=path, source=source, start_line=1, end_line=2,
+                          hash=f"h{i}", model=model, text=f"chunk {i}", fts_text=f"chunk {i}",
+                          embedding=("[" + ",".join(f"{x:.9g}" for x in vector) + "]")
+                          if vector is not None else "[]", updated_at=0)
 
 
-def write_chunks(conn, rows: list[StoredChunk]) -> None:
+def write_chunks(conn, rows: list[SqliteChunkRow]) -> None:
     """As the indexer writes them: chunk rows, then each vector into chunks_vec."""
     with db.write_transaction(conn):
         queries.insert_chunks(conn, rows)
@@ -61,7 +61,7 @@ def write_chunks(conn, rows: list[StoredChunk]) -> None:
                              (r.id, v.tobytes()))
 
 
-def random_rows(rng, start: int, count: int) -> list[StoredChunk]:
+def random_rows(rng, start: int, count: int) -> list[SqliteChunkRow]:
     rows = []
     for i in range(start, start + count):
         model = "m1" if i % 5 else "m2"
@@ -176,12 +176,12 @@ WRITER_SCRIPT = """
 import sys
 import numpy as np
 from openmemd.store.sqlite import db, queries
-from openmemd.store.sqlite.queries import StoredChunk
+from openmemd.store.sqlite.queries import SqliteChunkRow
 conn, _ = db.connect(sys.argv[1])
 v = np.asarray([float(x) for x in sys.argv[2].split(",")], np.float32)
-row = StoredChunk(id="from-cli", path="memory/cli.md", source="memory", start_line=1, end_line=1,
-                  hash="x", model="m1", text="t", fts_text="t",
-                  embedding="[" + sys.argv[2] + "]", updated_at=0)
+row = SqliteChunkRow(id="from-cli", path="memory/cli.md", source="memory", start_line=1, end_line=1,
+                     hash="x", model="m1", text="t", fts_text="t",
+                     embedding="[" + sys.argv[2] + "]", updated_at=0)
 with db.write_transaction(conn):
     queries.insert_chunks(conn, [row])
     conn.execute("INSERT INTO chunks_vec(id, embedding) VALUES (?, ?)", ("from-cli", v.tobytes()))

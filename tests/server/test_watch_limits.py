@@ -23,8 +23,8 @@ import pytest
 from daemon_harness import Daemon, make_daemon
 from helpers import wait_for
 from openmemd.api import MemoryIndex
+from openmemd.server.indexer import Indexer
 from openmemd.server.watcher import Watcher
-from openmemd.server.writer import IndexWriter
 
 MAX_QUEUED = Path("/proc/sys/fs/inotify/max_queued_events")
 USER_WATCHES = Path("/proc/sys/user/max_inotify_watches")
@@ -53,7 +53,7 @@ def test_kernel_queue_overflow_is_counted_and_deletions_converge(make_settings, 
     settings = make_settings("[sync]\nreconcile_minutes = 0\n")
     with MemoryIndex.open(workspace, config=settings) as index:
         assert index.sync().indexed == 300
-        indexer = IndexWriter(index, name="overflow")
+        indexer = Indexer(index, name="overflow")
         indexer.start()
         watcher = Watcher(workspace, index.is_indexed_path, indexer, debounce_ms=100)
         with tiny_inotify_queue(4):

@@ -1,7 +1,9 @@
-"""The writing side of `MemoryIndex`: the one writer of an index and the healing of it.
+"""The writing side of `MemoryIndex`: runs each write of an index, one at a time, and heals it.
 
 Writes (sync, a vector fill, upkeep) are serialised by a lock inside the process and by the
-store's writer lock across processes, so there is only ever one writer. Every write runs
+store's writer lock across processes, so there is only ever one writer. In the daemon they
+come from the indexer thread (server/indexer.py); a command run without a daemon calls them
+in-process. What a sync writes is `index.sync.IndexSync`'s to decide. Every write runs
 `_guarded`: damage the store found before or during it (`IndexStore.damage`) replaces the index
 (`IndexStore.heal`) and refills its keyword rows from the Markdown first.
 """
@@ -49,7 +51,7 @@ class Healed:
 
 
 @dataclass(frozen=True)
-class Build:
+class BuildProgress:
     """How far an index built in the background is: what a keyword-only search says."""
 
     files: int = 0  # files with keyword rows
@@ -88,7 +90,7 @@ class Maintainer:
         # nothing searches is CPU spent for nothing. Keyword rows are written either way.
         self.embed_derived = settings.query.dreaming_reports
         self._background: threading.Thread | None = None  # see sync_keywords_first
-        self.build = Build()  # what the background fill has done
+        self.build = BuildProgress()  # what the background fill has done
         self._stop_background = threading.Event()
 
     # -- identity --------------------------------------------------------------------------------
@@ -200,9 +202,9 @@ class Maintainer:
         if self.provider is None or self.filling_in_background or not report.vectors_pending:
             return
         self._stop_background.clear()
-        self.build = Build(files=report.scanned - len(report.skipped),
-                           vectors=(0, report.vectors_pending),
-                           healing=report.reindexed and self.recovery is not None)
+        self.build = BuildProgress(files=report.scanned - len(report.skipped),
+                                   vectors=(0, report.vectors_pending),
+                                   healing=report.reindexed and self.recovery is not None)
         self._background = threading.Thread(target=self._fill_in_background, args=(fill_progress,),
                                             daemon=True, name="openmemd-vector-fill")
         self._background.start()

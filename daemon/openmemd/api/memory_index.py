@@ -25,10 +25,10 @@ from openmemd.config import DEFAULT_AGENT, Settings, load_settings
 from openmemd.embed.shared import ProviderHealth, provider_for
 from openmemd.errors import BadRequestError, IndexLockedError, WorkspaceError
 from openmemd.index import identity as ident
-from openmemd.index.cited import parse_citation
-from openmemd.index.read import read_lines
+from openmemd.index.lines.cited import parse_citation
+from openmemd.index.lines.read import read_lines
+from openmemd.index.lines.stored import read_stored
 from openmemd.index.scan import ScanScope, classify
-from openmemd.index.stored_lines import read_stored
 from openmemd.index.sync import Progress, SyncReport
 from openmemd.index.transcripts import sessions_location
 from openmemd.index.vector_fill import Between

@@ -4,8 +4,8 @@ Exit codes as `status`: 0 all good, 1 warnings (it works, less well), 2 failures
 raises is reported as that check's failure, never a traceback. Doctor only reads: it creates
 no index, writes nothing into the workspace or the state dir, and downloads nothing.
 
-The checks of the engine (sqlite-vec, the model, PostgreSQL) are in api/doctor.py, the layer
-that may use the store and the model; those of the surroundings are here.
+The checks of the engine (sqlite-vec, the model, PostgreSQL) are in api/admin/engine_checks.py,
+the layer that may use the store and the model; those of the surroundings are here.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from openmemd import __version__, discovery, paths
-from openmemd.api import doctor as engine
-from openmemd.api.doctor import FAIL, LEVELS, OK, WARN, Check
+from openmemd.api.admin import engine_checks as engine
+from openmemd.api.admin.engine_checks import FAIL, LEVELS, OK, WARN, Check
 from openmemd.config import Settings
 from openmemd.config import openclaw as oc_config
 from openmemd.config.layers import sessions_dir

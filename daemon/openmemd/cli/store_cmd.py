@@ -5,9 +5,9 @@ cli/commands.py only wires it. A PATH is a SQLite index file; a `postgresql://` 
 (or a libpq key/value string such as 'host=db dbname=memory', as `store.url` takes) is the
 PostgreSQL backend, in the namespace given by `--from-namespace` / `--to-namespace`
 (or `--namespace` for both), default the configured `store.namespace` of `--agent`. Nothing is
-re-embedded and a second run changes nothing (see `api.store_copy`). Locations are printed as
-the stores show them, never with a password. `adopt` takes over a namespace that another
-workspace filled (a writer for another workspace is refused, see `api.store_adopt`).
+re-embedded and a second run changes nothing (see `api.admin.store_copy`). Locations are
+printed as the stores show them, never with a password. `adopt` takes over a namespace that another
+workspace filled (a writer for another workspace is refused, see `api.admin.store_adopt`).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
         return _adopt(settings, args)
     if not (args.source and args.target):
         raise BadRequestError("store copy needs --from and --to")
-    from openmemd.api.store_copy import copy_between
+    from openmemd.api.admin.store_copy import copy_between
 
     quiet = args.json or not sys.stderr.isatty()
     report = copy_between(args.source, args.target, settings, args.agent,
@@ -51,7 +51,7 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def _adopt(settings: Settings, args: argparse.Namespace) -> int:
-    from openmemd.api.store_adopt import adopt_namespace
+    from openmemd.api.admin.store_adopt import adopt_namespace
 
     given = [o for o, v in (("--from", args.source), ("--to", args.target),
                             ("--namespace", args.namespace),

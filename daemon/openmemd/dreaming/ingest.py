@@ -52,7 +52,9 @@ _WS_RE = re.compile(r"\s+")
 
 
 @dataclass(frozen=True)
-class Chunk:
+class DailySnippet:
+    """One snippet a daily note is cut into (not an index chunk: `index.chunking.Chunk`)."""
+
     start_line: int
     end_line: int
     snippet: str
@@ -116,9 +118,9 @@ def _chunk_text(heading: str | None, lines: Sequence[str], kind: str | None) -> 
     return _WS_RE.sub(" ", text[:MAX_SNIPPET_CHARS]).strip()
 
 
-def build_chunks(lines: Sequence[str], limit: int) -> list[Chunk]:
+def build_snippets(lines: Sequence[str], limit: int) -> list[DailySnippet]:
     """OpenClaw's buildDailySnippetChunks: headings give context, lists and paragraphs group."""
-    chunks: list[Chunk] = []
+    chunks: list[DailySnippet] = []
     heading: str | None = None
     current: list[str] = []
     kind: str | None = None
@@ -129,7 +131,7 @@ def build_chunks(lines: Sequence[str], limit: int) -> list[Chunk]:
         if current:
             text = _chunk_text(heading, current, kind)
             if len(text) >= MIN_SNIPPET_CHARS:
-                chunks.append(Chunk(start, end, text))
+                chunks.append(DailySnippet(start, end, text))
         current, kind, start, end = [], None, 0, 0
 
     for index, line in enumerate(lines):
@@ -239,7 +241,7 @@ def collect_daily(workspace: Path, checkpoint: Mapping[str, FileFingerprint], *,
             continue
         lines = strip_managed_blocks(re.split(r"\r?\n", text))
         hits = []
-        for chunk in build_chunks(lines, per_file_cap):
+        for chunk in build_snippets(lines, per_file_cap):
             hits.append(RecallHit(rel, chunk.start_line, chunk.end_line, DAILY_SCORE,
                                   chunk.snippet))
             if len(hits) >= per_file_cap or total + len(hits) >= total_cap:

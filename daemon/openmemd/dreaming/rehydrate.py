@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .ingest import build_chunks, strip_managed_blocks
+from .ingest import build_snippets, strip_managed_blocks
 from .markdown_io import read_text
 from .snippet_filter import is_unpromotable, normalize_snippet, strip_ellipses
 
@@ -127,7 +127,7 @@ def relocate_daily_chunk(lines: Sequence[str], start_line: int, end_line: int,
     if not target:
         return None
     span = end_line - start_line
-    matches = [c for c in build_chunks(strip_managed_blocks(lines), len(lines) + 1)
+    matches = [c for c in build_snippets(strip_managed_blocks(lines), len(lines) + 1)
                if normalize_snippet(c.snippet) == target]
     if not matches:
         return None

@@ -7,8 +7,9 @@ Two phases, so a first index never blocks search:
    written as they complete (index/vector_fill.py, a `VectorFill` each indexer holds).
    Interrupting phase 2 loses nothing already embedded.
 
-The `IndexSync` is the only writer of an index (through the store's `StoreWriter`); callers
-serialise access to it.
+`IndexSync` decides what a sync writes and writes it through the store's `StoreWriter`; it
+does not serialise itself: its one caller, `api.maintainer.Maintainer`, runs one write at a
+time.
 """
 
 from __future__ import annotations

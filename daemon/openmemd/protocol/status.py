@@ -196,7 +196,7 @@ class Retry(JsonRecord):
 
 
 class IndexerStatus(JsonRecord):
-    """The writer thread of one index (server/writer.py)."""
+    """The indexer thread of one index (server/indexer.py)."""
 
     state: str
     queue_depth: int

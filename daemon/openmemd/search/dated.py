@@ -46,8 +46,7 @@ from typing import Any, Protocol
 from openmemd.search.dates import DateQuery, DateRange
 from openmemd.search.keyword import keyword_scores_for
 from openmemd.search.results import LegHit
-from openmemd.store.base import Candidate as StoreCandidate
-from openmemd.store.base import CandidateFilter, StoreReader, chunks_of_files
+from openmemd.store.base import CandidateFilter, MeasuredChunk, StoreReader, chunks_of_files
 from openmemd.text.headings import calendar_day, heading_days
 from openmemd.text.tokens import QueryTerms, covered_terms
 
@@ -146,7 +145,7 @@ def _has_notes(reader: StoreReader, dates: DateQuery, where: CandidateFilter) ->
 
 
 def _dated_notes(reader: StoreReader, dates: DateQuery, *, limit: int,
-                 where: CandidateFilter) -> list[StoreCandidate]:
+                 where: CandidateFilter) -> list[MeasuredChunk]:
     """The chunks of the range's dated notes, newest first."""
     return [c for c in reader.chunks_by_path(path_patterns(dates), limit=limit, where=where)
             if (day := note_date(c.path)) is not None and dates.covers(day)]

@@ -26,10 +26,10 @@ from openmemd.protocol.status import (
     WatchStatus,
 )
 from openmemd.server import openclaw_side
+from openmemd.server.indexer import Indexer
 from openmemd.server.served_index import ServedIndex
 from openmemd.server.util import iso
 from openmemd.server.watcher import Change, Watcher
-from openmemd.server.writer import IndexWriter
 
 log = get_logger(__name__)
 
@@ -59,7 +59,7 @@ class AgentRuntime:
         self._opener = opener
         self._force_polling = force_polling
         self.index: ServedIndex | None = None
-        self.indexer: IndexWriter | None = None
+        self.indexer: Indexer | None = None
         self.watcher: Watcher | None = None
         self.sessions_watcher: Watcher | None = None  # OpenClaw's transcripts folder
         self.error: str | None = None
@@ -80,7 +80,7 @@ class AgentRuntime:
         index = self.index
         if index is None:
             return
-        indexer = self.indexer = IndexWriter(index, name=self.agent_id)
+        indexer = self.indexer = Indexer(index, name=self.agent_id)
         indexer.start()
         # A reader that meets a damaged index asks the writer for a rebuild.
         index.on_damage = lambda why: indexer.request_reconcile(f"index damaged: {why}")

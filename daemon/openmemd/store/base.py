@@ -9,8 +9,9 @@ backend's package names its engine, its SQL or its tables.
 Three roles:
 - `IndexStore`: one index, opened by `store.open_store(settings, agent_id)`; hands out the one
   writer and per-thread readers, rebuilds safely, reports its own status.
-- `StoreWriter`: the single writer. Every mutation runs inside `transaction()`; nothing is
-  visible to readers before that transaction commits.
+- `StoreWriter`: the write API, rows in transactions; one open per index (its writer lock).
+  Every mutation runs inside `transaction()`; nothing is visible to readers before that
+  transaction commits.
 - `StoreReader`: candidates for the two search legs, scores for given ids, and stats. A reader
   never writes and never blocks on the writer.
 
@@ -176,8 +177,9 @@ class CandidateFilter:
 
 
 @dataclass(frozen=True)
-class Candidate:
-    """A chunk one search leg found, with what the leg measured.
+class MeasuredChunk:
+    """A chunk one search leg found, with what the leg measured (the search pipeline's
+    `search.candidate.Candidate` is what it becomes there).
 
     Keyword leg: `measure` is the chunk's keyword relevance, ≥ 0 and higher is better (SQLite:
     −bm25 rank). Vector leg: `measure` is the cosine similarity to the query.
@@ -234,18 +236,18 @@ class StoreReader(Protocol):
     thread_safe: bool
 
     def keyword_candidates(self, terms: QueryTerms, *, limit: int,
-                           where: CandidateFilter) -> list[Candidate]:
+                           where: CandidateFilter) -> list[MeasuredChunk]:
         """The `limit` chunks most relevant to `terms`, best first (ties by id). [] when the
         query has no searchable term or the keyword index is unusable."""
         ...
 
     def keyword_relevance(self, terms: QueryTerms, ids: Sequence[str]) -> dict[str, float]:
-        """Keyword relevance (as in `Candidate.measure`) of these chunks; ids holding no query
+        """Keyword relevance (as in `MeasuredChunk.measure`) of these chunks; ids holding no query
         term are absent."""
         ...
 
     def vector_candidates(self, query: Vector, *, limit: int,
-                          where: CandidateFilter) -> list[Candidate]:
+                          where: CandidateFilter) -> list[MeasuredChunk]:
         """The `limit` chunks of `where.model` nearest to `query` (a unit vector) by cosine,
         best first (ties by id). [] when no vector of that size is stored."""
         ...
@@ -256,7 +258,7 @@ class StoreReader(Protocol):
         ...
 
     def chunks_by_path(self, patterns: Sequence[str], *, limit: int,
-                       where: CandidateFilter) -> list[Candidate]:
+                       where: CandidateFilter) -> list[MeasuredChunk]:
         """Chunks of the files whose path matches one of `patterns`, where `*` stands for any
         run of characters (`/` included) and every other character for itself; ordered by
         path descending (the newest dated note first), then line; at most `limit`; `measure`
@@ -299,7 +301,7 @@ class StoreReader(Protocol):
 
 
 def chunks_of_files(reader: StoreReader, paths: Iterable[str], *, limit: int,
-                    where: CandidateFilter) -> list[Candidate]:
+                    where: CandidateFilter) -> list[MeasuredChunk]:
     """`StoreReader.chunks_by_path` for these files exactly. `*` is the patterns' only
     wildcard, so a name holding one cannot be asked for exactly and is left out."""
     exact = sorted({p for p in paths if "*" not in p})
@@ -307,7 +309,8 @@ def chunks_of_files(reader: StoreReader, paths: Iterable[str], *, limit: int,
 
 
 class StoreWriter(Protocol):
-    """The single writer of an index. Mutations run inside `transaction()`."""
+    """An index's write API: rows written in transactions (`transaction()`). A store opens one
+    at a time (`IndexStore.writer`); what is written is `index.sync`'s to decide."""
 
     def transaction(self) -> AbstractContextManager[None]:
         """One atomic write; rolled back on any exception. Not re-entrant."""
@@ -370,7 +373,7 @@ class IndexStore(Protocol):
     # How the keyword index tokenizes text (recorded as `ftsTokenizer` in the index identity,
     # see `index.identity`): a different value means a full rebuild, never mixed keyword rows.
     fts_tokenizer: str
-    # Where this store writes, as its search hits name it (`Candidate.namespace`); "" for a
+    # Where this store writes, as its search hits name it (`MeasuredChunk.namespace`); "" for a
     # backend without namespaces.
     namespace: str
 

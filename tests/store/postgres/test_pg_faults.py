@@ -10,7 +10,7 @@ import pytest
 from pg_rows import fill, row, unit
 
 from openmemd.store.base import CandidateFilter, StoreUnavailableError
-from openmemd.store.postgres.connect import Target, connect
+from openmemd.store.postgres.connect import PgConnectSpec, connect
 from openmemd.store.postgres.schema import SCHEMA, SchemaTooNewError
 from openmemd.text.tokens import query_terms
 
@@ -76,7 +76,7 @@ def test_connections_probe_a_silent_peer_unless_the_url_says_otherwise(pg_url):
     # tests/store/postgres/test_pg_vanished_peer.py shows what the probes are for; here, that
     # they reach both ends and that a URL's own choices win, except the statement timeout.
     def settings(url):
-        with connect(Target(url, 4000)) as conn:
+        with connect(PgConnectSpec(url, 4000)) as conn:
             names = ("tcp_keepalives_idle", "tcp_keepalives_count", "tcp_user_timeout",
                      "statement_timeout")
             server = tuple(conn.execute(f"SHOW {n}").fetchone()[0] for n in names)

@@ -25,7 +25,7 @@ from openmemd.store.postgres.connect import (
     KEEPALIVE_IDLE_S,
     KEEPALIVE_INTERVAL_S,
     TCP_USER_TIMEOUT_MS,
-    Target,
+    PgConnectSpec,
     connect,
     translated,
 )
@@ -41,9 +41,9 @@ NOTICED_WITHIN_S = max(KEEPALIVE_IDLE_S + KEEPALIVE_INTERVAL_S * KEEPALIVE_COUNT
                        TCP_USER_TIMEOUT_MS / 1000) + 20
 HOLD_THE_LOCK = """
 import sys, time
-from openmemd.store.postgres.connect import Target
+from openmemd.store.postgres.connect import PgConnectSpec
 from openmemd.store.postgres.session import WriterSession
-session = WriterSession(Target(sys.argv[1], 5000), sys.argv[2], None)
+session = WriterSession(PgConnectSpec(sys.argv[1], 5000), sys.argv[2], None)
 conn = session.connection()  # held: the lock lives as long as this connection
 print("locked", flush=True)
 time.sleep(600)
@@ -69,7 +69,7 @@ def test_the_lock_of_a_writer_whose_host_vanished_is_free_again_in_seconds(
                                   stdout=subprocess.PIPE, text=True)
         try:
             assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
-            here = WriterSession(Target(server.url(), 5000), NS, None)  # the lock alone
+            here = WriterSession(PgConnectSpec(server.url(), 5000), NS, None)  # the lock alone
             with pytest.raises(IndexLockedError, match="another openmemd process"):
                 here.connection()
             host.cut()
@@ -97,7 +97,7 @@ def test_a_query_waiting_on_a_server_that_vanished_fails_in_seconds(server_root:
         server.trust(host.network)
         server.start()
         try:
-            target = Target(server.url(), 600_000)
+            target = PgConnectSpec(server.url(), 600_000)
             conn = connect(target)
             outcome: list[BaseException | None] = []
 

@@ -19,7 +19,7 @@ def open_postgres_store(settings: Settings, agent_id: str, *, long_lived: bool =
     """A `PgStore` for this agent's namespace, filled from `workspace` (see `open_store`).
     Does not connect (see store.py)."""
     try:
-        from openmemd.store.postgres.connect import Target
+        from openmemd.store.postgres.connect import PgConnectSpec
         from openmemd.store.postgres.owner import workspace_owner
         from openmemd.store.postgres.store import PgStore
     except ImportError as exc:
@@ -27,7 +27,7 @@ def open_postgres_store(settings: Settings, agent_id: str, *, long_lived: bool =
             f"store.backend = \"postgres\" needs the postgres extra ({exc.name} is missing): "
             "pip install 'psycopg[binary]' psycopg-pool pgvector") from None
     store = settings.store
-    target = Target(store.url, store.statement_timeout_ms)
+    target = PgConnectSpec(store.url, store.statement_timeout_ms)
     # Each request thread searches with two connections at once (the keyword leg runs beside
     # the vector leg, search/pipeline.py), plus one for status and maintenance.
     pool_size = 2 * settings.server.workers + 1 if long_lived else 2

@@ -18,7 +18,7 @@ from psycopg.rows import TupleRow
 
 from openmemd.log import get_logger
 from openmemd.store.postgres import schema
-from openmemd.store.postgres.connect import Target, connect, translated
+from openmemd.store.postgres.connect import PgConnectSpec, connect, translated
 from openmemd.store.postgres.schema import SCHEMA, Build
 
 log = get_logger(__name__)
@@ -28,7 +28,7 @@ class IndexBuilds:
     """At most one build thread per store: the keyword sample index if the database predates
     it, then the HNSW index of each vector size grown past schema.HNSW_MIN_VECTORS."""
 
-    def __init__(self, target: Target) -> None:
+    def __init__(self, target: PgConnectSpec) -> None:
         self._target = target
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None

@@ -69,14 +69,14 @@ HNSW_EF_SEARCH = 150
 
 
 @dataclass(frozen=True)
-class Target:
+class PgConnectSpec:
     """Where the server is and how long a query may run."""
 
     url: str  # may hold a password: never shown, see `shown` (and the repr)
     statement_timeout_ms: int
 
     def __repr__(self) -> str:
-        return f"Target({self.shown!r}, statement_timeout_ms={self.statement_timeout_ms})"
+        return f"PgConnectSpec({self.shown!r}, statement_timeout_ms={self.statement_timeout_ms})"
 
     @property
     def shown(self) -> str:
@@ -109,7 +109,7 @@ class Target:
         return re.sub(r"password=\S+", "password=***", message)
 
 
-def connect(target: Target) -> psycopg.Connection[TupleRow]:
+def connect(target: PgConnectSpec) -> psycopg.Connection[TupleRow]:
     """A direct connection (the schema, the writer, upkeep). Every store's first statement
     runs on one of these, so a database that is not UTF-8 is refused before any pool
     connection is made to it."""
@@ -127,7 +127,7 @@ def connect(target: Target) -> psycopg.Connection[TupleRow]:
     return conn
 
 
-def _require_utf8(conn: psycopg.Connection[Any], target: Target) -> None:
+def _require_utf8(conn: psycopg.Connection[Any], target: PgConnectSpec) -> None:
     """Refuse a database whose encoding is not UTF-8. `initdb` takes the shell's locale; in
     a shell without LANG that is SQL_ASCII, where the server converts nothing and psycopg
     hands every text value back as bytes: each file was skipped with an AttributeError and
@@ -156,7 +156,7 @@ def configure_session(conn: psycopg.Connection[TupleRow]) -> None:
     conn.execute("SET hnsw.iterative_scan = strict_order")
 
 
-def make_pool(target: Target, max_size: int) -> Pool:
+def make_pool(target: PgConnectSpec, max_size: int) -> Pool:
     pool: Pool = psycopg_pool.ConnectionPool(
         target.url, kwargs=target.kwargs(), min_size=0, max_size=max(1, max_size),
         open=False, configure=configure_session, check=psycopg_pool.ConnectionPool.check_connection,
@@ -171,7 +171,7 @@ def libpq_keywords() -> frozenset[str]:
 
 
 @contextmanager
-def translated(target: Target, doing: str) -> Iterator[None]:
+def translated(target: PgConnectSpec, doing: str) -> Iterator[None]:
     """Driver errors -> openmemd errors: unreachable, gone or timed out = StoreUnavailableError;
     out of space = DiskFullError; a refused value = RowRejectedError."""
     try:
@@ -223,7 +223,7 @@ class Outage:
     call makes one direct connection attempt (refused at once) instead of waiting on the pool,
     and the first attempt that succeeds ends the outage."""
 
-    def __init__(self, target: Target) -> None:
+    def __init__(self, target: PgConnectSpec) -> None:
         self._target = target
         self.reason: str | None = None
         self.schema_damaged = False  # set by a SchemaDamagedError; the store repairs, clears

@@ -8,13 +8,13 @@ from typing import Any
 from openmemd.config import StoreSettings
 from openmemd.errors import ConfigError, OpenmemdError
 from openmemd.store.checks import BackendCheck
-from openmemd.store.postgres.connect import Target, connect, translated
+from openmemd.store.postgres.connect import PgConnectSpec, connect, translated
 
 NAME = "postgresql"
 
 
 def check_server(store: StoreSettings) -> BackendCheck:
-    target = Target(store.url, store.statement_timeout_ms)
+    target = PgConnectSpec(store.url, store.statement_timeout_ms)
     try:
         conn = connect(target)  # refuses a database that is not UTF-8, saying how to make one
     except ConfigError as exc:

@@ -22,10 +22,10 @@ from openmemd.store.base import (
     FTS_ONLY_MODEL,
     CacheEntry,
     CacheKey,
-    Candidate,
     CandidateFilter,
     ChunkRow,
     IndexStats,
+    MeasuredChunk,
     StoredChunk,
     StoredFile,
     StoredFileRecord,
@@ -36,9 +36,9 @@ from openmemd.store.meta import meta_from_text
 from openmemd.store.postgres import keyword
 from openmemd.store.postgres.connect import (
     Outage,
+    PgConnectSpec,
     Pool,
     SchemaDamagedError,
-    Target,
     translated,
 )
 from openmemd.store.postgres.generation import ContentGeneration
@@ -55,7 +55,7 @@ T = TypeVar("T")
 class PgReader:
     thread_safe = True  # a pooled connection per call
 
-    def __init__(self, pool: Pool, target: Target, ns: str,
+    def __init__(self, pool: Pool, target: PgConnectSpec, ns: str,
                  search_ns: Sequence[str], ready: Callable[[], None], outage: Outage,
                  generation: ContentGeneration) -> None:
         self._pool = pool
@@ -97,13 +97,13 @@ class PgReader:
 
     # -- search legs ----------------------------------------------------------------------------
     def keyword_candidates(self, terms: QueryTerms, *, limit: int,
-                           where: CandidateFilter) -> list[Candidate]:
+                           where: CandidateFilter) -> list[MeasuredChunk]:
         found = self._run(lambda c: keyword.candidates(c, terms, self.search_ns, limit=limit,
                                                         where=where, plans=self._plans),
                           search=True)
-        return [Candidate(id=self._public_id(s.ns, s.id), path=r[0], source=r[1],
-                          start_line=int(r[2]), end_line=int(r[3]), text=r[4],
-                          measure=s.relevance, namespace=s.ns) for s, r in found]
+        return [MeasuredChunk(id=self._public_id(s.ns, s.id), path=r[0], source=r[1],
+                              start_line=int(r[2]), end_line=int(r[3]), text=r[4],
+                              measure=s.relevance, namespace=s.ns) for s, r in found]
 
     def keyword_relevance(self, terms: QueryTerms, ids: Sequence[str]) -> dict[str, float]:
         if not ids or not terms:
@@ -114,7 +114,7 @@ class PgReader:
         return {self._public_id(s.ns, s.id): s.relevance for s in scored}
 
     def vector_candidates(self, query: Vector, *, limit: int,
-                          where: CandidateFilter) -> list[Candidate]:
+                          where: CandidateFilter) -> list[MeasuredChunk]:
         dims = int(query.shape[0])
         if limit <= 0 or dims == 0 or where.model == FTS_ONLY_MODEL:
             return []
@@ -134,9 +134,9 @@ class PgReader:
         params.update(q=np.asarray(query, dtype=np.float32), ns=self.search_ns, limit=limit,
                       pool=RERANK_FACTOR * limit)
         rows = self._run(lambda c: c.execute(sql, params).fetchall(), search=True)
-        return [Candidate(id=self._public_id(r[0], r[1]), path=r[2], source=r[3],
-                          start_line=int(r[4]), end_line=int(r[5]), text=r[6],
-                          measure=1.0 - float(r[7]), namespace=r[0]) for r in rows]
+        return [MeasuredChunk(id=self._public_id(r[0], r[1]), path=r[2], source=r[3],
+                              start_line=int(r[4]), end_line=int(r[5]), text=r[6],
+                              measure=1.0 - float(r[7]), namespace=r[0]) for r in rows]
 
     def cosines(self, query: Vector, ids: Sequence[str], *, model: str) -> dict[str, float]:
         dims = int(query.shape[0])
@@ -153,7 +153,7 @@ class PgReader:
         return {self._public_id(r[0], r[1]): float(r[2]) for r in rows}
 
     def chunks_by_path(self, patterns: Sequence[str], *, limit: int,
-                       where: CandidateFilter) -> list[Candidate]:
+                       where: CandidateFilter) -> list[MeasuredChunk]:
         """See `StoreReader.chunks_by_path`: the paths matched in `files` (a row per file), the
         chunks read through `chunks_ns_path`, in every searched namespace."""
         if not patterns or limit <= 0:
@@ -165,9 +165,9 @@ class PgReader:
                " ORDER BY path COLLATE \"C\" DESC, start_line, ns, id LIMIT %(limit)s")
         params.update(ns=self.search_ns, like=[_like(p) for p in patterns], limit=limit)
         rows = self._run(lambda c: c.execute(sql, params).fetchall(), search=True)
-        return [Candidate(id=self._public_id(r[0], r[1]), path=r[2], source=r[3],
-                          start_line=int(r[4]), end_line=int(r[5]), text=r[6], measure=0.0,
-                          namespace=r[0]) for r in rows]
+        return [MeasuredChunk(id=self._public_id(r[0], r[1]), path=r[2], source=r[3],
+                              start_line=int(r[4]), end_line=int(r[5]), text=r[6], measure=0.0,
+                              namespace=r[0]) for r in rows]
 
     # -- files, meta, stats ---------------------------------------------------------------------
     def file_mtimes(self, paths: Sequence[str]) -> dict[str, int]:

@@ -19,7 +19,7 @@ from psycopg.rows import TupleRow
 
 from openmemd.errors import IndexLockedError
 from openmemd.store.postgres import owner as owners
-from openmemd.store.postgres.connect import Target, configure_session, connect, translated
+from openmemd.store.postgres.connect import PgConnectSpec, configure_session, connect, translated
 
 _LOCK_SQL = "SELECT pg_try_advisory_lock(hashtextextended(%s, 0))"
 # The session holding a bigint advisory lock: pg_locks shows the key as two 32-bit halves.
@@ -38,7 +38,7 @@ def lock_key(ns: str) -> str:
 
 
 class WriterSession:
-    def __init__(self, target: Target, ns: str, owner: str | None) -> None:
+    def __init__(self, target: PgConnectSpec, ns: str, owner: str | None) -> None:
         """`owner`: the workspace this writer fills (owner.py), checked at every lock; None:
         not checked (`PgStore.adopt` records it itself under the lock; a store opened
         without a workspace)."""

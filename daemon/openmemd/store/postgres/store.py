@@ -27,7 +27,7 @@ from openmemd.log import get_logger
 from openmemd.store.base import Recovery, StoreWriter, VectorMode
 from openmemd.store.postgres import fts, owner, schema
 from openmemd.store.postgres.builds import IndexBuilds
-from openmemd.store.postgres.connect import Outage, Target, connect, make_pool, translated
+from openmemd.store.postgres.connect import Outage, PgConnectSpec, connect, make_pool, translated
 from openmemd.store.postgres.generation import ContentGeneration
 from openmemd.store.postgres.reader import PgReader
 from openmemd.store.postgres.schema import BULK_TIMEOUT_SQL, SCHEMA
@@ -45,7 +45,7 @@ class PgStore:
     backend = "postgres"
     fts_tokenizer = fts.TOKENIZER_ID
 
-    def __init__(self, target: Target, namespace: str, search_namespaces: tuple[str, ...],
+    def __init__(self, target: PgConnectSpec, namespace: str, search_namespaces: tuple[str, ...],
                  *, pool_size: int, workspace: str | None) -> None:
         """`workspace`: the workspace this store's writer fills (owner.workspace_owner); None:
         its writer neither records nor checks one (tests, benchmarks)."""

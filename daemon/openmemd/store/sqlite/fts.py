@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from openmemd.store.base import Candidate, CandidateFilter
+from openmemd.store.base import CandidateFilter, MeasuredChunk
 from openmemd.store.derived import is_derived
 from openmemd.store.sqlite.db import Connection, OperationalError
 from openmemd.store.sqlite.schema import filter_sql
@@ -68,7 +68,7 @@ _RANKED_SQL = (
 
 
 def keyword_candidates(conn: Connection, terms: QueryTerms, *, limit: int,
-                       where: CandidateFilter) -> list[Candidate]:
+                       where: CandidateFilter) -> list[MeasuredChunk]:
     """The `limit` chunks with the best BM25 rank, best first (ties by id); measure = −rank.
 
     Chunk metadata and original text come from `chunks`; an FTS row without its chunk (an
@@ -101,14 +101,14 @@ def _passes(row: tuple[Any, ...], where: CandidateFilter) -> bool:
             and not (where.skip_derived and is_derived(path)))
 
 
-def _candidate(row: tuple[Any, ...]) -> Candidate:
+def _candidate(row: tuple[Any, ...]) -> MeasuredChunk:
     cid, path, source, start, end, text, rank = row[:7]
-    return Candidate(id=cid, path=path, source=source, start_line=int(start), end_line=int(end),
-                     text=text, measure=-float(rank))
+    return MeasuredChunk(id=cid, path=path, source=source, start_line=int(start), end_line=int(end),
+                         text=text, measure=-float(rank))
 
 
 def _filtered_in_match(conn: Connection, match: str, *, limit: int,
-                       where: CandidateFilter) -> list[Candidate]:
+                       where: CandidateFilter) -> list[MeasuredChunk]:
     """The filters inside the MATCH: when they leave few of the best matches."""
     more, more_params = filter_sql(where)
     clauses = ["chunks_fts MATCH ?", *more]

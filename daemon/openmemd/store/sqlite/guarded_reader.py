@@ -14,10 +14,10 @@ from typing import Any, ParamSpec, TypeVar
 
 from openmemd.store.base import (
     CacheEntry,
-    Candidate,
     CandidateFilter,
     ChunkRow,
     IndexStats,
+    MeasuredChunk,
     StoredChunk,
     StoredFile,
     StoredFileRecord,
@@ -55,21 +55,21 @@ class GuardedReader:
             yield row
 
     def keyword_candidates(self, terms: QueryTerms, *, limit: int,
-                           where: CandidateFilter) -> list[Candidate]:
+                           where: CandidateFilter) -> list[MeasuredChunk]:
         return self._call(self.inner.keyword_candidates, terms, limit=limit, where=where)
 
     def keyword_relevance(self, terms: QueryTerms, ids: Sequence[str]) -> dict[str, float]:
         return self._call(self.inner.keyword_relevance, terms, ids)
 
     def vector_candidates(self, query: Vector, *, limit: int,
-                          where: CandidateFilter) -> list[Candidate]:
+                          where: CandidateFilter) -> list[MeasuredChunk]:
         return self._call(self.inner.vector_candidates, query, limit=limit, where=where)
 
     def cosines(self, query: Vector, ids: Sequence[str], *, model: str) -> dict[str, float]:
         return self._call(self.inner.cosines, query, ids, model=model)
 
     def chunks_by_path(self, patterns: Sequence[str], *, limit: int,
-                       where: CandidateFilter) -> list[Candidate]:
+                       where: CandidateFilter) -> list[MeasuredChunk]:
         return self._call(self.inner.chunks_by_path, patterns, limit=limit, where=where)
 
     def file_mtimes(self, paths: Sequence[str]) -> dict[str, int]:

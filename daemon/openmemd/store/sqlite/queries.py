@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from openmemd.store.base import Candidate, CandidateFilter, StoredFile
+from openmemd.store.base import CandidateFilter, MeasuredChunk, StoredFile
 from openmemd.store.derived import DERIVED_PREFIX
 from openmemd.store.sqlite import vec_log
 from openmemd.store.sqlite.db import Connection
@@ -15,7 +15,7 @@ from openmemd.store.sqlite.schema import EMPTY_EMBEDDING, filter_sql, has_vec_ta
 
 
 @dataclass(frozen=True)
-class StoredChunk:
+class SqliteChunkRow:
     """A chunk as this backend stores it: `store.base.ChunkRow` with its vector as OpenClaw's
     JSON text."""
 
@@ -44,7 +44,7 @@ def _glob(pattern: str) -> str:
 
 
 def chunks_by_path(conn: Connection, patterns: Sequence[str], *, limit: int,
-                   where: CandidateFilter) -> list[Candidate]:
+                   where: CandidateFilter) -> list[MeasuredChunk]:
     """See `StoreReader.chunks_by_path`. The paths are matched in `files` (one row per file,
     far fewer than chunks), the chunks then read through the path index."""
     if not patterns or limit <= 0:
@@ -59,8 +59,8 @@ def chunks_by_path(conn: Connection, patterns: Sequence[str], *, limit: int,
         "SELECT id, path, source, start_line, end_line, text FROM chunks"
         f" WHERE {' AND '.join(clauses)} ORDER BY path DESC, start_line, id LIMIT ?",
         [*params, limit]).fetchall()
-    return [Candidate(id=cid, path=path, source=source, start_line=int(start),
-                      end_line=int(end), text=text, measure=0.0)
+    return [MeasuredChunk(id=cid, path=path, source=source, start_line=int(start),
+                          end_line=int(end), text=text, measure=0.0)
             for cid, path, source, start, end, text in rows]
 
 
@@ -87,7 +87,7 @@ def delete_chunks(conn: Connection, path: str, *, vec: bool) -> None:
     conn.execute("DELETE FROM chunks WHERE path = ?", (path,))
 
 
-def insert_chunks(conn: Connection, rows: Iterable[StoredChunk]) -> None:
+def insert_chunks(conn: Connection, rows: Iterable[SqliteChunkRow]) -> None:
     """Insert chunks and their keyword rows (FTS rowid = chunk rowid, see delete_chunks)."""
     fts = []
     for r in rows:

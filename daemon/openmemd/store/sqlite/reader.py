@@ -14,10 +14,10 @@ import numpy as np
 
 from openmemd.store.base import (
     CacheEntry,
-    Candidate,
     CandidateFilter,
     ChunkRow,
     IndexStats,
+    MeasuredChunk,
     StoredChunk,
     StoredFile,
     StoredFileRecord,
@@ -46,14 +46,14 @@ class SqliteReader:
 
     # -- search legs ------------------------------------------------------------------------
     def keyword_candidates(self, terms: QueryTerms, *, limit: int,
-                           where: CandidateFilter) -> list[Candidate]:
+                           where: CandidateFilter) -> list[MeasuredChunk]:
         return fts.keyword_candidates(self.conn, terms, limit=limit, where=where)
 
     def keyword_relevance(self, terms: QueryTerms, ids: Sequence[str]) -> dict[str, float]:
         return fts.keyword_relevance(self.conn, terms, ids)
 
     def vector_candidates(self, query: Vector, *, limit: int,
-                          where: CandidateFilter) -> list[Candidate]:
+                          where: CandidateFilter) -> list[MeasuredChunk]:
         q = np.asarray(query, dtype=np.float32).reshape(-1)
         return vector_leg.vector_candidates(self.conn, self.vec, self.db_file, q, limit=limit,
                                             where=where)
@@ -63,7 +63,7 @@ class SqliteReader:
         return vector_leg.cosines(self.conn, self.vec, self.db_file, q, ids, model=model)
 
     def chunks_by_path(self, patterns: Sequence[str], *, limit: int,
-                       where: CandidateFilter) -> list[Candidate]:
+                       where: CandidateFilter) -> list[MeasuredChunk]:
         return queries.chunks_by_path(self.conn, patterns, limit=limit, where=where)
 
     # -- files, meta, counts ----------------------------------------------------------------

@@ -12,7 +12,7 @@ When sqlite-vec is unavailable, `chunks_vec` is missing, or its dimension does n
 query, the resident matrix is filled from `chunks.embedding` (JSON) instead, in any process.
 
 The query is a unit vector (`search/vector.py` normalises it once); results are
-`store.base.Candidate`s whose `measure` is the cosine similarity.
+`store.base.MeasuredChunk`s whose `measure` is the cosine similarity.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from openmemd.store.base import Candidate, CandidateFilter
+from openmemd.store.base import CandidateFilter, MeasuredChunk
 from openmemd.store.derived import is_derived
 from openmemd.store.sqlite import resident, vec_storage
 from openmemd.store.sqlite.db import Connection, OperationalError, VectorSupport
@@ -32,7 +32,7 @@ OVERSAMPLE = 8  # k = limit × this when rows may be filtered out after the KNN 
 
 
 def vector_candidates(conn: Connection, vec: VectorSupport, db_file: str, q: np.ndarray, *,
-                      limit: int, where: CandidateFilter) -> list[Candidate]:
+                      limit: int, where: CandidateFilter) -> list[MeasuredChunk]:
     """The `limit` chunks of `where.model` most similar to the unit vector `q`, best first."""
     if where.model is None:
         raise ValueError("the vector leg needs where.model")
@@ -108,8 +108,8 @@ def _cosine(v: np.ndarray, q: np.ndarray) -> float:
 
 def _resident_search(conn: Connection, db_file: str, q: np.ndarray, *, from_vec_table: bool,
                      model: str, limit: int, sources: Sequence[str] | None,
-                     skip_derived: bool) -> list[Candidate] | None:
-    found_rows: list[Candidate] = []
+                     skip_derived: bool) -> list[MeasuredChunk] | None:
+    found_rows: list[MeasuredChunk] = []
     for _attempt in range(3):
         # A few spare rows: a chunk deleted since the matrix was refreshed is skipped below;
         # when more than that went, the next attempt refreshes (and sees the delete).
@@ -125,7 +125,7 @@ def _resident_search(conn: Connection, db_file: str, q: np.ndarray, *, from_vec_
     return found_rows[:limit]
 
 
-def _by_rowid(conn: Connection, found: list[tuple[str, int, float]]) -> list[Candidate]:
+def _by_rowid(conn: Connection, found: list[tuple[str, int, float]]) -> list[MeasuredChunk]:
     if not found:
         return []
     # One point lookup per row: with statistics from when the index was small, SQLite plans
@@ -141,8 +141,8 @@ def _by_rowid(conn: Connection, found: list[tuple[str, int, float]]) -> list[Can
     for cid, rowid, sim in found:
         row = details.get(rowid)
         if row is not None and row[1] == cid:  # else deleted since the matrix was refreshed
-            out.append(Candidate(id=cid, path=row[2], source=row[3], start_line=int(row[4]),
-                                 end_line=int(row[5]), text=row[6], measure=sim))
+            out.append(MeasuredChunk(id=cid, path=row[2], source=row[3], start_line=int(row[4]),
+                                     end_line=int(row[5]), text=row[6], measure=sim))
     return out
 
 
@@ -157,7 +157,7 @@ _KNN_SQL = (
 
 
 def _knn_search(conn: Connection, q: np.ndarray, *, model: str, limit: int,
-                sources: Sequence[str] | None, skip_derived: bool = False) -> list[Candidate]:
+                sources: Sequence[str] | None, skip_derived: bool = False) -> list[MeasuredChunk]:
     wanted = set(sources) if sources else None
     k = min(KNN_K_MAX, limit * (OVERSAMPLE if wanted or skip_derived else 1))
     blob = q.astype(np.float32).tobytes()
@@ -180,7 +180,7 @@ def _knn_search(conn: Connection, q: np.ndarray, *, model: str, limit: int,
 _KnnRow = tuple[str, str, str, int, int, str, str, float]
 
 
-def _knn_candidate(row: _KnnRow) -> Candidate:
+def _knn_candidate(row: _KnnRow) -> MeasuredChunk:
     cid, path, source, start, end, text, _model, distance = row
-    return Candidate(id=cid, path=path, source=source, start_line=int(start), end_line=int(end),
-                     text=text, measure=1.0 - float(distance))
+    return MeasuredChunk(id=cid, path=path, source=source, start_line=int(start), end_line=int(end),
+                         text=text, measure=1.0 - float(distance))

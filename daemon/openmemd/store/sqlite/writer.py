@@ -1,4 +1,4 @@
-"""The SQLite backend's single writer (`store.base.StoreWriter`) over one open connection.
+"""`StoreWriter` on SQLite: the write API of one index file, over one open connection.
 
 Vectors arrive as float32 arrays and are stored as OpenClaw does: JSON array text in
 `chunks.embedding` and `embedding_cache`, and (when sqlite-vec loaded) a float32 blob in the
@@ -154,7 +154,7 @@ class SqliteWriter:
             # Chunks exist only for files with a row, so a path new to the index has none to
             # remove: skipping the deletes saves a sixth of a first index's write time.
             self._chunked_new.add(path)
-        queries.insert_chunks(self.conn, [queries.StoredChunk(
+        queries.insert_chunks(self.conn, [queries.SqliteChunkRow(
             id=r.id, path=r.path, source=r.source, start_line=r.start_line,
             end_line=r.end_line, hash=r.hash, model=r.model, text=r.text, fts_text=r.fts_text,
             embedding=(embed_cache.vector_to_json(r.vector) if r.vector is not None

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from openmemd.errors import NotFoundError
-from openmemd.index.cited import past_end
+from openmemd.index.lines.cited import past_end
 from openmemd.store.base import StoredChunk
 
 

@@ -17,7 +17,7 @@ import psycopg
 import pytest
 from test_store_copy import dump
 
-from openmemd.api.store_copy import copy_index, open_location
+from openmemd.api.admin.store_copy import copy_index, open_location
 from openmemd.index.identity import IndexIdentity
 from openmemd.store.base import CacheKey, ChunkRow, IndexStore
 from openmemd.text.tokens import fts_index_text

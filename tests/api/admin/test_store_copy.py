@@ -19,7 +19,7 @@ import pytest
 
 from openmemd import cli
 from openmemd.api import MemoryIndex
-from openmemd.api.store_copy import CopyOrderError, copy_between, copy_index, open_location
+from openmemd.api.admin.store_copy import CopyOrderError, copy_between, copy_index, open_location
 from openmemd.config import QuerySettings
 from openmemd.search.pipeline import run_search
 from openmemd.store import is_database

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from openmemd.errors import ForbiddenError, NotFoundError
-from openmemd.index.cited import past_end
+from openmemd.index.lines.cited import past_end
 from openmemd.index.scan import ScanScope, SkipFile, read_content, stat_entry
 from openmemd.index.sessions import render_session
 

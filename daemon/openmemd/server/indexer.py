@@ -1,11 +1,12 @@
-"""The indexer: the only thread that writes an agent's index.
+"""The indexer: the one thread per agent that owns the daemon's write path.
 
-Everything that writes goes through here: debounced watcher changes (`submit`), reconcile scans
-(`request_reconcile`, `sync`) and maintenance jobs (`run_job`: cache pruning, WAL checkpoint,
-model warm-up). Work is held in bounded structures: a set of pending paths (overflow drops
-them and asks for one reconcile instead, which finds every change anyway), a flag for the
-reconcile, and a short job queue. Paths are written in small batches so that stopping never
-waits for more than a few files.
+Everything that writes an agent's index is queued here and run on this thread, on the
+`ServedIndex` it is given (`MemoryIndex`, whose `Maintainer` does the writing): debounced
+watcher changes (`submit`), reconcile scans (`request_reconcile`, `sync`) and maintenance jobs
+(`run_job`: cache pruning, WAL checkpoint, model warm-up). Work is held in bounded
+structures: a set of pending paths (overflow drops them and asks for one reconcile instead,
+which finds every change anyway), a flag for the reconcile, and a short job queue. Paths are
+written in small batches so that stopping never waits for more than a few files.
 
 Long work says how it goes: every file and embedding batch updates `progress` (phase, done,
 total, rate, ETA; shown by `status`) and an `index_progress` log line is written every
@@ -56,7 +57,10 @@ class IndexerStopping(Exception):
     """Raised from the progress callback to abandon a long sync when the daemon stops."""
 
 
-class IndexWriter:
+class Indexer:
+    """An agent's write path in the daemon: pending paths, a reconcile flag, a job queue, and
+    the thread that works them off in order."""
+
     def __init__(self, index: ServedIndex, *, name: str = "main", max_paths: int = 10_000,
                  batch_size: int = 64, max_jobs: int = 64) -> None:
         self._index = index

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from openmemd.errors import OpenmemdError
-from openmemd.index.read import read_lines
+from openmemd.index.lines.read import read_lines
 from openmemd.index.scan import FileEntry, ScanScope, SkipFile, read_content
 
 RACE_SECONDS = 3.0

@@ -2,8 +2,8 @@
 
 Only MEMORY.md, memory.md, DREAMS.md, `memory/**/*.md`, configured extra paths (`.md` only)
 and indexed session transcripts (`sessions/<name>.jsonl`, read as the message lines the index
-holds: `index.transcript_lines`) are served. The path may be a citation as search prints it
-(`index.cited`). A path that leaves the workspace, or passes through a symlink anywhere on the
+holds: `lines.transcript`) are served. The path may be a citation as search prints it
+(`lines.cited`). A path that leaves the workspace, or passes through a symlink anywhere on the
 way, is refused; "not found" and "forbidden" are distinct errors. The checks name the error;
 the open itself (`safeopen.open_beneath`) is what keeps a link swapped in after them out.
 A range starting past the end of the file is an error naming how many lines it has.
@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from openmemd.errors import BadRequestError, ForbiddenError, NotFoundError
-from openmemd.index.cited import parse_citation, past_end
+from openmemd.index.lines.cited import parse_citation, past_end
+from openmemd.index.lines.transcript import read_transcript
 from openmemd.index.safeopen import EscapeError, open_beneath
 from openmemd.index.scan import ScanScope, classify, display_path
-from openmemd.index.transcript_lines import read_transcript
 
 READABLE_ROOT_FILES = ("MEMORY.md", "memory.md", "DREAMS.md")
 

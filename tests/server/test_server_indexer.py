@@ -21,9 +21,9 @@ from openmemd.config import Settings
 from openmemd.errors import NotFoundError, UnavailableError
 from openmemd.progress import Progress
 from openmemd.protocol.status import IndexStatus
+from openmemd.server.indexer import Indexer
 from openmemd.server.served_index import ServedIndex
 from openmemd.server.watcher import Change
-from openmemd.server.writer import IndexWriter
 
 
 @dataclass
@@ -179,16 +179,16 @@ _: ServedIndex = FakeIndex()  # mypy: the fake is a complete ServedIndex
 
 
 @pytest.fixture
-def setup() -> Iterator[tuple[FakeIndex, IndexWriter]]:
+def setup() -> Iterator[tuple[FakeIndex, Indexer]]:
     index = FakeIndex()
-    ix = IndexWriter(index, batch_size=3, max_paths=10)
+    ix = Indexer(index, batch_size=3, max_paths=10)
     ix.start()
     yield index, ix
     index.gate.set()
     ix.stop(timeout=5)
 
 
-def test_paths_are_batched_while_busy(setup: tuple[FakeIndex, IndexWriter]) -> None:
+def test_paths_are_batched_while_busy(setup: tuple[FakeIndex, Indexer]) -> None:
     index, ix = setup
     index.gate.clear()
     ix.submit([Change("a.md", False)])
@@ -205,7 +205,7 @@ def test_paths_are_batched_while_busy(setup: tuple[FakeIndex, IndexWriter]) -> N
     assert ix.last_batch is not None and ix.last_error is None
 
 
-def test_overflow_drops_paths_and_reconciles(setup: tuple[FakeIndex, IndexWriter]) -> None:
+def test_overflow_drops_paths_and_reconciles(setup: tuple[FakeIndex, Indexer]) -> None:
     index, ix = setup
     index.gate.clear()
     ix.submit([Change("first.md", False)])
@@ -219,7 +219,7 @@ def test_overflow_drops_paths_and_reconciles(setup: tuple[FakeIndex, IndexWriter
     assert "indexer queue overflow" in ix.last_reconcile.reasons
 
 
-def test_sync_future_and_coalescing(setup: tuple[FakeIndex, IndexWriter]) -> None:
+def test_sync_future_and_coalescing(setup: tuple[FakeIndex, Indexer]) -> None:
     index, ix = setup
     index.gate.clear()
     ix.submit([Change("busy.md", False)])
@@ -237,7 +237,7 @@ def test_sync_future_and_coalescing(setup: tuple[FakeIndex, IndexWriter]) -> Non
 
 
 def test_the_first_and_any_large_reconcile_run_the_store_upkeep_at_once(
-        setup: tuple[FakeIndex, IndexWriter]) -> None:
+        setup: tuple[FakeIndex, Indexer]) -> None:
     # A first index of thousands of chunks needs fresh statistics (and on PostgreSQL its
     # vector index) now, not at the next hourly upkeep, and so does a store filled while no
     # daemon ran, which the daemon's first reconcile finds with nothing to write; a small
@@ -255,7 +255,7 @@ def test_the_first_and_any_large_reconcile_run_the_store_upkeep_at_once(
                            ("sync", False), ("checkpoint", None)]
 
 
-def test_failed_batch_is_retried_by_one_reconcile(setup: tuple[FakeIndex, IndexWriter]) -> None:
+def test_failed_batch_is_retried_by_one_reconcile(setup: tuple[FakeIndex, Indexer]) -> None:
     index, ix = setup
     index.fail_paths = True
     ix.submit([Change("x.md", False)])
@@ -265,7 +265,7 @@ def test_failed_batch_is_retried_by_one_reconcile(setup: tuple[FakeIndex, IndexW
 
 
 def test_a_batch_that_succeeds_does_not_cancel_the_retry_of_an_earlier_failure(
-        setup: tuple[FakeIndex, IndexWriter]) -> None:
+        setup: tuple[FakeIndex, Indexer]) -> None:
     # A store that went away fails the batch for a.md and the reconcile after it; when it
     # comes back, the watcher's next change (b.md) is written first. That covers b.md only:
     # the retry that catches a.md up must still run (it once was dropped, and a.md stayed
@@ -284,7 +284,7 @@ def test_a_batch_that_succeeds_does_not_cancel_the_retry_of_an_earlier_failure(
 
 
 def test_an_outage_is_logged_in_full_once_per_kind_of_failure(
-        setup: tuple[FakeIndex, IndexWriter]) -> None:
+        setup: tuple[FakeIndex, Indexer]) -> None:
     # While the store is down every change fails its batch and then the reconcile after it:
     # two messages taking turns, each logged with its traceback once, repeats at debug level.
     index, ix = setup
@@ -303,7 +303,7 @@ def test_an_outage_is_logged_in_full_once_per_kind_of_failure(
     assert sum('"indexer_reconcile_failed"' in line for line in lines) == 1, lines
 
 
-def test_jobs_run_on_the_writer_thread(setup: tuple[FakeIndex, IndexWriter]) -> None:
+def test_jobs_run_on_the_writer_thread(setup: tuple[FakeIndex, Indexer]) -> None:
     index, ix = setup
     names: list[str] = []
 
@@ -325,7 +325,7 @@ def test_jobs_run_on_the_writer_thread(setup: tuple[FakeIndex, IndexWriter]) -> 
 def test_stop_abandons_a_long_reconcile_and_fails_waiters() -> None:
     index = FakeIndex()
     index.gate.clear()
-    ix = IndexWriter(index)
+    ix = Indexer(index)
     ix.start()
     running = ix.sync()
     assert wait_for(lambda: index.concurrent == 1)
