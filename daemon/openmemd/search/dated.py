@@ -1,4 +1,4 @@
-"""The notes of a date range, for a query that names one (`search/dates.py`): which chunks are
+"""The notes of a date range, for a query that names one (`search/dates/query.py`): which chunks are
 of the range, how they are fetched, and what the range does to their scores.
 
 A chunk is of the range when
@@ -43,7 +43,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from openmemd.search.dates import DateQuery, DateRange
+from openmemd.search.dates.query import DateQuery, DateRange
 from openmemd.search.keyword import keyword_scores_for
 from openmemd.search.results import LegHit
 from openmemd.store.base import Candidate as StoreCandidate
@@ -55,7 +55,7 @@ TOPIC_BOOST = 1.25
 ABOUT_FLOOR = 0.5  # a range chunk of a date query scores at least this; others at most this
 MAX_PATTERNS = 64  # store patterns per search; past that, whole years (filtered here)
 # Years back a date said without its year may move to find notes (as far as "July 3rd" reaches
-# back for a Feb 29th: date_calendar.latest_not_after).
+# back for a Feb 29th: dates.arithmetic.latest_not_after).
 MAX_YEARS_BACK = 4
 # How far from days no note is from a note may lie and still be where they are told (after)
 # or planned (before): a week, the span a diary or a chat's next session tells back over.
