@@ -57,7 +57,7 @@ PHRASINGS = (
     lambda d: f"{d.year} {d:%b} {d.day} log",
     lambda d: f"{d:%y}年{d.month}月{d.day}日聊了什么",
     lambda d: f"which topics came up on {d:%B} {d.day} ({d.year})",
-    # counted from a neighbouring day (search/date_offsets.py)
+    # counted from a neighbouring day (search/dates/offsets.py)
     lambda d: f"the day after {d - _DAY:%B} {(d - _DAY).day}, {(d - _DAY).year}",
     lambda d: f"what happened two days before {(d + 2 * _DAY).day} {d + 2 * _DAY:%B %Y}",
 )

@@ -97,9 +97,9 @@ class Searcher:
         max_results = q.max_results if max_results is None else max_results
         min_score = q.min_score if min_score is None else min_score
         self.ensure_built()
-        from openmemd.search.date_forms_seasons import southern
         from openmemd.search.dated import latest_with_notes, notes_around, told_nearby
-        from openmemd.search.dates import understand_dates
+        from openmemd.search.dates.query import understand_dates
+        from openmemd.search.dates.seasons import southern
         from openmemd.search.pipeline import search_outcome
 
         tz = resolve_timezone(self.settings.dreaming.timezone)
@@ -253,7 +253,7 @@ class Searcher:
     def search_meta(self) -> dict[str, Any]:
         """What a search reply says besides its results, the same on every way in (CLI,
         socket, MCP): provider, model, mode (and why it degraded), the citations mode, the
-        dates the query was understood to name (`search.dates.DateQuery.to_meta`; for a query
+        dates the query was understood to name (`search.dates.query.DateQuery.to_meta`; for a query
         about dates that hold no note, the dated notes nearest them: `nearestNotes`, with
         `searchedFirst` when a topic was looked for in those within a week) and, when
         this thread's last search found nothing else, the nearest miss (`nearest`) and the

@@ -1,5 +1,5 @@
-"""The notes of a date range, for a query that names one (`search/dates.py`): which chunks are
-of the range, how they are fetched, and what the range does to their scores.
+"""The notes of a date range, for a query that names one (`search/dates/query.py`): which
+chunks are of the range, how they are fetched, and what the range does to their scores.
 
 A chunk is of the range when
 - its file is a dated note, `memory/…/YYYY-MM-DD*.md` (daily notes, and the
@@ -19,16 +19,15 @@ What the range does (after fusion and decay, before ordering and the threshold):
   0.5 × own score (0..0.5; a note of another day is at best half an answer to "what happened
   on that day"). Both keep their order among themselves, and a day with no note leaves only
   halved scores, which the threshold may rightly turn into "nothing found".
-- a query naming a topic too ("what did we decide about the database last week"): the
-  range's chunks are fetched as well and join the fusion with their real scores on both legs,
-  and they rank first, ordered by how well they answer the rest of the question; every other
-  chunk's score is halved, as above. A question naming a time asks what happened then: a note
-  of another time is at best a mention of it (on LoCoMo-dev, ranking the range first where it
-  used to get × TOPIC_BOOST found 7 more answers in the top 5 and lost 2, both notes written
-  days after the event they answer). Its gate is not halved (rule "after"): such a note
-  answers the question's words, and min_score alone says whether it shows, after the range
-  (halving the gate too hid such notes at the defaults). What the date does not do is make
-  an answer: the range's chunks show evidence (`dated_evidence`) of their own words and meaning,
+- a query naming a topic too ("what did we decide about the database last week"): the range's
+  chunks are fetched as well and join the fusion with their real scores on both legs, and they
+  rank first, ordered by how well they answer the rest of the question; every other chunk's
+  score is halved, as above. A question naming a time asks what happened then: a note of
+  another time is at best a mention of it (docs/benchmarks.md, 2026-12-02). Its gate is not
+  halved (rule "after"): such a note answers the question's words, and min_score alone says
+  whether it shows, after the range (halving its gate as well would hide such notes at the
+  defaults: docs/benchmarks.md, 2026-12-02 (late)). What the date does not do is make an
+  answer: the range's chunks show evidence (`dated_evidence`) of their own words and meaning,
   × TOPIC_BOOST, so a question nothing answers ("what did the dentist say last week") still
   finds nothing. Only a range chunk that names the whole topic (`holds_topic`: "database" and
   "decided" in last week's note) counts as the answer outright ("first", evidence 1).
@@ -43,7 +42,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from openmemd.search.dates import DateQuery, DateRange
+from openmemd.search.dates.query import DateQuery, DateRange
 from openmemd.search.keyword import keyword_scores_for
 from openmemd.search.results import LegHit
 from openmemd.store.base import CandidateFilter, MeasuredChunk, StoreReader, chunks_of_files
@@ -54,7 +53,7 @@ TOPIC_BOOST = 1.25
 ABOUT_FLOOR = 0.5  # a range chunk of a date query scores at least this; others at most this
 MAX_PATTERNS = 64  # store patterns per search; past that, whole years (filtered here)
 # Years back a date said without its year may move to find notes (as far as "July 3rd" reaches
-# back for a Feb 29th: date_calendar.latest_not_after).
+# back for a Feb 29th: dates.arithmetic.latest_not_after).
 MAX_YEARS_BACK = 4
 # How far from days no note is from a note may lie and still be where they are told (after)
 # or planned (before): a week, the span a diary or a chat's next session tells back over.

@@ -15,7 +15,7 @@ Entry point::
 - `sources`: restrict to these sources ("memory", "sessions"); None = all.
 - `now`: Unix time, for temporal decay (ages from dated file names or the indexed mtimes).
 - `explain`: attach a score breakdown to every hit.
-- `dates`: the query's dates (`search/dates.py`) or None: the legs search the query without
+- `dates`: the query's dates (`search/dates/query.py`) or None: the legs search the query without
   them, the range's dated notes join the candidates and rank first or get a boost (dated.py).
 
 Modes:
@@ -75,7 +75,7 @@ from openmemd.search.dated import (
     judge_dates,
     keyword_scored,
 )
-from openmemd.search.dates import DateQuery
+from openmemd.search.dates.query import DateQuery
 from openmemd.search.decay import DecayCalculator, uses_mtime
 from openmemd.search.evidence import MAJORITY
 from openmemd.search.keyword import candidate_count, keyword_scores_for, keyword_search

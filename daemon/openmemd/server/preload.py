@@ -30,9 +30,9 @@ MODULES = (
     "openmemd.notes",
     "openmemd.progress",
     "openmemd.context",
-    "openmemd.search.dates",
-    "openmemd.search.date_forms_seasons",
-    "borax.calendars.lunardate",  # the lunar festivals' calendar (search/date_forms_holidays.py)
+    "openmemd.search.dates.query",
+    "openmemd.search.dates.seasons",
+    "borax.calendars.lunardate",  # the lunar festivals' calendar (search/dates/holidays.py)
     "openmemd.search.dated",
     "openmemd.dreaming.sweep",
     "openmemd.dreaming.explain",
@@ -63,7 +63,7 @@ MODULES = (
     # libraries imported inside functions
     "dataclasses",
     "platformdirs",  # paths.py outside Linux
-    "dateparser.date",  # a date in a query (search/date_forms.py), ~0.3 s: not on a request
+    "dateparser.date",  # a date in a query (search/dates/forms.py), ~0.3 s: not on a request
     "datetime",
     "hashlib",
     "ipaddress",

@@ -1,15 +1,15 @@
-"""Chinese days named from today (`search/date_forms_cn.py`): 去年的今天 is today's date last
+"""Chinese days named from today (`search/dates/chinese.py`): 去年的今天 is today's date last
 year, not the whole of last year and today; 8号 alone the latest 8th, but 3号线 and 8号楼 are a
-metro line and a building. (The other Chinese forms: tests/search/test_dates.py.)"""
+metro line and a building. (The other Chinese forms: tests/search/dates/test_query.py.)"""
 
 from __future__ import annotations
 
 import datetime as dt
 
 import pytest
-
 from date_rows import Row, each_row, resolves
-from openmemd.search.dates import understand_dates
+
+from openmemd.search.dates.query import understand_dates
 
 TUESDAY = dt.date(2023, 6, 20)
 D = dt.date

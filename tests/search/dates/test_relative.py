@@ -1,17 +1,17 @@
-"""Months named from today (`search/date_forms_relative.py`): "last March" is the latest March
+"""Months named from today (`search/dates/relative.py`): "last March" is the latest March
 before this month, "this July" this year's, "March of last year" last year's; a day said with
 "last year" ("May 8 last year", "last year on May 8") is that day of last year; "two nights
 ago" is a day, "the other week" one to three weeks back. The other relative forms:
-tests/search/test_dates.py."""
+tests/search/dates/test_query.py."""
 
 from __future__ import annotations
 
 import datetime as dt
 
 import pytest
-
 from date_rows import Row, each_row, resolves
-from openmemd.search.dates import understand_dates
+
+from openmemd.search.dates.query import understand_dates
 
 SPRING = dt.date(2024, 3, 1)  # a Friday in March
 D = dt.date

@@ -1,15 +1,15 @@
-"""Numbered weeks in a query (`search/date_forms_periods.py`): ISO 8601 weeks, Monday to
+"""Numbered weeks in a query (`search/dates/periods.py`): ISO 8601 weeks, Monday to
 Sunday, of the year given or, without one, the latest such week begun by today. (Quarters,
-halves and the weeks of a month are rows of tests/search/test_dates.py.)"""
+halves and the weeks of a month are rows of tests/search/dates/test_query.py.)"""
 
 from __future__ import annotations
 
 import datetime as dt
 
 import pytest
-
 from date_rows import Row, each_row, resolves
-from openmemd.search.dates import understand_dates
+
+from openmemd.search.dates.query import understand_dates
 
 WED = dt.date(2023, 5, 10)  # a Wednesday of ISO week 19 of 2023
 D = dt.date

@@ -1,4 +1,4 @@
-"""What the date-form tests share (tests/search/test_date*.py): rows of (query, today, first
+"""What the date-form tests share (tests/search/dates/): rows of (query, today, first
 day, last day, about the date itself?) and the check each row makes of `understand_dates`."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from openmemd.search.dates import DateQuery, understand_dates
+from openmemd.search.dates.query import DateQuery, understand_dates
 
 Row = tuple[str, dt.date, dt.date, dt.date, bool]
 

@@ -3,7 +3,7 @@ Q3", "the third quarter of 2026", "in Q3", "last quarter", "H1 2026", "the first
 2026年第三季度, 三季度, 上季度, 2026年上半年; the weeks of a month: "the first week of
 November", "the last week of March 2025", 11月第一周; and numbered weeks, as calendars and
 sprint plans count them: "week 19 of 2023", "2023-W19", "in week 19", 2023年第19周
-(`search/date_forms.py` reads days, months and weeks).
+(`search/dates/forms.py` reads days, months and weeks).
 
 The first week of a month is its days 1-7, the second 8-14, the third 15-21, the fourth 22-28,
 the last its final seven days: what a person means, whatever weekday the month starts on.
@@ -22,7 +22,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 
-from openmemd.search.date_calendar import (
+from openmemd.search.dates.arithmetic import (
     DAY,
     MAX_YEAR,
     MIN_YEAR,
@@ -35,7 +35,7 @@ from openmemd.search.date_calendar import (
     month_range,
     relative,
 )
-from openmemd.search.date_forms_cn import cn_number
+from openmemd.search.dates.chinese import cn_number
 
 _YEAR = r"(?P<y>(?:19|20)\d\d(?!\d)|'\d\d(?!\d))"
 _NO_YEAR_AFTER = r"(?!\s*[-,]?\s*(?:(?:19|20)\d\d|'\d\d))"

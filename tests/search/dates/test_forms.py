@@ -1,16 +1,16 @@
-"""A weekday said with a day of the month (`search/date_forms.py`): "Friday the 9th" is the
+"""A weekday said with a day of the month (`search/dates/forms.py`): "Friday the 9th" is the
 latest 9th not after today that fell on a Friday, not the latest Friday; "on the twenty-third"
 a day of the month in words; "May 8th and 9th", "May 8, 9 and 10" the days first to last. (The
-other English forms of that module: tests/search/test_dates.py.)"""
+other English forms of that module: tests/search/dates/test_query.py.)"""
 
 from __future__ import annotations
 
 import datetime as dt
 
 import pytest
-
 from date_rows import Row, each_row, resolves
-from openmemd.search.dates import understand_dates
+
+from openmemd.search.dates.query import understand_dates
 
 SUNDAY = dt.date(2023, 7, 9)  # a Sunday, the 9th
 D = dt.date

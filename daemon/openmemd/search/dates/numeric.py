@@ -1,5 +1,5 @@
 """Dates in digits, whose numbers the pattern already holds: ISO 2023-03-27, 20230327, the
-month 2023-03, 3/27/2023 and 27.03.2023, "on 3/27", "Monday 5/8" (`search/date_forms.py` finds
+month 2023-03, 3/27/2023 and 27.03.2023, "on 3/27", "Monday 5/8" (`search/dates/forms.py` finds
 them with the other forms; no library reads them).
 
 Which number is the month: a/b/yyyy is month first (the US order) unless a > 12, which only a
@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 
-from openmemd.search.date_calendar import (
+from openmemd.search.dates.arithmetic import (
     MAX_YEAR,
     MIN_YEAR,
     WEEKDAY_WORD,

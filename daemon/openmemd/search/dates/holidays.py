@@ -1,13 +1,13 @@
 """Holidays a person dates things by: "what did we do at Christmas", "notes from New Year's Eve",
 "over Easter 2025", "last Thanksgiving", "Mother's Day 2023", 圣诞节, 去年元旦, 国庆节, 中秋节
 (conventions:
-`search/date_forms.py`; without a year, the latest one not after today).
+`search/dates/forms.py`; without a year, the latest one not after today).
 
 A holiday said with "last" or "this" or with its year (2025年圣诞节, 去年元旦) is that day. Said
 after a preposition ("at Christmas", "during Thanksgiving"; a Chinese name alone) it is the
 latest one only when the query asks for the day itself ("what did we do at Christmas"): with
 anything else asked ("what tradition does Tim love during Thanksgiving") it may be every
-Thanksgiving, so it stays one of the query's words (`date_calendar.topical`). Without either
+Thanksgiving, so it stays one of the query's words (`arithmetic.topical`). Without either
 it is a topic ("christmas presents for mum", "what are my new year's resolutions", "the
 easter egg in the app").
 
@@ -29,7 +29,7 @@ import datetime as dt
 import re
 from collections.abc import Callable
 
-from openmemd.search.date_calendar import (
+from openmemd.search.dates.arithmetic import (
     DAY,
     MAX_YEAR,
     MIN_YEAR,

@@ -1,4 +1,4 @@
-"""Days counted from a day or month the query names (`search/date_offsets.py`): "the day after
+"""Days counted from a day or month the query names (`search/dates/offsets.py`): "the day after
 May 7, 2023" is May 8th alone, a week counted from a day the seven days beside it, "the weekend
 of" a day its week's Saturday and Sunday ("the 4th of July weekend" the day and the weekend
 beside it), an ordinal weekday of a month its day; the relative
@@ -9,8 +9,9 @@ from __future__ import annotations
 import datetime as dt
 
 from date_rows import Row, each_row, resolves
-from openmemd.search.date_calendar import nth_weekday
-from openmemd.search.dates import understand_dates
+
+from openmemd.search.dates.arithmetic import nth_weekday
+from openmemd.search.dates.query import understand_dates
 
 FRI = dt.date(2026, 7, 10)  # a Friday
 D = dt.date
@@ -68,7 +69,7 @@ def test_with_a_topic_the_named_day_is_searched_too() -> None:
 
 
 def test_last_weekend_before_a_day_keeps_the_day_it_was_said_on() -> None:
-    """'last weekend' as of a day is the anchor rule's (search/dates.py): both are kept."""
+    """'last weekend' as of a day is the anchor rule's (search/dates/query.py): both are kept."""
     found = understand_dates("the trip last weekend before April 10, 2023", FRI)
     assert found is not None
     assert [(r.start, r.end) for r in found.ranges] == [(D(2023, 4, 8), D(2023, 4, 9)),

@@ -4,20 +4,20 @@ before 8 May", "the week after March 27", "the Monday after May 1" (the first on
 
 The phrase and the day it counts from are one date phrase: "what happened the day after May 7,
 2023" asks for May 8th alone, and its words are no topic. With a topic asked too, the named day
-is searched as well (`Span.counted_from`, search/dates.py): in a log of what was said each
+is searched as well (`Span.counted_from`, search/dates/query.py): in a log of what was said each
 day, "the puppy she got two weeks before August 11, 2023" was told on August 11th. A week
 counted from a day is the seven days next to it ("the week after March 27": March 28 to April
 3; "two weeks before": the seven days ending a week before that), not a calendar week; "the
 weekend of" a day is the Saturday and Sunday of its week ("the weekend of May 6-7" those
 days), "the weekend after" or "before" it the nearest one on that side, and "the 4th of July
-weekend" the day with the Saturday and Sunday beside it (`date_calendar.weekend_around`; a
-holiday's name is read so in date_forms_holidays.py). An ordinal weekday of a month is
+weekend" the day with the Saturday and Sunday beside it (`arithmetic.weekend_around`; a
+holiday's name is read so in holidays.py). An ordinal weekday of a month is
 counted in that month ("the last Friday of March 2025": March 28th).
 
 A relative phrase the counted phrase holds ("the weekend" in "the weekend of May 6th", "Monday"
 in "the first Monday of May") was read alone as a day of this week: it goes with the phrase.
 "the weekend before April 10" and "last weekend before April 10" differ: the first is counted
-here, the second is "last weekend" as of that day (`search/dates.py`'s anchor), and keeps the
+here, the second is "last weekend" as of that day (`search/dates/query.py`'s anchor), and keeps the
 day it was said on.
 """
 
@@ -26,7 +26,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 
-from openmemd.search.date_calendar import (
+from openmemd.search.dates.arithmetic import (
     DAY,
     WEEKDAYS,
     count_of,
@@ -36,7 +36,7 @@ from openmemd.search.date_calendar import (
     weekend_around,
     ymd,
 )
-from openmemd.search.date_forms import Span
+from openmemd.search.dates.forms import Span
 
 # "the day after", "two days before", "a week following", "the weekend of" (then the day)
 _FROM_DAY = re.compile(r"\b(?P<n>the|an?|one|two|three|four|five|six|seven|eight|nine|ten"
@@ -116,7 +116,7 @@ def _from_day(s: Span, match: re.Match[str] | None) -> tuple[int, tuple[dt.date,
         shifted = _nearest(day, WEEKDAYS.index(unit), after=after)
         return match.start(), (shifted, shifted)
     if way == "of" or not 1 <= n <= 60:
-        return None  # "the day of May 8" is May 8; "the week of": search/dates.py
+        return None  # "the day of May 8" is May 8; "the week of": search/dates/query.py
     if unit.startswith("day"):
         shifted = day + n * DAY if after else day - n * DAY
         return match.start(), (shifted, shifted)

@@ -1,11 +1,11 @@
 """The ways a query names a day, a month, a year or a week, each a pattern and a resolver.
 
 `find_spans(query, today)` returns every date phrase a form resolves (below: days, months and
-years named in words; dates in digits in `date_forms_numeric.py`; those counted from today in
-`date_forms_relative.py`; Chinese ones in
-`date_forms_cn.py`; quarters, halves and a month's weeks in `date_forms_periods.py`; holidays in
-`date_forms_holidays.py`) as `Span`s (where it stands, the first and last day it means);
-`search/dates.py` picks among them and narrows one to the part asked for ("early March").
+years named in words; dates in digits in `numeric.py`; those counted from today in
+`relative.py`; Chinese ones in
+`chinese.py`; quarters, halves and a month's weeks in `periods.py`; holidays in
+`holidays.py`) as `Span`s (where it stands, the first and last day it means);
+`search/dates/query.py` picks among them and narrows one to the part asked for ("early March").
 
 A date phrase is found by a pattern here, never by scanning the query with a date library:
 `dateparser.search` reads "we" as Wednesday, "3.12" as a time and "may" as a month, and a
@@ -31,7 +31,7 @@ Friday of this week; "on the 27th" is the latest 27th not after today; a count s
 ("a couple of days ago": 2, "a few weeks ago": 3) is a unit either side of it; early, mid and
 late March (三月初, 中旬, 下旬) are its days 1-10, 11-20 and 21 to its end, the beginning and
 the end of a year its first and last four months, a half of a month days 1-15 and 16 on
-(`date_calendar.part_of`).
+(`arithmetic.part_of`).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from openmemd.search.date_calendar import (
+from openmemd.search.dates.arithmetic import (
     MAX_YEAR,
     MIN_YEAR,
     MONTH_NAME,
@@ -63,12 +63,12 @@ from openmemd.search.date_calendar import (
     year_range,
     ymd,
 )
-from openmemd.search.date_forms_cn import CN_FORMS
-from openmemd.search.date_forms_holidays import HOLIDAY_FORMS
-from openmemd.search.date_forms_numeric import NUMERIC_FORMS
-from openmemd.search.date_forms_periods import PERIOD_FORMS
-from openmemd.search.date_forms_relative import RELATIVE_FORMS
-from openmemd.search.date_forms_seasons import NORTHERN_FORMS, SOUTHERN_FORMS
+from openmemd.search.dates.chinese import CN_FORMS
+from openmemd.search.dates.holidays import HOLIDAY_FORMS
+from openmemd.search.dates.numeric import NUMERIC_FORMS
+from openmemd.search.dates.periods import PERIOD_FORMS
+from openmemd.search.dates.relative import RELATIVE_FORMS
+from openmemd.search.dates.seasons import NORTHERN_FORMS, SOUTHERN_FORMS
 
 
 @dataclass(frozen=True)
@@ -81,9 +81,9 @@ class Span:
     last: dt.date
     year_given: bool = True  # False for "July 3rd": a range's other end may lend its year
     relative: bool = False  # counted from today ("last week"), not named ("May 8th 2023")
-    topical: bool = False  # a date only when nothing else is asked (`date_calendar.topical`)
+    topical: bool = False  # a date only when nothing else is asked (`arithmetic.topical`)
     # The named day a counted phrase counts from ("August 11, 2023" of "two weeks before August
-    # 11, 2023"; search/date_offsets.py), None for any other phrase
+    # 11, 2023"; search/dates/offsets.py), None for any other phrase
     counted_from: Span | None = None
 
 
@@ -105,7 +105,7 @@ _ORDINALS = {w: i for i, w in enumerate(_ORDINAL_WORDS, 1)} | {
     for sep in ("-", " ", "") for i, w in enumerate(_ORDINAL_WORDS[:9], 1)} | {"thirtieth": 30}
 _ORDINAL = "(?i:" + "|".join(sorted(map(re.escape, _ORDINALS), key=len, reverse=True)) + ")"
 # A part of a month before its name ("early March", "the end of June"), or the weekday counted
-# in it ("the first Monday of May", search/date_offsets.py; not any "of"), looked behind at,
+# in it ("the first Monday of May", search/dates/offsets.py; not any "of"), looked behind at,
 # each a whole word: "a friend of June" is no "end of June", "chocolate May" no "late May"
 _A_PART_BEHIND = "(?i:" + "|".join(f"(?<={w})" for w in (
     r"\bearly\s", r"\blate\s", r"\bmid-", r"\bmid\s", r"\bmid", r"\bmiddle\sof\s",
@@ -287,7 +287,7 @@ _FORMS: tuple[Form, ...] = (
     # "March 2023", "Sept. 2023", "July '26"
     (re.compile(rf"\b{_MONTH},?\s+(?P<year>{_YEAR})", _I), _words),
     # "in March", "from May" (a month without its year needs the preposition: "may" is a verb;
-    # or the part of it asked for: "early March", "the end of June", which dates.py reads)
+    # or the part of it asked for: "early March", "the end of June", which query.py reads)
     (re.compile(rf"(?:(?i:\b(?:in|during|throughout|since|from|between)\s*)|{_A_PART_BEHIND})"
                 rf"(?P<m>{_MONTH_FULL})\b(?!,?\s*(?:19|20)\d\d|\s+(?:the\s+)?\d)"), _month_word),
     # "from October to March", "between March and May" (the second month has no "in" of its own)

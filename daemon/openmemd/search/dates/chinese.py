@@ -1,6 +1,6 @@
 """The Chinese date forms: 2023年3月27日, 3月27号, 三月二十七日, 2023年3月, 三月份, 昨天,
 前天, 上周, 上个月, 去年, 上周五, 这周末, 3天前, 去年的今天 ... (conventions:
-`search/date_forms.py`).
+`search/dates/forms.py`).
 The numbers are in the pattern's hands (Arabic or Chinese numerals), so no library reads them:
 dateparser misreads the partial forms (3月27号 → April 10th, 2023年3月 → year 3)."""
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 
-from openmemd.search.date_calendar import (
+from openmemd.search.dates.arithmetic import (
     DAY,
     MAX_YEAR,
     MIN_YEAR,
@@ -226,7 +226,7 @@ CN_FORMS: tuple[Form, ...] = (
     # 3月27日到29日, 2023年3月1日至10号
     (re.compile(rf"{_CN_MONTH_DAY}\s*{_CN_DAY_END}?\s*(?:到|至|-|–|—|~)\s*"
                 rf"(?P<d2>{_CN_NUM})\s*{_CN_DAY_END}"), _cn_day_range),
-    # 2023年3月, 三月份, 去年三月 (not 一个月: that is a length; 3月底: search/dates.py)
+    # 2023年3月, 三月份, 去年三月 (not 一个月: that is a length; 3月底: search/dates/query.py)
     (re.compile(rf"(?:{_CN_YEAR_OR_RELATIVE})?(?<![个\d一二三四五六七八九十两])"
                 rf"(?P<m>{_CN_NUM})\s*月份?(?!\s*{_CN_NUM})"), _cn_month),
     # 上个月27号, 本月5日
@@ -257,7 +257,7 @@ CN_FORMS: tuple[Form, ...] = (
     (re.compile(r"(?<!下)(?<!下个)(?P<which>上上|上|这|本)?(?:个)?(?:周末|週末)"), _cn_weekend),
     (re.compile(rf"(?P<n>{_CN_NUM})\s*(?P<unit>天|日|周|个星期|星期|个礼拜|礼拜|个月|年)"
                 r"(?:前|之前|以前)"), _cn_ago),
-    # 月初, 月底, 月中旬, 年初, 年底 alone (三月初, 上个月底, 去年年底: search/dates.py)
+    # 月初, 月底, 月中旬, 年初, 年底 alone (三月初, 上个月底, 去年年底: search/dates/query.py)
     (re.compile(r"(?<![\d〇零一二三四五六七八九十两个上下本这今去前年月])(?P<unit>[月年])"
                 r"(?P<part>初|上旬|中旬|下旬|底|末)"), _cn_part),
 )

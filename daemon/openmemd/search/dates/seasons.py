@@ -1,5 +1,5 @@
 """Seasons: "last summer", "this winter", "summer 2025", "the summer of 2024", "in the spring",
-去年夏天, 今年冬天 (conventions: `search/date_forms.py`).
+去年夏天, 今年冬天 (conventions: `search/dates/forms.py`).
 
 A season is three calendar months (the meteorological seasons): in the northern hemisphere
 spring is March-May, summer June-August, autumn ("fall") September-November, winter December-
@@ -10,7 +10,7 @@ A winter runs across a new year: "winter 2025" (in the north) is December 2025 t
 the winter that begins in that year. "last summer" is the latest summer already over, "this
 summer" the one of this year; said after a preposition ("in the summer", "over the winter") it
 is the latest one begun by today, and only when nothing else is asked: "what are Caroline's
-plans for the summer" is no date (`date_calendar.topical`), and "spring boot", "the fall of
+plans for the summer" is no date (`arithmetic.topical`), and "spring boot", "the fall of
 the server" name none at all.
 """
 
@@ -22,7 +22,7 @@ from functools import lru_cache
 from importlib.resources import files
 from pathlib import Path
 
-from openmemd.search.date_calendar import (
+from openmemd.search.dates.arithmetic import (
     MAX_YEAR,
     MIN_YEAR,
     Form,

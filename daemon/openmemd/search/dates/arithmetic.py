@@ -1,5 +1,5 @@
-"""Calendar arithmetic for the date forms (`search/date_forms.py`, `date_forms_cn.py`,
-`date_forms_periods.py`): month and weekday names, counts and years as written, months, ISO
+"""Calendar arithmetic for the date forms (`search/dates/forms.py`, `chinese.py`,
+`periods.py`): month and weekday names, counts and years as written, months, ISO
 weeks (Monday to Sunday), "the most recent such day not after today", and the resolver type
 every form has."""
 
@@ -167,7 +167,7 @@ TOPICAL: set[Resolver] = set()
 def topical(resolve: Resolver) -> Resolver:
     """Marks a form whose words may be the topic rather than a date: "during Thanksgiving" in
     "what tradition does Tim love during Thanksgiving" is a habit, not last November's day.
-    `search/dates.py` reads such a phrase as a date only when nothing else is asked."""
+    `search/dates/query.py` reads such a phrase as a date only when nothing else is asked."""
     TOPICAL.add(resolve)
     return resolve
 

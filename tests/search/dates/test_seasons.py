@@ -1,4 +1,4 @@
-"""Seasons in a query (`search/date_forms_seasons.py`): three calendar months each, the
+"""Seasons in a query (`search/dates/seasons.py`): three calendar months each, the
 southern hemisphere's when the user's timezone lies south, "last summer" the latest one over,
 and a season's name after a preposition a date only when nothing else is asked."""
 
@@ -7,10 +7,10 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-
 from date_rows import Row, each_row, resolves
-from openmemd.search.date_forms_seasons import southern
-from openmemd.search.dates import understand_dates
+
+from openmemd.search.dates.query import understand_dates
+from openmemd.search.dates.seasons import southern
 
 FRI = dt.date(2026, 7, 10)  # a Friday in the northern summer
 WINTER = dt.date(2026, 2, 10)

@@ -1,14 +1,15 @@
-"""How a year is said beside a day (`search/date_forms.py`, `dates._join`): two digits after a
+"""How a year is said beside a day (`search/dates/forms.py`, `query._join`): two digits after a
 day and a month where the phrase ends ("8th May 23"), "in the year 2023", 2023年的5月8日. Two
 digits followed by more words are no year ("8 May, 23 people came" counts people). The other
-forms: tests/search/test_dates.py."""
+forms: tests/search/dates/test_query.py."""
 
 from __future__ import annotations
 
 import datetime as dt
 
 from date_rows import Row, each_row, resolves
-from openmemd.search.dates import understand_dates
+
+from openmemd.search.dates.query import understand_dates
 
 TODAY = dt.date(2026, 12, 5)
 D = dt.date

@@ -1,4 +1,4 @@
-"""Holidays in a query (`search/date_forms_holidays.py`): a holiday said as a date (after a
+"""Holidays in a query (`search/dates/holidays.py`): a holiday said as a date (after a
 preposition, "last"/"this", or with its year) is its day, without a year the latest one begun
 by today, "Labor Day weekend" its long weekend; a holiday's name in a topic ("christmas
 presents") is no date."""
@@ -8,9 +8,9 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-
 from date_rows import Row, each_row, resolves
-from openmemd.search.dates import understand_dates
+
+from openmemd.search.dates.query import understand_dates
 
 FRI = dt.date(2026, 7, 10)  # a Friday
 WINTER = dt.date(2026, 2, 10)  # a Tuesday early in the year: this year's holidays not begun

@@ -1,6 +1,6 @@
-"""Dates in digits with their weekday (`search/date_forms_numeric.py`): "Monday 5/8" is, of its
+"""Dates in digits with their weekday (`search/dates/numeric.py`): "Monday 5/8" is, of its
 two readings (May 8th, August 5th), the latest day not after today that fell on a Monday. (ISO,
-3/27/2023 and "on 3/27" are rows of tests/search/test_dates.py.)"""
+3/27/2023 and "on 3/27" are rows of tests/search/dates/test_query.py.)"""
 
 from __future__ import annotations
 

@@ -1,14 +1,15 @@
-"""How a query's date phrases combine (`search/date_spans.py`): a range runs forward from its
+"""How a query's date phrases combine (`search/dates/spans.py`): a range runs forward from its
 start ("Monday to Wednesday" on a Wednesday is this week's, "from October to March" in May is
 last October to this March), months and years said as a range, and "so far" / 至今 / 以来 end
-today, not at the end of the period. The other forms: tests/search/test_dates.py."""
+today, not at the end of the period. The other forms: tests/search/dates/test_query.py."""
 
 from __future__ import annotations
 
 import datetime as dt
 
 from date_rows import Row, each_row, resolves
-from openmemd.search.dates import understand_dates
+
+from openmemd.search.dates.query import understand_dates
 
 WEDNESDAY = dt.date(2023, 5, 10)
 TUESDAY = dt.date(2023, 5, 9)

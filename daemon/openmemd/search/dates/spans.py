@@ -1,4 +1,4 @@
-"""How the date phrases a query names combine (`search/dates.py` finds them, `date_forms.py`
+"""How the date phrases a query names combine (`search/dates/query.py` finds them, `forms.py`
 reads each): "March 3 to March 10, 2023" is one range, "May 8th of 2023" one day of that year,
 "Monday (May 8, 2023)" one day, "early March" a part of March, "since March" March to today,
 "the week of March 27" that week. Each function takes the query, its spans in query order and
@@ -11,7 +11,7 @@ import dataclasses
 import datetime as dt
 import re
 
-from openmemd.search.date_calendar import (
+from openmemd.search.dates.arithmetic import (
     PART_WORD,
     WEEKDAY_WORD,
     part_index,
@@ -19,8 +19,8 @@ from openmemd.search.date_calendar import (
     week_of,
     year_range,
 )
-from openmemd.search.date_forms import Span
-from openmemd.search.date_forms_numeric import weekday_reading
+from openmemd.search.dates.forms import Span
+from openmemd.search.dates.numeric import weekday_reading
 
 _SINCE_BEFORE = re.compile(r"(?:\bsince|自从?)\s*$", re.IGNORECASE)
 # 年初到现在, 本月至今, 这周到目前为止, 今年以来
@@ -165,7 +165,7 @@ def with_year(day: dt.date, year: int) -> dt.date:
 
 def with_parts(query: str, spans: list[Span], today: dt.date) -> list[Span]:
     """"early March", "the end of last month", 三月初, 去年年底: that part of the span's period
-    (`date_calendar.part_of`), the part's words taken with it. A period said without its year
+    (`arithmetic.part_of`), the part's words taken with it. A period said without its year
     whose part lies after today is last year's ("late December" on December 4th)."""
     out = []
     for s in spans:

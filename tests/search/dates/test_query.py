@@ -1,4 +1,4 @@
-"""What a query says about dates (`search/dates.py`): each common English and Chinese form
+"""What a query says about dates (`search/dates/query.py`): each common English and Chinese form
 resolves to its range against a pinned today, the date words leave the searched text, "about
 the date" is told from "a topic in a range", and things that only look like numbers name no
 date. Pure and fast: no index, no model."""
@@ -12,9 +12,9 @@ import sys
 import textwrap
 
 import pytest
-
 from date_rows import Row, each_row, resolves
-from openmemd.search.dates import understand_dates
+
+from openmemd.search.dates.query import understand_dates
 
 FRI = dt.date(2026, 7, 10)  # a Friday; weeks run Monday 6th .. Sunday 12th
 WINTER = dt.date(2026, 2, 10)  # a Tuesday early in the year: year-less dates reach back
@@ -368,7 +368,7 @@ def test_no_date_library_for_a_query_without_dates_and_no_network_for_one_with()
                                              and any(m in args[1] for m in "wax+")):
                 events.append([name, repr(args)[:200]])
         sys.addaudithook(hook)
-        from openmemd.search.dates import understand_dates
+        from openmemd.search.dates.query import understand_dates
         today = datetime.date(2026, 7, 10)
         understand_dates("how do I configure the database", today)
         understand_dates("error 404 in version 3.12", today)

@@ -2,13 +2,13 @@
 past 3 days", "last Friday", "Tuesday of last week", "the weekend", "the Monday before last",
 "two Fridays ago", "a week ago today", "the last 24 hours", "a fortnight ago", "the end of the
 month", "earlier this week", "the 8th of last month", and as chat writes them ("yday", "last
-wknd", "2 wks ago", "on Tues") (conventions: `search/date_forms.py`).
+wknd", "2 wks ago", "on Tues") (conventions: `search/dates/forms.py`).
 Calendar arithmetic only: dateparser gives one point in time ("last week": seven days ago), not
 the week, and reads no "before last".
 
 A part of a period ("the end of the month", "the start of the year") said without naming which
 one is the latest such part begun by today: on December 4th "the end of the month" is the end of
-November, "the beginning of the year" this January to April (`date_calendar.part_of`).
+November, "the beginning of the year" this January to April (`arithmetic.part_of`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 
-from openmemd.search.date_calendar import (
+from openmemd.search.dates.arithmetic import (
     DAY,
     MONTH_NAME,
     PART_WORD,
@@ -247,12 +247,12 @@ RELATIVE_FORMS: tuple[Form, ...] = (
     # be", a verb); "March of last year", "May this year"
     (re.compile(rf"(?<!the\s)(?<!at\s)\b(?P<which>last|this(?:\s+past)?)\s+"
                 rf"(?P<m>{MONTH_NAME})\b", _I), _month_relative),
-    # (not after a day: "8 May of last year" is that day, search/dates.py joins the two)
+    # (not after a day: "8 May of last year" is that day, search/dates/query.py joins the two)
     (re.compile(rf"(?<!\d\s)(?<!\d(?:st|nd|rd|th)\s)\b(?P<m>{MONTH_NAME})\s+(?:of\s+)?"
                 r"(?P<which>last|this)\s+year\b", _I), _month_of_year),
     (re.compile(r"\b(?:today|tonight|this\s+(?:morning|afternoon|evening))\b", _I), offset(0)),
     (re.compile(r"\b(?:yesterday|yday|yest|last\s+night)\b", _I), offset(1)),
-    # ("the day before last Friday": search/date_offsets.py)
+    # ("the day before last Friday": search/dates/offsets.py)
     (re.compile(r"\b(?:the\s+)?(?:day|night)\s+before\s+(?:yesterday|last(?!\s+(?:mon|tue|wed"
                 r"|thu|fri|sat|sun|week|month|year|night|time|summer|winter|spring|fall|autumn)))\b",
                 _I), offset(2)),

@@ -4,7 +4,7 @@
 
 "what did I do on July 3rd", "notes from 3 July 2026", "3/27/2023", "2023年3月27日", "上周",
 "three days ago", "last Friday" ... each resolves to a range of days against `today` (the
-local date; see `search/date_forms.py` for every form and its conventions). The `DateQuery`
+local date; see `search/dates/forms.py` for every form and its conventions). The `DateQuery`
 holds the ranges, the query with its date words taken out (so "July" and "3rd" are not
 keyword noise and do not pull the query's vector towards other dates), and `about_date`:
 whether the query asks for the date itself ("what happened on May 8th", "notes from last
@@ -27,10 +27,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from openmemd.search.date_calendar import WEEKDAY_WORD
-from openmemd.search.date_forms import Span, find_spans
-from openmemd.search.date_offsets import counted_from_named
-from openmemd.search.date_spans import (
+from openmemd.search.dates.arithmetic import WEEKDAY_WORD
+from openmemd.search.dates.forms import Span, find_spans
+from openmemd.search.dates.offsets import counted_from_named
+from openmemd.search.dates.spans import (
     beside_named,
     bracketed,
     joined,
@@ -41,7 +41,7 @@ from openmemd.search.date_spans import (
 )
 from openmemd.text.tokens import CJK_RUN, STOP_WORDS, QueryTerms, cjk_ngrams, word_tokens
 
-# Could this query name a date at all? Anything a form in date_forms needs at least one of.
+# Could this query name a date at all? Anything a form in forms.py needs at least one of.
 _MAYBE = re.compile(
     r"\d|[年月日号號周週天昨今季]|星期|礼拜|禮拜|节|節|元旦|平安夜|圣诞|国庆|除夕|元宵|端午|七夕|中秋|清明|冬至|五一|"
     r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|wed|thu|fri|sat|sun"
