@@ -169,6 +169,12 @@ def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
 def cmd_service(settings: Settings, args: argparse.Namespace) -> int:
     from openmemd.server import service
 
+    if args.action == "install":  # the installed daemon serves what this command line names
+        options = service.run_options(
+            {"--config": args.config, "--workspace": args.workspace,
+             "--state-dir": args.state_dir},
+            [settings.state_path(), *(settings.workspace_for(a) for a in settings.agent_ids())])
+        return service.install(dry_run=args.dry_run, options=options)
     action: Callable[..., Any] = getattr(service, args.action)
     return int(action(dry_run=args.dry_run) or 0) if args.action != "status" else int(
         action() or 0)
