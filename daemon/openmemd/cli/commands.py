@@ -208,7 +208,8 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     from openmemd.log import configure_logging, set_level
 
-    configure_logging(settings, log_layer_warning=args.command == "run")  # the daemon logs it
+    configure_logging(settings, log_layer_warning=args.command == "run",  # the daemon logs it
+                      one_shot=args.command not in ("run", "mcp"))  # those two serve
     if args.command not in ("run", "doctor") and settings.loaded is not None \
             and settings.loaded.warning:  # the daemon logs it, doctor reports it as a check
         print(f"openmemd: warning: {settings.loaded.warning}", file=sys.stderr)
