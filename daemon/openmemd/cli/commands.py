@@ -71,7 +71,7 @@ def cmd_index(settings: Settings, args: argparse.Namespace) -> int:
     if report.get("vectorsPending"):  # a daemon embeds them now; in process, warnings say why
         print(f"  {report['vectorsPending']} chunks still waiting for a vector: keyword search "
               "has them already; `openmemd status` shows the progress.")
-    for issue in report.get("skipped", []):
+    for issue in report.get("notFollowed", []) + report.get("skipped", []):
         print(f"  skipped {issue['path']}: {issue['reason']}", file=sys.stderr)
     for issue in report.get("warnings", []):
         print(f"  warning {issue['path']}: {issue['reason']}", file=sys.stderr)
