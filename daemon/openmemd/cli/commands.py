@@ -106,7 +106,8 @@ def cmd_dream(settings: Settings, args: argparse.Namespace) -> int:
             raise OpenmemdError("dream explain needs a key, a path or a text fragment")
         from openmemd.api.dreams import explain_dream
 
-        found = explain_dream(_workspace(settings, args), args.selector, settings.dreaming)
+        found = explain_dream(_workspace(settings, args), args.selector, settings.dreaming,
+                              args.phase)
         if args.json:
             print_json([c.to_dict() for c in found])
         else:
