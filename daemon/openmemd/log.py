@@ -2,7 +2,9 @@
 (watchdog, APScheduler) come out in one format.
 
 Readable console lines on a terminal; JSON lines otherwise, which is what journald and launchd
-capture (one event per line, machine-readable, no colour codes).
+capture (one event per line, machine-readable, no colour codes). A one-shot command's stderr is
+the user's: one plain line per event ("brief"), and none for an event its reply carries too
+(logged with `in_reply=True`), which the command shows itself.
 
 structlog is imported when the first event is logged, not when a module asks for its logger or
 a command sets the format up: it takes tens of milliseconds (it pulls in asyncio), and a command
@@ -32,19 +34,19 @@ _wanted: tuple[str, bool] | None = None
 
 def configure_logging(settings: Settings | LogSettings | None = None,
                       force_format: str | None = None, *, stream: IO[str] | None = None,
-                      log_layer_warning: bool = True) -> str:
+                      log_layer_warning: bool = True, one_shot: bool = False) -> str:
     """Configure structlog and the root logger; safe to call again (SIGHUP reload).
 
-    `force_format` ("console" | "json") wins over the settings. Returns the format in use.
-    A skipped settings layer is logged unless `log_layer_warning` is off (a command prints
-    it as a line of its own).
+    `force_format` ("console" | "json" | "brief") wins over the settings. Returns the format
+    in use. A skipped settings layer is logged unless `log_layer_warning` is off (a command
+    prints it as a line of its own). `one_shot`: a command's, not a server's (see above).
     """
     global _wanted
     log = settings.log if isinstance(settings, Settings) else (settings or LogSettings())
     stream = stream or sys.stderr
     fmt = force_format or log.format
     if fmt == "auto":
-        fmt = "console" if _isatty(stream) else "json"
+        fmt = "brief" if one_shot else "console" if _isatty(stream) else "json"
 
     colors = _isatty(stream)
     with _lock:
@@ -58,6 +60,8 @@ def configure_logging(settings: Settings | LogSettings | None = None,
     handler = logging.StreamHandler(stream)
     handler.set_name(_HANDLER_NAME)
     handler.setFormatter(_Formatter(fmt, colors))
+    if one_shot:
+        handler.addFilter(_not_in_reply)
     root.addHandler(handler)
     set_level(log.level)
     if log_layer_warning:
@@ -74,6 +78,11 @@ def _warn_once(loaded: Loaded | None) -> None:
     if warning and warning not in _warned:
         _warned.add(warning)
         get_logger("openmemd.config").warning("openclaw_json_ignored", reason=warning)
+
+
+def _not_in_reply(record: logging.LogRecord) -> bool:
+    """False for an event the reply carries too (structlog's record holds its event dict)."""
+    return not (isinstance(record.msg, dict) and record.msg.get("in_reply"))
 
 
 def set_level(level: str) -> None:
@@ -117,7 +126,7 @@ class _Formatter(logging.Formatter):
             shared, renderer = _processors(structlog, *self._wants)
             self._formatter = structlog.stdlib.ProcessorFormatter(
                 processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta,
-                            renderer],
+                            _drop_in_reply, renderer],
                 foreign_pre_chain=shared)
         return self._formatter.format(record)
 
@@ -160,6 +169,8 @@ def _processors(structlog: Any, fmt: str, colors: bool) -> tuple[list[Any], Any]
         structlog.stdlib.add_logger_name,
         structlog.processors.TimeStamper(fmt="iso", utc=False),
     ]
+    if fmt == "brief":
+        return shared, _brief
     if fmt == "json":
         renderer: Any = structlog.processors.JSONRenderer(sort_keys=False)
         # Frames without their local variables (structlog shows them by default): locals hold
@@ -172,6 +183,26 @@ def _processors(structlog: Any, fmt: str, colors: bool) -> tuple[list[Any], Any]
         renderer = structlog.dev.ConsoleRenderer(colors=colors,
                                                  exception_formatter=structlog.dev.plain_traceback)
     return shared, renderer
+
+
+def _drop_in_reply(_logger: Any, _name: str, event: dict[str, Any]) -> dict[str, Any]:
+    event.pop("in_reply", None)  # kept until the handler's filter has read it
+    return event
+
+
+def _brief(_logger: Any, _name: str, event: dict[str, Any]) -> str:
+    """`openmemd: warning: file skipped: path notes/a.md, reason too large`: one line."""
+    level = event.pop("level", "info")
+    for key in ("logger", "timestamp", "_record", "_from_structlog", "stack_info"):
+        event.pop(key, None)
+    exc_info = event.pop("exc_info", None)
+    if exc_info is True:
+        exc_info = sys.exc_info()
+    if isinstance(exc_info, tuple) and exc_info[1] is not None:
+        event["error"] = f"{type(exc_info[1]).__name__}: {exc_info[1]}"
+    words = str(event.pop("event", "")).replace("_", " ")
+    details = ", ".join(f"{key.replace('_', ' ')} {value}" for key, value in event.items())
+    return f"openmemd: {level}: {words}" + (f": {details}" if details else "")
 
 
 def _isatty(stream: IO[str]) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import plistlib
+import shlex
 import shutil
 from pathlib import Path
 
@@ -84,3 +85,48 @@ def test_install_without_a_user_session_says_so_in_one_line(
     assert len(lines) == 1, err
     assert lines[0].startswith("openmemd: no systemd user session here (")
     assert f"{unit} is written but not started" in lines[0] and "`openmemd run`" in lines[0]
+
+
+@pytest.mark.parametrize("plat", ["linux", "darwin"])
+def test_install_honours_workspace_state_dir_and_config(
+        plat: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """`service install --workspace W --state-dir S --config C` starts `openmemd run` with the
+    same three, and the systemd unit may write W and S (ProtectSystem=strict leaves every
+    path it does not list read-only)."""
+    from openmemd.cli.main import main
+
+    for var in ("HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME"):
+        monkeypatch.setenv(var, str(tmp_path / var.lower()))
+    monkeypatch.delenv("OPENMEMD_CONFIG", raising=False)
+    monkeypatch.setattr(service, "_platform", lambda: plat)
+    ws, st, cfg = tmp_path / "my ws", tmp_path / "st", tmp_path / "cfg.toml"
+    other = tmp_path / "other-agent"
+    cfg.write_text(f'[agents.other]\nworkspace = "{other}"\n', encoding="utf-8")
+    assert main(["service", "install", "--dry-run", "--workspace", str(ws),
+                 "--state-dir", str(st), "--config", str(cfg)]) == 0
+    out = capsys.readouterr().out
+    flags = ["--config", str(cfg), "--workspace", str(ws), "--state-dir", str(st)]
+    if plat == "darwin":
+        plist = plistlib.loads(out.split(".plist:\n", 1)[1].split("\nrun ", 1)[0]
+                               .replace("\n    ", "\n").strip().encode())
+        assert plist["ProgramArguments"][-8:] == ["run", "--foreground", *flags]
+        return
+    unit = [line.strip() for line in out.splitlines()]
+    exec_start = next(line for line in unit if line.startswith("ExecStart="))
+    assert exec_start.endswith(f'run --foreground --config {cfg} --workspace "{ws}" '
+                               f"--state-dir {st}")
+    rw = next(line for line in unit if line.startswith("ReadWritePaths="))
+    for path in (f'"-{ws}"', f"-{st}", f"-{other}"):
+        assert f" {path}" in rw, rw
+    for folder in (ws, st, other):
+        assert f"mkdir -p {shlex.quote(str(folder))}" in unit
+
+
+def test_install_without_flags_renders_the_example_unit(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in ("HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME"):
+        monkeypatch.setenv(var, str(tmp_path / var.lower()))
+    monkeypatch.setattr(service, "_platform", lambda: "linux")
+    plan = service.install_plan(list(service.EXAMPLE_SYSTEMD_COMMAND))
+    assert plan.writes[0][1] == service.repo_files()["systemd/openmemd.service"]

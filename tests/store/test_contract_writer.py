@@ -214,7 +214,7 @@ def test_meta_round_trips(store: IndexStore) -> None:
 
 def test_skipped_files_are_remembered_by_their_raw_name(store: IndexStore) -> None:
     w = store.writer()
-    assert w.load_skipped() == {}
+    assert w.load_skipped() == {} and store.reader().skipped_files() == []
     odd = b"memory/caf\xe9.md"  # not UTF-8
     one = Skipped(("memory", 1000, 12, 111, 7), "memory/caf\\xe9.md", "not UTF-8")
     two = Skipped(("memory", 2000, 5, 222, 8), "memory/big.md", "too large")
@@ -226,6 +226,7 @@ def test_skipped_files_are_remembered_by_their_raw_name(store: IndexStore) -> No
         w.delete_skipped(odd)
         w.set_skipped(b"memory/big.md", two._replace(reason="still too large"))
     assert w.load_skipped() == {b"memory/big.md": two._replace(reason="still too large")}
+    assert store.reader().skipped_files() == [two._replace(reason="still too large")]
 
 
 # -- transactions -----------------------------------------------------------------------------

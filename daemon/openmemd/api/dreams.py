@@ -33,12 +33,23 @@ def dream(workspace: Path, settings: DreamingSettings, phase: str = "all",
                      memory_max_chars=memory_max_chars).to_dict()
 
 
-def explain_dream(workspace: Path, selector: str, settings: DreamingSettings
-                  ) -> list[CandidateExplanation]:
-    """Recall entries matching a key, a path or a text fragment: why they are (not) promoted."""
+def explain_dream(workspace: Path, selector: str, settings: DreamingSettings,
+                  phase: str = "all") -> list[CandidateExplanation]:
+    """Recall entries matching a key, a citation as search prints it (`path#L3-L5`,
+    `path:3-5`), a path or a text fragment: why a sweep of `phase` would (not) promote them."""
     from openmemd.dreaming.explain import explain
+    from openmemd.errors import BadRequestError
+    from openmemd.index.lines.cited import parse_citation
 
-    return explain(workspace, selector, settings)
+    try:
+        ref = parse_citation(selector.strip())
+    except BadRequestError:  # "line 0": no citation, a text fragment
+        ref = None
+    cited = None
+    if ref is not None and ref.from_line is not None and ref.lines is not None:
+        cited = (ref.path, ref.from_line, ref.from_line + ref.lines - 1)
+    return explain(workspace, selector, settings, cited=cited,
+                   phases=PHASES if phase == "all" else (phase,))
 
 
 class Recalls:

@@ -9,7 +9,7 @@ from openmemd.api.maintainer import Maintainer
 from openmemd.api.searcher import Searcher
 from openmemd.errors import UnavailableError
 from openmemd.index import identity as ident
-from openmemd.index.scan import scan_workspace
+from openmemd.index.scan import FileEntry, ScanIssue, ScanScope, display_path, walk_workspace
 from openmemd.protocol.records import replace
 from openmemd.protocol.status import (
     CacheStatus,
@@ -18,10 +18,11 @@ from openmemd.protocol.status import (
     IndexStatus,
     LastSync,
     ProviderStatus,
+    SkippedPath,
     StoreFacts,
     VectorStatus,
 )
-from openmemd.store.base import IndexStore
+from openmemd.store.base import IndexStore, Skipped
 
 
 def _store_facts(store: IndexStore) -> StoreFacts:
@@ -35,12 +36,28 @@ def _store_facts(store: IndexStore) -> StoreFacts:
         return StoreFacts.from_json({**head, "error": str(exc)})
 
 
+def links_not_followed(workspace: Path, extra_paths: tuple[str, ...]) -> list[ScanIssue]:
+    """The symlinked notes and folders among a workspace's memory paths, each with why
+    (`doctor`, which builds no index)."""
+    return walk_workspace(ScanScope(workspace, ("memory",), extra_paths)).links
+
+
+def _skipped_paths(links: list[ScanIssue], disk: dict[str, FileEntry],
+                   skips: list[Skipped]) -> tuple[SkippedPath, ...]:
+    """The symlinks the walk did not follow, and the files the sync skipped that are as they
+    were then (one changed since is read again by the next sync)."""
+    shown = {display_path(p): e for p, e in disk.items()}  # as the skip records name them
+    return (*(SkippedPath(i.path, i.reason) for i in links),
+            *(SkippedPath(s.path, s.reason) for s in skips
+              if s.path in shown and s.signature == tuple(shown[s.path][1:])))
+
+
 def index_status(maintainer: Maintainer, searcher: Searcher, *, agent_id: str,
                  db_path: Path) -> IndexStatus:
     """What `status` reports about one index (the daemon adds its own parts)."""
     m = maintainer
     store, settings, provider = m.store, m.settings, m.provider
-    on_disk = scan_workspace(m.scope)
+    on_disk, links = walk_workspace(m.scope)
     empty = IndexStatus(
         agent=agent_id, workspace=str(m.scope.workspace), db_path=str(db_path),
         sources=tuple(settings.sources), extra_paths=tuple(settings.extra_paths),
@@ -58,7 +75,8 @@ def index_status(maintainer: Maintainer, searcher: Searcher, *, agent_id: str,
                           max_entries=settings.cache.max_entries),
         last_sync=LastSync(at=m.last_sync_at, error=m.last_sync_error or None,
                            report=m.last_report.to_dict() if m.last_report else None),
-        by_source={}, index_exists=False, reindex_needed=(), store=_store_facts(store))
+        by_source={}, index_exists=False, reindex_needed=(), store=_store_facts(store),
+        skipped=_skipped_paths(links, {}, []))
     exists = False
     try:
         exists = store.exists()
@@ -73,6 +91,7 @@ def index_status(maintainer: Maintainer, searcher: Searcher, *, agent_id: str,
         stats = reader.stats(m.model if provider is not None else None,
                              derived=m.embed_derived)
         stored = reader.stored_files()
+        skips = reader.skipped_files()
         meta = reader.read_meta()
         mode = store.vector_mode()
     except UnavailableError as exc:
@@ -100,5 +119,6 @@ def index_status(maintainer: Maintainer, searcher: Searcher, *, agent_id: str,
         by_source={source: dict(counts) for source, counts in stats.by_source.items()},
         reindex_needed=() if meta is None else tuple(ident.differences(
             meta, m.identity(probe=False).to_meta())),
+        skipped=_skipped_paths(links, disk, skips),
         index_error=(f"index damaged ({m.recovery.recovery.reason}); rebuilding from the "
                      "Markdown") if m.rebuilding and m.recovery else None)

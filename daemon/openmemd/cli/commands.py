@@ -71,7 +71,7 @@ def cmd_index(settings: Settings, args: argparse.Namespace) -> int:
     if report.get("vectorsPending"):  # a daemon embeds them now; in process, warnings say why
         print(f"  {report['vectorsPending']} chunks still waiting for a vector: keyword search "
               "has them already; `openmemd status` shows the progress.")
-    for issue in report.get("skipped", []):
+    for issue in report.get("notFollowed", []) + report.get("skipped", []):
         print(f"  skipped {issue['path']}: {issue['reason']}", file=sys.stderr)
     for issue in report.get("warnings", []):
         print(f"  warning {issue['path']}: {issue['reason']}", file=sys.stderr)
@@ -106,7 +106,8 @@ def cmd_dream(settings: Settings, args: argparse.Namespace) -> int:
             raise OpenmemdError("dream explain needs a key, a path or a text fragment")
         from openmemd.api.dreams import explain_dream
 
-        found = explain_dream(_workspace(settings, args), args.selector, settings.dreaming)
+        found = explain_dream(_workspace(settings, args), args.selector, settings.dreaming,
+                              args.phase)
         if args.json:
             print_json([c.to_dict() for c in found])
         else:
@@ -169,6 +170,12 @@ def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
 def cmd_service(settings: Settings, args: argparse.Namespace) -> int:
     from openmemd.server import service
 
+    if args.action == "install":  # the installed daemon serves what this command line names
+        options = service.run_options(
+            {"--config": args.config, "--workspace": args.workspace,
+             "--state-dir": args.state_dir},
+            [settings.state_path(), *(settings.workspace_for(a) for a in settings.agent_ids())])
+        return service.install(dry_run=args.dry_run, options=options)
     action: Callable[..., Any] = getattr(service, args.action)
     return int(action(dry_run=args.dry_run) or 0) if args.action != "status" else int(
         action() or 0)
@@ -202,7 +209,8 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     from openmemd.log import configure_logging, set_level
 
-    configure_logging(settings, log_layer_warning=args.command == "run")  # the daemon logs it
+    configure_logging(settings, log_layer_warning=args.command == "run",  # the daemon logs it
+                      one_shot=args.command not in ("run", "mcp"))  # those two serve
     if args.command not in ("run", "doctor") and settings.loaded is not None \
             and settings.loaded.warning:  # the daemon logs it, doctor reports it as a check
         print(f"openmemd: warning: {settings.loaded.warning}", file=sys.stderr)

@@ -10,6 +10,7 @@ import json
 import typing
 from typing import Any
 
+from openmemd import paths
 from openmemd.config import DEFAULT_AGENT, Settings, redact_url
 from openmemd.config.layers import (
     config_files,
@@ -47,6 +48,19 @@ def _label(origin: str, config_file: str) -> str:
     return origin or "default"
 
 
+def _resolved(settings: Settings, agent_id: str) -> dict[str, str]:
+    """The paths an empty (or relative) setting stands for, as the commands resolve them: a
+    new user reads where the memory is, not `""`."""
+    out = {"state_dir": str(settings.state_path()),
+           "server.endpoint": settings.server.endpoint or paths.default_endpoint()}
+    try:
+        workspace = settings.workspace_for(agent_id)
+    except ValueError:  # an unknown agent: its error is shown under Agents
+        return out
+    return {**out, "workspace": str(workspace),
+            "sessions_dir": str(sessions_dir(settings.for_agent(agent_id), agent_id, workspace))}
+
+
 def effective(settings: Settings, agent_id: str) -> dict[str, Any]:
     s = settings.for_agent(agent_id)
     origins = origins_for(settings.loaded, agent_id)
@@ -56,6 +70,7 @@ def effective(settings: Settings, agent_id: str) -> dict[str, Any]:
         for key in ("workspace", "sessions_dir"):
             values[key] = getattr(own, key) if own is not None else ""
             origins[key] = origins.get(f"agents.{agent_id}.{key}", "")
+    values.update(_resolved(settings, agent_id))
     loaded = settings.loaded
     oc = loaded.openclaw if loaded is not None else None
     agents = {}

@@ -108,6 +108,22 @@ def workspace(ctx: Context) -> Check:
     return Check("workspace", OK, f"{ws} (agent {ctx.agent})")
 
 
+def symlinks(ctx: Context) -> Check | None:
+    """Symlinked notes and folders in the memory paths: never followed, so the notes behind
+    them are not found; named here, each with where it leads."""
+    from openmemd.api.status import links_not_followed
+
+    if not ctx.workspace.is_dir():
+        return None  # the workspace check says so
+    links = links_not_followed(ctx.workspace, tuple(ctx.settings.extra_paths))
+    if not links:
+        return None  # nothing to say: a line only where there is one
+    shown = "; ".join(f"{i.path}: {i.reason}" for i in links[:5])
+    more = f"; and {len(links) - 5} more (openmemd index lists them)" if len(links) > 5 else ""
+    return Check("symlinks", WARN, f"{len(links)} not indexed: {shown}{more}",
+                 "move the notes themselves into the workspace")
+
+
 def _loose(path: Path) -> int | None:
     """The mode of `path` when it grants more than its owner (links: never)."""
     try:
@@ -296,6 +312,7 @@ def daemon_health(ctx: Context) -> Check | None:
 CHECKS: tuple[tuple[str, Callable[[Context], Check | None]], ...] = (
     ("openclaw.json", openclaw_json),
     ("workspace", workspace),
+    ("symlinks", symlinks),
     ("state dir", state_permissions),
     ("disk", disk_state),
     ("disk", disk_workspace),

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from openmemd.cli.output import print_json
@@ -75,6 +76,8 @@ def show_search(args: argparse.Namespace, reply: dict[str, Any],
     meta = {k: v for k, v in reply.items() if k != "results"}
     if meta.get("degraded") and not args.json:
         print(f"openmemd: keyword search only: {meta['degraded']}", file=sys.stderr)
+    if not results and (why := unsearched_transcripts(args, settings)):
+        print(f"openmemd: {why}", file=sys.stderr)
     if meta.get("indexing") and not args.json:
         # A one-shot command does not stay to embed (a caller waits for it to exit):
         # what it embedded is kept, the rest is left to whoever runs next.
@@ -142,3 +145,29 @@ def no_notes_note(around: dict[str, str | None]) -> str:
 def relaxed_note(min_score: float) -> str:
     return (f"(relaxed: no result passed min score {min_score:g}; "
             "showing keyword matches)")
+
+
+def unsearched_transcripts(args: argparse.Namespace,
+                           settings: Callable[[], Settings]) -> str | None:
+    """Why a search asked of the transcripts found none there: they are not indexed, or the
+    folder holds none (`*.jsonl` and their archives)."""
+    if "sessions" not in (args.sources or ()):
+        return None
+    from openmemd.config.layers import sessions_dir
+
+    s = settings()
+    if "sessions" not in s.for_agent(args.agent).sources:
+        where = s.config_file or "the config file"
+        return ('transcripts are not indexed: set sources = ["memory", "sessions"] in '
+                f"{where} to search them")
+    workspace = Path(args.workspace).expanduser() if args.workspace \
+        else s.workspace_for(args.agent)
+    folder = sessions_dir(s.for_agent(args.agent), args.agent, workspace)
+    try:
+        names = [p.name for p in folder.iterdir()]
+    except OSError:
+        names = []
+    if not any(n.endswith(".jsonl") or ".jsonl.reset." in n or ".jsonl.deleted." in n
+               for n in names):
+        return f"no transcripts in {folder} (sessions_dir) to search"
+    return None

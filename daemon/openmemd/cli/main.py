@@ -12,7 +12,11 @@ from openmemd.cli.parser import build_parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser(argv).parse_args(argv)
+    parser = build_parser(argv)
+    if not (sys.argv[1:] if argv is None else argv):  # a first try: what there is to run
+        parser.print_help(sys.stderr)
+        return 2
+    args = parser.parse_args(argv)
     code = fast.guarded(lambda: fast.run(args))
     if code is not None:
         return code

@@ -205,6 +205,8 @@ def _print_index(ix: IndexStatus) -> None:
               f"{ix.pending_vectors} waiting for a vector")
     if files.stale:
         print(f"  Stale: {files.stale} files changed on disk since the last sync")
+    for skipped in ix.skipped:
+        print(f"  Not indexed: {skipped.path}: {skipped.reason}")
     vec_line = vec.mode + (f" ({vec.reason})" if vec.reason else "")
     print(f"  Vector: {vec_line}" + (f" · {vec.dims} dims" if vec.dims else ""))
     print(f"  FTS: {'ready' if ix.fts.available else 'unavailable'} ({ix.fts.tokenizer})")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -109,16 +109,18 @@ def index_path(state: Path, agent_id: str) -> Path:
     return state / "memory" / f"{agent_id}.sqlite"
 
 
-def workspace_path(agent_id: str, own: str, default: str, config_file: str) -> Path:
+def workspace_path(agent_id: str, own: str, default: str, config_file: str,
+                   known: Sequence[str] = ()) -> Path:
     """An agent's workspace: its own `[agents.<id>] workspace`, else for the default agent the
     top-level `workspace`, else the platform's. An agent the config does not know raises
-    ConfigError: a typo must not quietly create a new index."""
+    ConfigError naming the `known` ones: a typo must not quietly create a new index."""
     if own:
         return Path(own).expanduser()
     if agent_id == DEFAULT_AGENT:
         return Path(default).expanduser() if default else paths.default_workspace()
-    raise ConfigError(f"unknown agent {agent_id!r}: add [agents.{agent_id}] workspace = ... "
-                      f"to {config_file or paths.config_file()}")
+    raise ConfigError(f"unknown agent {agent_id!r} (known agents: {', '.join(known)}): add "
+                      f"[agents.{agent_id}] workspace = ... to "
+                      f"{config_file or paths.config_file()}")
 
 
 def valid_agent_id(agent_id: str) -> bool:
@@ -166,7 +168,7 @@ class Located:
 
     def workspace_for(self, agent_id: str = DEFAULT_AGENT) -> Path:
         return workspace_path(agent_id, self.agents.get(agent_id, ""), self.workspace,
-                              self.config_file)
+                              self.config_file, self.agent_ids())
 
     def index_location(self, agent_id: str) -> str:
         return str(index_path(self.state_path(), agent_id).resolve())

@@ -284,7 +284,7 @@ class Settings:
     def workspace_for(self, agent_id: str = DEFAULT_AGENT) -> Path:
         agent = self.agents.get(agent_id)
         return locate.workspace_path(agent_id, agent.workspace if agent is not None else "",
-                                     self.workspace, self.config_file)
+                                     self.workspace, self.config_file, self.agent_ids())
 
     def index_path(self, agent_id: str = DEFAULT_AGENT) -> Path:
         return locate.index_path(self.state_path(), agent_id)

@@ -6,23 +6,24 @@ Read-only: looks at the store, phase signals, MEMORY.md and the live note, write
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from openmemd.config import DreamingSettings
+from openmemd.config import PHASES, DreamingSettings
 from openmemd.text.promotion import MARKER_PREFIX, marker_keys
 
-from .clock import as_utc, iso_z
+from .clock import as_utc
 from .events import recall_queries
 from .layout import MEMORY_FILE
 from .markdown_io import read_text
 from .memory_md import citation, clean_text, contains_text
 from .promotion_score import WEIGHTS, Gate, evaluate
-from .recall_store import load_store
+from .recall_store import RecallEntry
 from .rehydrate import rehydrate
-from .state import load_phase_signals
+from .sweep import deep_inputs
 
 
 @dataclass(frozen=True)
@@ -97,26 +98,38 @@ def _marker_line(memory_text: str, key: str) -> str | None:
     return None
 
 
+def _matching(entries: Mapping[str, RecallEntry], needle: str,
+              cited: tuple[str, int, int] | None) -> list[RecallEntry]:
+    """The entry of a key; else, for a citation of a path that has entries, those of its lines
+    that overlap the cited ones; else those with the fragment in their path, text or key."""
+    if needle in entries:
+        return [entries[needle]]
+    if cited is not None and any(e.path == cited[0] for e in entries.values()):
+        path, first, last = cited
+        return [e for e in entries.values()
+                if e.path == path and e.start_line <= last and e.end_line >= first]
+    folded = needle.casefold()
+    return [e for e in entries.values()
+            if not folded or folded in e.path.casefold() or folded in e.snippet.casefold()
+            or folded in e.key.casefold()]
+
+
 def explain(workspace: Path, selector: str, settings: DreamingSettings,
-            now: datetime | None = None) -> list[CandidateExplanation]:
-    """Entries matching `selector` (a key, a path fragment or a text fragment), best first.
+            now: datetime | None = None, *, phases: Sequence[str] = PHASES,
+            cited: tuple[str, int, int] | None = None) -> list[CandidateExplanation]:
+    """Entries matching `selector` (a key, a path fragment or a text fragment), best first,
+    scored as a sweep of `phases` now would score them. `cited`: the selector read as a
+    search's citation (path, first line, last line), where it reads as one.
 
     An empty selector explains every entry.
     """
     ws = Path(workspace).expanduser()
     moment = as_utc(now)
-    store = load_store(ws, moment, recover=False).store
-    signals = load_phase_signals(ws, iso_z(moment))
+    store, signals, saved = deep_inputs(ws, settings, moment, phases)
     memory_text = read_text(ws, MEMORY_FILE) or ""
     markers = marker_keys(memory_text)
-    needle = selector.strip()
-    if needle in store.entries:
-        matches = [store.entries[needle]]
-    else:
-        folded = needle.casefold()
-        matches = [e for e in store.entries.values()
-                   if not folded or folded in e.path.casefold() or folded in e.snippet.casefold()
-                   or folded in e.key.casefold()]
+    recorded = {key: e for key, e in store.entries.items() if key in saved}
+    matches = _matching(recorded, selector.strip(), cited)
     queries = recall_queries(ws) if matches else {}
     out = []
     for entry in matches:

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, tzinfo
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from openmemd.config import PHASES, ContextSettings, DreamingSettings
 from openmemd.errors import BadRequestError, WorkspaceError
@@ -80,14 +80,9 @@ def run_sweep(workspace: Path, settings: DreamingSettings, *,
     tz = resolve_timezone(settings.timezone)
     day = day_bucket(moment, tz)
     now_iso = iso_z(moment)
-    messages: list[str] = []
-    run = []
-    for phase in PHASES:
-        if phase in phases:
-            if getattr(settings, phase).enabled:
-                run.append(phase)
-            else:
-                messages.append(f"{phase} phase is disabled in the configuration")
+    run = _enabled(phases, settings)
+    messages = [f"{phase} phase is disabled in the configuration"
+                for phase in PHASES if phase in phases and phase not in run]
 
     # Refuse unsafe targets before touching anything.
     diary_path = diary.check_writable(ws)
@@ -105,8 +100,7 @@ def run_sweep(workspace: Path, settings: DreamingSettings, *,
         messages.extend(loaded.messages)
         work = _Work(ws, moment, day, loaded.store, load_phase_signals(ws, now_iso),
                      load_daily_ingestion(ws))
-        light_summary = _light(work, settings) if "light" in run else LightSummary()
-        rem_summary = _rem(work, settings) if "rem" in run else RemSummary()
+        light_summary, rem_summary = _before_deep(work, settings, run)
         deep_summary, plan = DeepSummary(), None
         if "deep" in run:
             deep_summary, plan = _deep(work, settings, loaded.moved_aside, memory_max_chars)
@@ -128,6 +122,41 @@ def run_sweep(workspace: Path, settings: DreamingSettings, *,
     log.info("dreaming sweep of %s: %d promoted, %d staged%s", ws, len(result.promoted),
              result.light.staged, " (dry run)" if dry_run else "")
     return result
+
+
+def _enabled(phases: Sequence[str], settings: DreamingSettings) -> list[str]:
+    """The asked phases the settings leave on, in sweep order."""
+    return [p for p in PHASES if p in phases and getattr(settings, p).enabled]
+
+
+def _before_deep(work: _Work, settings: DreamingSettings,
+                 run: Sequence[str]) -> tuple[LightSummary, RemSummary]:
+    """The light and REM phases of `run` on the working set: what the deep phase scores."""
+    light_summary = _light(work, settings) if "light" in run else LightSummary()
+    rem_summary = _rem(work, settings) if "rem" in run else RemSummary()
+    return light_summary, rem_summary
+
+
+class DeepInputs(NamedTuple):
+    """What the deep phase of a sweep now would score (`deep_inputs`)."""
+
+    store: RecallStore
+    signals: PhaseSignals
+    saved: frozenset[str]  # the keys the saved store has (the rest this sweep would add)
+
+
+def deep_inputs(workspace: Path, settings: DreamingSettings, now: datetime,
+                phases: Sequence[str] = PHASES) -> DeepInputs:
+    """The recall store and phase signals a sweep of `phases` now hands its deep phase: the
+    saved ones after its light and REM phases, in memory, nothing written. `dream explain`
+    scores on these, so it gives an entry the score `dream` gives it."""
+    moment = as_utc(now)
+    day = day_bucket(moment, resolve_timezone(settings.timezone))
+    work = _Work(workspace, moment, day, load_store(workspace, moment, recover=False).store,
+                 load_phase_signals(workspace, iso_z(moment)), load_daily_ingestion(workspace))
+    saved = frozenset(work.store.entries)
+    _before_deep(work, settings, _enabled(phases, settings))
+    return DeepInputs(work.store, work.signals, saved)
 
 
 @dataclass

@@ -96,7 +96,7 @@ class ProviderHealth:
 
     def failed(self, exc: BaseException) -> str:
         if not self.error:  # logged once per outage, not once per retry
-            log.warning("embedding_provider_unavailable", error=str(exc))
+            log.warning("embedding_provider_unavailable", error=str(exc), in_reply=True)
             self.since = time.time()
         self.error = str(exc)
         self._failed_mono = time.monotonic()

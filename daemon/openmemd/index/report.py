@@ -29,6 +29,8 @@ class SyncReport:
     seconds: float = 0.0
     skipped: list[ScanIssue] = field(default_factory=list)
     warnings: list[ScanIssue] = field(default_factory=list)
+    # symlinked notes and folders, not followed: left out, like skipped files, but not scanned
+    links: list[ScanIssue] = field(default_factory=list)
 
     @property
     def rows_written(self) -> int:
@@ -42,6 +44,7 @@ class SyncReport:
         self.vectors_pending = other.vectors_pending
         self.skipped += other.skipped
         self.warnings += other.warnings
+        self.links = other.links or self.links  # a targeted sync walks nothing
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -52,7 +55,8 @@ class SyncReport:
             "seconds": round(self.seconds, 3),
             "skipped": [{"path": i.path, "reason": i.reason} for i in self.skipped],
             "warnings": [{"path": i.path, "reason": i.reason} for i in self.warnings],
-        }
+        } | ({"notFollowed": [{"path": i.path, "reason": i.reason} for i in self.links]}
+             if self.links else {})
 
 
 @dataclass(frozen=True)

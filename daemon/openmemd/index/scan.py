@@ -102,10 +102,32 @@ def display_path(rel: str) -> str:
         return rel.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
-def _walk_md(root: Path, rel_root: str, found: dict[str, FileEntry]) -> None:
-    """Add every `*.md` file under `root` to `found` (first one wins). Links are skipped:
-    `is_file`/`is_dir` with follow_symlinks=False are false for them. This loop is most of
-    a no-op sync, so it does as little as it can per entry."""
+class WorkspaceScan(NamedTuple):
+    """What a walk of the workspace found: the files to index, and the symlinked notes and
+    folders it did not follow (each with why, for `index`, `status` and `doctor`)."""
+
+    entries: list[FileEntry]
+    links: list[ScanIssue]
+
+
+def link_issue(workspace: Path, rel: str) -> ScanIssue:
+    """Why the symlink `rel` is not indexed, naming where it leads."""
+    real = os.path.realpath(workspace / rel)
+    root = os.path.realpath(workspace)
+    shown, target = display_path(rel), display_path(real)
+    if os.path.commonpath([root, real]) != root:
+        return ScanIssue(shown, f"a symlink to {target}, outside the workspace: not followed "
+                         "(symlinks never are); move the notes into the workspace to index them")
+    return ScanIssue(shown, f"a symlink to {target}: not followed (symlinks never are); the "
+                     "target is indexed where it lies, if that is a memory path")
+
+
+def _walk_md(root: Path, rel_root: str, found: dict[str, FileEntry],
+             links: list[str]) -> None:
+    """Add every `*.md` file under `root` to `found` (first one wins), and to `links` every
+    symlink that would have been a note or a folder. Links are not followed: `is_file`/`is_dir`
+    with follow_symlinks=False are false for them. This loop is most of a no-op sync, so it
+    does as little as it can per entry."""
     stack = [(str(root), rel_root)]
     while stack:
         directory, rel_dir = stack.pop()
@@ -126,8 +148,11 @@ def _walk_md(root: Path, rel_root: str, found: dict[str, FileEntry]) -> None:
                         continue
                     found[rel] = FileEntry(rel, "memory", st.st_mtime_ns // 1_000_000,
                                            st.st_size, st.st_ctime_ns, st.st_ino)
-                elif de.is_dir(follow_symlinks=False) and name not in IGNORED_DIRS:
-                    stack.append((de.path, f"{rel_dir}/{name}"))
+                elif de.is_dir(follow_symlinks=False):
+                    if name not in IGNORED_DIRS:
+                        stack.append((de.path, f"{rel_dir}/{name}"))
+                elif de.is_symlink() and (name.endswith(".md") or de.is_dir()):
+                    links.append(f"{rel_dir}/{name}")
 
 
 def _lstat_regular(path: Path) -> os.stat_result | None:
@@ -140,10 +165,18 @@ def _lstat_regular(path: Path) -> os.stat_result | None:
 
 def scan_workspace(scope: ScanScope) -> list[FileEntry]:
     """Every indexable file, deduplicated by path, in walk order. Cheap: stat only, no reads."""
+    return walk_workspace(scope).entries
+
+
+def walk_workspace(scope: ScanScope) -> WorkspaceScan:
+    """`scan_workspace`'s files, and the symlinks among the memory paths it did not follow."""
     ws = scope.workspace
     found: dict[str, FileEntry] = {}
+    links: list[str] = []
     if "memory" in scope.sources:
         for name in ROOT_MEMORY_FILES:
+            if os.path.islink(ws / name):
+                links.append(name)
             st = _lstat_regular(ws / name)
             if st is not None:
                 found[name] = _entry(name, "memory", st)
@@ -153,29 +186,36 @@ def scan_workspace(scope: ScanScope) -> list[FileEntry]:
                 st = os.lstat(full)
             except OSError:
                 continue
-            if stat.S_ISLNK(st.st_mode) or _has_symlink_parent(ws, rel_root):
+            if _has_symlink_parent(ws, rel_root):
                 continue
-            if stat.S_ISDIR(st.st_mode):
-                _walk_md(full, rel_root, found)
+            if stat.S_ISLNK(st.st_mode):
+                links.append(rel_root)
+            elif stat.S_ISDIR(st.st_mode):
+                _walk_md(full, rel_root, found, links)
             elif stat.S_ISREG(st.st_mode) and rel_root.endswith(".md"):
                 found.setdefault(rel_root, _entry(rel_root, "memory", st))
+    issues = [link_issue(ws, rel) for rel in dict.fromkeys(links)]
     if "sessions" in scope.sources:
-        sessions = transcripts.root_of(scope.workspace, scope.sessions_dir)
-        if _is_real_dir(sessions):
-            try:
-                it = os.scandir(sessions)
-            except OSError:  # unreadable: like an unreadable memory folder, nothing to index
-                return list(found.values())
-            with it:
-                for de in it:
-                    if transcripts.is_transcript_name(de.name) \
-                            and de.is_file(follow_symlinks=False):
-                        try:
-                            found[f"sessions/{de.name}"] = _entry(
-                                f"sessions/{de.name}", "sessions", de.stat(follow_symlinks=False))
-                        except OSError:
-                            continue
-    return list(found.values())
+        _scan_sessions(scope, found)
+    return WorkspaceScan(list(found.values()), issues)
+
+
+def _scan_sessions(scope: ScanScope, found: dict[str, FileEntry]) -> None:
+    sessions = transcripts.root_of(scope.workspace, scope.sessions_dir)
+    if not _is_real_dir(sessions):
+        return
+    try:
+        it = os.scandir(sessions)
+    except OSError:  # unreadable: like an unreadable memory folder, nothing to index
+        return
+    with it:
+        for de in it:
+            if transcripts.is_transcript_name(de.name) and de.is_file(follow_symlinks=False):
+                try:
+                    found[f"sessions/{de.name}"] = _entry(
+                        f"sessions/{de.name}", "sessions", de.stat(follow_symlinks=False))
+                except OSError:
+                    continue
 
 
 def _is_real_dir(path: Path) -> bool:

@@ -55,7 +55,7 @@ class SkipMemo:
 
     def add(self, entry: FileEntry, reason: str) -> ScanIssue:
         shown = display_path(entry.path)
-        log.warning("file skipped", path=shown, reason=reason)
+        log.warning("file skipped", path=shown, reason=reason, in_reply=True)
         skipped = Skipped(tuple(entry[1:]), shown, reason)  # type: ignore[arg-type]
         self.writer.set_skipped(_raw_name(entry.path), skipped)
         self._by_path[entry.path] = skipped

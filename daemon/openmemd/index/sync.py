@@ -30,8 +30,8 @@ from openmemd.index.scan import (
     ScanScope,
     SkipFile,
     read_content,
-    scan_workspace,
     stat_entry,
+    walk_workspace,
 )
 from openmemd.index.sessions import render_session
 from openmemd.index.skips import SkipMemo, is_per_file
@@ -67,7 +67,9 @@ class IndexSync:
     def sync(self, *, force: bool = False, progress: Progress | None = None) -> SyncReport:
         started = time.monotonic()
         report = SyncReport()
-        entries = scan_workspace(self.scope)
+        scan = walk_workspace(self.scope)
+        entries = scan.entries
+        report.links = scan.links  # not followed: named on every sync, as skipped files are
         report.scanned = len(entries)
         stored = self.writer.load_signatures()
         self._skips.load()
@@ -146,7 +148,8 @@ class IndexSync:
                      report: SyncReport) -> None:
         content, line_map = self._read(entry)
         if content.warning:
-            log.warning("file indexed with a warning", path=entry.path, reason=content.warning)
+            log.warning("file indexed with a warning", path=entry.path, reason=content.warning,
+                        in_reply=True)
             report.warnings.append(ScanIssue(entry.path, content.warning))
         if not force and row is not None and row.source == entry.source \
                 and self.writer.file_hash(entry.path) == content.hash:

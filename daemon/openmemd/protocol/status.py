@@ -48,6 +48,13 @@ class FileCounts(JsonRecord):
     deleted_on_disk: int | None = omitted_if_none(default=None)
 
 
+class SkippedPath(JsonRecord):
+    """A memory path on disk the index leaves out, and why (a symlink, a file the sync
+    skipped)."""
+    path: str
+    reason: str
+
+
 class VectorStatus(JsonRecord):
     """Whether the vector leg can answer, and how."""
     available: bool
@@ -130,6 +137,7 @@ class IndexStatus(JsonRecord):
     reindex_needed: tuple[str, ...]
     store: StoreFacts
     index_error: str | None = omitted_if_none(default=None)  # unreadable, or damaged and rebuilding
+    skipped: tuple[SkippedPath, ...] = omitted_if_empty(default=())
 
 
 # -- the daemon's parts of one agent (server/) -----------------------------------------------

@@ -237,6 +237,19 @@ def fetch_dated(reader: StoreReader, dates: DateQuery, *, limit: int,
     return [LegHit.unscored(c) for c in found]
 
 
+# Words that name the memory itself or its writing. Every note is one, so in a date question
+# they are no sign of an answer: "what did I write in my notes on May 3" is not about notes.
+MEMORY_WORDS = frozenset({"note", "notes", "noted", "memory", "memories", "write", "wrote",
+                          "written"})
+
+
+def without_memory_words(terms: QueryTerms) -> QueryTerms:
+    """A date question's terms as its keyword match may use them: no `MEMORY_WORDS`."""
+    words = tuple(w for w in terms.words if w not in MEMORY_WORDS)
+    phrases = tuple(p for p in terms.phrases if MEMORY_WORDS.isdisjoint(p.split()))
+    return QueryTerms(words, terms.cjk, phrases)
+
+
 def keyword_scored(reader: StoreReader, terms: QueryTerms, hits: list[LegHit],
                    joining: list[LegHit]) -> list[LegHit]:
     """The joining chunks (a date's notes, a copy's note) the keyword leg did not return, with

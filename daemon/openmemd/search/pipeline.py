@@ -74,6 +74,7 @@ from openmemd.search.dated import (
     fetch_dated,
     judge_dates,
     keyword_scored,
+    without_memory_words,
 )
 from openmemd.search.dates.query import DateQuery
 from openmemd.search.decay import DecayCalculator, uses_mtime
@@ -125,6 +126,8 @@ def search_outcome(reader: StoreReader, query: str, *,
     n_candidates = candidate_count(max_results, hybrid.candidate_multiplier)
     terms = query_terms(text)
     needed = terms if asked is None else query_terms(asked)
+    if dates is not None or asked is not None:  # a date question (asked: one no note is near)
+        terms, needed = without_memory_words(terms), without_memory_words(needed)
     src = list(sources) if sources else None
     keyword_where = CandidateFilter.of_search(sources, derived=settings.dreaming_reports)
     dated = (fetch_dated(reader, dates, limit=n_candidates, where=keyword_where)

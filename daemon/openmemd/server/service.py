@@ -49,13 +49,14 @@ UMask=0077
 # Hardening. The daemon reads the workspace and writes its index, its logs and, when dreaming,
 # the workspace's Markdown; everything else is read-only. PrivateTmp stays off: without
 # XDG_RUNTIME_DIR the ipc socket lives in /tmp/openmemd-<uid>, where clients must find it.
-# A workspace elsewhere needs a drop-in (systemctl --user edit openmemd):
+# `service install` adds a workspace or state dir elsewhere (its flags, the config's agents)
+# to ReadWritePaths; one added later needs a drop-in (systemctl --user edit openmemd):
 #   [Service]
 #   ReadWritePaths=/path/to/workspace
 NoNewPrivileges=yes
 PrivateTmp=no
 ProtectSystem=strict
-ReadWritePaths=-%S/openmemd -%C/openmemd -%h/.local/share/openmemd -%h/.openclaw -%t
+ReadWritePaths=-%S/openmemd -%C/openmemd -%h/.local/share/openmemd -%h/.openclaw -%t{writable}
 LockPersonality=yes
 RestrictRealtime=yes
 RestrictSUIDSGID=yes
@@ -70,6 +71,16 @@ LAUNCHD_DOC = """\
      Installed by `openmemd service install` into ~/Library/LaunchAgents/;
      logs in ~/Library/Logs/openmemd/. -->
 """
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """What the installed `openmemd run` is told besides the defaults: the `--config`,
+    `--workspace` and `--state-dir` given to `service install`, and the directories it writes
+    outside the unit's default ReadWritePaths (ProtectSystem=strict makes the rest read-only)."""
+
+    flags: tuple[str, ...] = ()
+    writable: tuple[Path, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -112,16 +123,20 @@ def openmemd_command() -> list[str]:
     return [str(Path(sys.executable).resolve()), "-m", "openmemd"]
 
 
-def render_systemd(command: Sequence[str]) -> str:
-    exec_start = " ".join(_systemd_quote(c) for c in [*command, "run", "--foreground"])
-    return SYSTEMD_TEMPLATE.format(exec_start=exec_start)
+def render_systemd(command: Sequence[str], options: RunOptions = RunOptions()) -> str:
+    run = [*command, "run", "--foreground", *options.flags]
+    exec_start = " ".join(_systemd_quote(c) for c in run)
+    # "-": a directory removed later leaves it unwritable instead of failing the unit's start
+    writable = "".join(" " + _systemd_quote(f"-{p}") for p in options.writable)
+    return SYSTEMD_TEMPLATE.format(exec_start=exec_start, writable=writable)
 
 
-def render_launchd(command: Sequence[str], home: Path) -> str:
+def render_launchd(command: Sequence[str], home: Path,
+                   options: RunOptions = RunOptions()) -> str:
     logs = home / "Library" / "Logs" / "openmemd"
     plist = {
         "Label": LABEL,
-        "ProgramArguments": [*command, "run", "--foreground"],
+        "ProgramArguments": [*command, "run", "--foreground", *options.flags],
         "RunAtLoad": True,
         # Restart after a crash, not after a clean `launchctl bootout`/SIGTERM.
         "KeepAlive": {"SuccessfulExit": False},
@@ -171,21 +186,38 @@ def launchd_plist_path() -> Path:
     return Path.home() / "Library" / "LaunchAgents" / f"{LABEL}.plist"
 
 
-def install_plan(command: Sequence[str] | None = None) -> Plan:
+def run_options(flags: dict[str, str | None], directories: Sequence[Path]) -> RunOptions:
+    """The options of `service install --config/--workspace/--state-dir` (`flags`: option ->
+    value or None), each value absolute; `directories` (the settings' state dir and agents'
+    workspaces) are writable unless the unit's defaults cover them already."""
+    given = [(option, str(Path(value).expanduser().absolute()))
+             for option, value in flags.items() if value]
+    covered = (paths.state_dir(), paths.cache_dir(), Path.home() / ".local/share/openmemd",
+               Path.home() / ".openclaw")
+    writable = [d.expanduser().absolute() for d in directories]
+    return RunOptions(
+        flags=tuple(word for pair in given for word in pair),
+        writable=tuple(dict.fromkeys(d for d in writable
+                                     if not any(d.is_relative_to(c) for c in covered))))
+
+
+def install_plan(command: Sequence[str] | None = None,
+                 options: RunOptions = RunOptions()) -> Plan:
     command = list(command or openmemd_command())
     if _platform() == "darwin":
         plist = launchd_plist_path()
         uid = os.getuid()
         return Plan(
             mkdirs=(plist.parent, Path.home() / "Library" / "Logs" / "openmemd"),
-            writes=((plist, render_launchd(command, Path.home())),),
+            writes=((plist, render_launchd(command, Path.home(), options)),),
             commands=(("launchctl", "bootout", f"gui/{uid}/{LABEL}"),
                       ("launchctl", "bootstrap", f"gui/{uid}", str(plist))),
             notes=("(a failing bootout only means the agent was not loaded yet)",))
     unit = systemd_unit_path()
     # ProtectSystem=strict only lets it write paths that exist when the unit starts.
-    dirs = (unit.parent, paths.state_dir(), paths.cache_dir(), paths.default_workspace())
-    return Plan(mkdirs=dirs, writes=((unit, render_systemd(command)),),
+    dirs = (unit.parent, paths.state_dir(), paths.cache_dir(), paths.default_workspace(),
+            *options.writable)
+    return Plan(mkdirs=dirs, writes=((unit, render_systemd(command, options)),),
                 commands=(("systemctl", "--user", "daemon-reload"),
                           ("systemctl", "--user", "enable", "--now", UNIT_NAME)),
                 fallback=f"{unit} is written but not started: run `openmemd run` in a "
@@ -248,13 +280,13 @@ def _no_user_manager(stderr: str) -> bool:
                                      "$XDG_RUNTIME_DIR not defined"))
 
 
-def install(dry_run: bool = False) -> int:
+def install(dry_run: bool = False, options: RunOptions = RunOptions()) -> int:
     """Write the unit/plist for this installation and enable + start it."""
     if _platform() not in ("linux", "darwin"):
         print("openmemd: service install supports systemd (Linux) and launchd (macOS) only",
               file=sys.stderr)
         return 1
-    plan = install_plan()
+    plan = install_plan(options=options)
     if dry_run:
         print(plan.describe())
         return 0

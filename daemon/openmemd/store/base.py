@@ -272,6 +272,10 @@ class StoreReader(Protocol):
 
     def stored_files(self) -> dict[str, StoredFile]: ...
 
+    def skipped_files(self) -> list[Skipped]:
+        """The files the sync could not index, with why (`status` names them)."""
+        ...
+
     def file_chunks(self, path: str, namespace: str) -> list[StoredChunk]:
         """The chunks of `path` in `namespace` (one the reader searches; "" the own), ordered
         by (start_line, end_line); [] for a path not indexed there or a namespace not

@@ -26,6 +26,7 @@ from openmemd.store.base import (
     ChunkRow,
     IndexStats,
     MeasuredChunk,
+    Skipped,
     StoredChunk,
     StoredFile,
     StoredFileRecord,
@@ -183,6 +184,13 @@ class PgReader:
             f"SELECT path, source, mtime, size FROM {SCHEMA}.files WHERE ns = %s",
             (self.ns,)).fetchall())
         return {r[0]: StoredFile(r[0], r[1], int(r[2]), int(r[3])) for r in rows}
+
+    def skipped_files(self) -> list[Skipped]:
+        rows = self._run(lambda c: c.execute(
+            f"SELECT source, mtime, size, ctime_ns, ino, path, reason FROM {SCHEMA}.skipped "
+            "WHERE ns = %s", (self.ns,)).fetchall())
+        return [Skipped((r[0], int(r[1]), int(r[2]), int(r[3]), int(r[4])), r[5], r[6])
+                for r in rows]
 
     def file_chunks(self, path: str, namespace: str) -> list[StoredChunk]:
         ns = namespace or self.ns

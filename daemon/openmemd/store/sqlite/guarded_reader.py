@@ -18,6 +18,7 @@ from openmemd.store.base import (
     ChunkRow,
     IndexStats,
     MeasuredChunk,
+    Skipped,
     StoredChunk,
     StoredFile,
     StoredFileRecord,
@@ -77,6 +78,9 @@ class GuardedReader:
 
     def stored_files(self) -> dict[str, StoredFile]:
         return self._call(self.inner.stored_files)
+
+    def skipped_files(self) -> list[Skipped]:
+        return self._call(self.inner.skipped_files)
 
     def file_chunks(self, path: str, namespace: str) -> list[StoredChunk]:
         return self._call(self.inner.file_chunks, path, namespace)

@@ -18,12 +18,13 @@ from openmemd.store.base import (
     ChunkRow,
     IndexStats,
     MeasuredChunk,
+    Skipped,
     StoredChunk,
     StoredFile,
     StoredFileRecord,
     Vector,
 )
-from openmemd.store.sqlite import export, fts, queries, schema, vector_leg
+from openmemd.store.sqlite import export, file_state, fts, queries, schema, vector_leg
 from openmemd.store.sqlite.db import Connection, VectorSupport
 from openmemd.text.tokens import QueryTerms
 
@@ -79,6 +80,12 @@ class SqliteReader:
 
     def stored_files(self) -> dict[str, StoredFile]:
         return {path: StoredFile(*row) for path, row in queries.load_files(self.conn).items()}
+
+    def skipped_files(self) -> list[Skipped]:
+        if not self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = "
+                                 "'openmemd_skipped'").fetchone():
+            return []  # made by the first skip (an index older than the table, or a reader's)
+        return list(file_state.load_skipped(self.conn).values())
 
     def file_chunks(self, path: str, namespace: str) -> list[StoredChunk]:
         if namespace:  # one file, one agent: no other namespace
