@@ -75,63 +75,84 @@ def _build(cls: type, data: Any, prefix: str, source: Blame) -> Any:
 
 
 def _convert(f: dataclasses.Field[Any], hint: Any, value: Any, name: str, source: Blame) -> Any:
+    """`value` as field `f` (type `hint`) wants it, or a ConfigError naming `name` in `source`."""
     if isinstance(hint, type) and dataclasses.is_dataclass(hint):
         return _build(hint, value, f"{name}.", source)
     if f.name == "agents":
-        if not isinstance(value, dict):
-            raise ConfigError(f"{source(name)} must be a table of [agents.<id>] tables")
-        agents = {}
-        for agent_id, agent_data in value.items():
-            if not valid_agent_id(agent_id):
-                raise ConfigError(f"{source.place(f'agents.{agent_id}')}: agent id {agent_id!r} "
-                                  "must be letters, digits, - or _")
-            agents[agent_id] = _build(AgentSettings, agent_data, f"agents.{agent_id}.", source)
-        return agents
+        return _agents(value, name, source)
     if hint in (list, typing.List) or typing.get_origin(hint) is list:  # noqa: UP006
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise ConfigError(f"{source(name)} must be a list of strings, got {value!r}")
-        if f.name == "sources":
-            bad = [v for v in value if v not in SOURCES]
-            if bad or not value:
-                raise ConfigError(f"{source(name)} must be a non-empty list of "
-                                  f"{', '.join(SOURCES)}; got {value!r}")
-        return list(value)
-    meta = f.metadata
+        return _string_list(f, value, name, source)
     if hint is bool:
-        if isinstance(value, str) and value.lower() in ("true", "false", "1", "0", "yes", "no"):
-            value = value.lower() in ("true", "1", "yes")
-        if not isinstance(value, bool):
-            raise ConfigError(f"{source(name)} must be true or false, got {value!r}")
-        return value
+        return _boolean(value, name, source)
     if hint in (int, float):
-        if isinstance(value, str):
-            try:
-                value = hint(value)
-            except ValueError:
-                raise ConfigError(f"{source(name)} must be a number, got {value!r}") from None
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ConfigError(f"{source(name)} must be a number, got {value!r}")
-        if hint is int and isinstance(value, float):
-            if not value.is_integer():
-                raise ConfigError(f"{source(name)} must be a whole number, got {value!r}")
-            value = int(value)
-        value = hint(value)
-        if value != value:  # NaN
-            raise ConfigError(f"{source(name)} must be a number, got nan")
-        lo, hi = meta.get("min"), meta.get("max")
-        if (lo is not None and value < lo) or (hi is not None and value > hi):
-            raise ConfigError(f"{source(name)} = {value!r} is out of range [{lo}, {hi}]")
-        return value
+        return _number(f, hint, value, name, source)
     if hint is str or (isinstance(hint, types.UnionType) and str in typing.get_args(hint)):
-        if not isinstance(value, (str, os.PathLike)):
-            raise ConfigError(f"{source(name)} must be a string, got {value!r}")
-        value = os.fspath(value)
-        choices = meta.get("choices")
-        if choices and value not in choices:
-            raise ConfigError(f"{source(name)} must be one of {', '.join(choices)}; "
-                              f"got {value!r}")
-        return value
+        return _string(f, value, name, source)
     raise ConfigError(f"{source(name)} has an unsupported type")  # pragma: no cover
+
+
+def _agents(value: Any, name: str, source: Blame) -> dict[str, AgentSettings]:
+    if not isinstance(value, dict):
+        raise ConfigError(f"{source(name)} must be a table of [agents.<id>] tables")
+    agents = {}
+    for agent_id, agent_data in value.items():
+        if not valid_agent_id(agent_id):
+            raise ConfigError(f"{source.place(f'agents.{agent_id}')}: agent id {agent_id!r} "
+                              "must be letters, digits, - or _")
+        agents[agent_id] = _build(AgentSettings, agent_data, f"agents.{agent_id}.", source)
+    return agents
+
+
+def _string_list(f: dataclasses.Field[Any], value: Any, name: str, source: Blame) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{source(name)} must be a list of strings, got {value!r}")
+    if f.name == "sources":
+        bad = [v for v in value if v not in SOURCES]
+        if bad or not value:
+            raise ConfigError(f"{source(name)} must be a non-empty list of "
+                              f"{', '.join(SOURCES)}; got {value!r}")
+    return list(value)
+
+
+def _boolean(value: Any, name: str, source: Blame) -> bool:
+    if isinstance(value, str) and value.lower() in ("true", "false", "1", "0", "yes", "no"):
+        value = value.lower() in ("true", "1", "yes")
+    if not isinstance(value, bool):
+        raise ConfigError(f"{source(name)} must be true or false, got {value!r}")
+    return value
+
+
+def _number(f: dataclasses.Field[Any], hint: type, value: Any, name: str,
+            source: Blame) -> int | float:
+    if isinstance(value, str):
+        try:
+            value = hint(value)
+        except ValueError:
+            raise ConfigError(f"{source(name)} must be a number, got {value!r}") from None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError(f"{source(name)} must be a number, got {value!r}")
+    if hint is int and isinstance(value, float):
+        if not value.is_integer():
+            raise ConfigError(f"{source(name)} must be a whole number, got {value!r}")
+        value = int(value)
+    number: int | float = hint(value)
+    if number != number:  # NaN
+        raise ConfigError(f"{source(name)} must be a number, got nan")
+    lo, hi = f.metadata.get("min"), f.metadata.get("max")
+    if (lo is not None and number < lo) or (hi is not None and number > hi):
+        raise ConfigError(f"{source(name)} = {number!r} is out of range [{lo}, {hi}]")
+    return number
+
+
+def _string(f: dataclasses.Field[Any], value: Any, name: str, source: Blame) -> str:
+    if not isinstance(value, (str, os.PathLike)):
+        raise ConfigError(f"{source(name)} must be a string, got {value!r}")
+    text = os.fspath(value)
+    choices = f.metadata.get("choices")
+    if choices and text not in choices:
+        raise ConfigError(f"{source(name)} must be one of {', '.join(choices)}; "
+                          f"got {text!r}")
+    return text
 
 
 def _check_cross_fields(s: Settings, source: Blame) -> None:

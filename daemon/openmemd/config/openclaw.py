@@ -15,7 +15,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from openmemd.config.locate import OPENCLAW_CONFIG, expand_home, openclaw_config
 from openmemd.config.openclaw_budgets import startup_budgets
@@ -188,65 +188,97 @@ def set_raw(raw: dict[str, Any], dotted: str, value: Any) -> None:
     node[leaf] = value
 
 
+@dataclass
+class _Mapped:
+    """One memorySearch object mapped: openmemd's raw settings, and in `names` OpenClaw's key
+    of each (`at`'s for the keys in `own`, else the defaults')."""
+
+    raw: dict[str, Any]
+    names: dict[str, str]
+    at: str
+    own: Mapping[str, Any] | None
+
+    def where(self, key: str) -> str:
+        at = self.at if self.own is None or key in self.own else "agents.defaults"
+        return f"{at}.memorySearch.{key}"
+
+    def put(self, ours: str, value: Any, key: str) -> None:
+        set_raw(self.raw, ours, value)
+        self.names[ours] = self.where(key)
+
+
 def _memory_search(ms: dict[str, Any], ignored: list[str], names: dict[str, str],
                    at: str = "agents.defaults", own: Mapping[str, Any] | None = None
                    ) -> tuple[dict[str, Any], list[str] | None]:
     """openmemd raw settings for one memorySearch object, and its extraPaths (None = unset);
     `names` gets OpenClaw's key of each: `at`'s for the keys in `own`, else the defaults'."""
-    raw: dict[str, Any] = {}
-
-    def where(key: str) -> str:
-        return f"{at if own is None or key in own else 'agents.defaults'}.memorySearch.{key}"
-
-    def put(ours: str, value: Any, key: str) -> None:
-        set_raw(raw, ours, value)
-        names[ours] = where(key)
-
+    mapped = _Mapped({}, names, at, own)
     leaves = _leaves(ms)
+    _copy_simple(leaves, mapped, ignored)
+    _map_sources(leaves, mapped)
+    extra = _extra_paths(leaves, mapped)
+    _map_provider(leaves, mapped, ignored)
+    if "enabled" in leaves and not isinstance(leaves["enabled"], bool):
+        raise LayerError(f"'{mapped.where('enabled')}' must be true or false")
+    return mapped.raw, extra
+
+
+def _copy_simple(leaves: dict[str, Any], mapped: _Mapped, ignored: list[str]) -> None:
+    """The keys copied one to one (_SIMPLE); a key neither copied nor handled is ignored."""
     for key, value in leaves.items():
         if key in _SIMPLE:
             if isinstance(value, (dict, list)) or value is None:
-                raise LayerError(f"'{where(key)}' must be a number or boolean")
-            put(_SIMPLE[key], value, key)
+                raise LayerError(f"'{mapped.where(key)}' must be a number or boolean")
+            mapped.put(_SIMPLE[key], value, key)
         elif key not in _HANDLED:
             ignored.append(f"memorySearch.{key}")
-    if "sources" in leaves or "experimental.sessionMemory" in leaves:
-        sources = leaves.get("sources", ["memory"])
-        if not isinstance(sources, list) or not all(isinstance(s, str) for s in sources):
-            raise LayerError(f"'{where('sources')}' must be a list of strings")
-        # OpenClaw drops "sessions" unless experimental.sessionMemory is on; empty = memory.
-        keep = [s for s in sources if s == "memory"
-                or (s == "sessions" and leaves.get("experimental.sessionMemory") is True)]
-        put("sources", keep or ["memory"], "sources")
-    extra = None
-    if "extraPaths" in leaves:
-        extra = leaves["extraPaths"]
-        if not isinstance(extra, list) or not all(isinstance(p, str) for p in extra):
-            raise LayerError(f"'{where('extraPaths')}' must be a list of strings")
-        names["extra_paths"] = where("extraPaths")
+
+
+def _map_sources(leaves: dict[str, Any], mapped: _Mapped) -> None:
+    if "sources" not in leaves and "experimental.sessionMemory" not in leaves:
+        return
+    sources = leaves.get("sources", ["memory"])
+    if not isinstance(sources, list) or not all(isinstance(s, str) for s in sources):
+        raise LayerError(f"'{mapped.where('sources')}' must be a list of strings")
+    # OpenClaw drops "sessions" unless experimental.sessionMemory is on; empty = memory.
+    keep = [s for s in sources if s == "memory"
+            or (s == "sessions" and leaves.get("experimental.sessionMemory") is True)]
+    mapped.put("sources", keep or ["memory"], "sources")
+
+
+def _extra_paths(leaves: dict[str, Any], mapped: _Mapped) -> list[str] | None:
+    if "extraPaths" not in leaves:
+        return None
+    extra = leaves["extraPaths"]
+    if not isinstance(extra, list) or not all(isinstance(p, str) for p in extra):
+        raise LayerError(f"'{mapped.where('extraPaths')}' must be a list of strings")
+    mapped.names["extra_paths"] = mapped.where("extraPaths")
+    return extra
+
+
+def _map_provider(leaves: dict[str, Any], mapped: _Mapped, ignored: list[str]) -> None:
     provider = leaves.get("provider")
-    if provider is not None:
-        provider = _str(provider, where("provider"))
-        base = _str(leaves.get("remote.baseUrl", ""), where("remote.baseUrl"))
-        if provider in ("openai", "ollama"):
-            if provider == "ollama":
-                base = (base or OLLAMA_BASE_URL).rstrip("/")
-                base = base if base.endswith("/v1") else base + "/v1"  # its OpenAI-style API
-                if "model" not in leaves:
-                    put("embedding.model", OLLAMA_MODEL, "provider")
-            put("embedding.provider", "openai", "provider")
-            if base:
-                put("embedding.base_url", base, "remote.baseUrl")
-            api_key = leaves.get("remote.apiKey")
-            if api_key:
-                put("embedding.api_key", _str(api_key, where("remote.apiKey")), "remote.apiKey")
-        elif provider == "local":
-            put("embedding.provider", "local", "provider")
-        elif provider != "auto":
-            ignored.append(f"memorySearch.provider={provider}")
-    if "enabled" in leaves and not isinstance(leaves["enabled"], bool):
-        raise LayerError(f"'{where('enabled')}' must be true or false")
-    return raw, extra
+    if provider is None:
+        return
+    provider = _str(provider, mapped.where("provider"))
+    base = _str(leaves.get("remote.baseUrl", ""), mapped.where("remote.baseUrl"))
+    if provider in ("openai", "ollama"):
+        if provider == "ollama":
+            base = (base or OLLAMA_BASE_URL).rstrip("/")
+            base = base if base.endswith("/v1") else base + "/v1"  # its OpenAI-style API
+            if "model" not in leaves:
+                mapped.put("embedding.model", OLLAMA_MODEL, "provider")
+        mapped.put("embedding.provider", "openai", "provider")
+        if base:
+            mapped.put("embedding.base_url", base, "remote.baseUrl")
+        api_key = leaves.get("remote.apiKey")
+        if api_key:
+            mapped.put("embedding.api_key", _str(api_key, mapped.where("remote.apiKey")),
+                       "remote.apiKey")
+    elif provider == "local":
+        mapped.put("embedding.provider", "local", "provider")
+    elif provider != "auto":
+        ignored.append(f"memorySearch.provider={provider}")
 
 
 def merge_raw(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
@@ -263,6 +295,30 @@ def _dedupe(items: list[str]) -> list[str]:
     return list(dict.fromkeys(p.strip() for p in items if p.strip()))
 
 
+@dataclass(frozen=True)
+class _Fallback:
+    """What each agents.list entry falls back on: agents.defaults, and where OpenClaw puts an
+    agent's workspace and transcripts."""
+
+    memory_search: dict[str, Any]
+    extra: list[str] | None  # agents.defaults.memorySearch.extraPaths
+    default_id: str  # OpenClaw's id of the default agent
+    workspace: str | None  # agents.defaults.workspace, home expanded
+    home: Path
+    root: Path
+    env: Mapping[str, str]
+
+
+class _Served(NamedTuple):
+    """One agent openmemd serves: its own raw settings, their OpenClaw names, and the OpenClaw
+    key its workspace comes from."""
+
+    agent: OpenClawAgent
+    raw: dict[str, Any]
+    names: dict[str, str]
+    workspace_key: str
+
+
 def _layer(data: dict[str, Any], path: Path, root: Path, env: Mapping[str, str]) -> OpenClawLayer:
     ignored: list[str] = []
     agents_cfg = _obj(data.get("agents"), "agents")
@@ -270,6 +326,39 @@ def _layer(data: dict[str, Any], path: Path, root: Path, env: Mapping[str, str])
     defaults_ms = _obj(defaults.get("memorySearch"), "agents.defaults.memorySearch")
     names: dict[str, str] = {}  # openmemd key -> OpenClaw's
     base, base_extra = _memory_search(defaults_ms, ignored, names)
+    _map_memory(data, base, ignored, names)
+    base = merge_raw(base, {**_dreaming(data, ignored, names), **startup_budgets(defaults, names)})
+    home = Path(env["HOME"]) if env.get("HOME") else root.parent
+    default_ws = defaults.get("workspace")
+    if default_ws is not None:
+        default_ws = expand_home(_str(default_ws, "agents.defaults.workspace"), env)
+    entries, default_id, shift = _agent_entries(agents_cfg)
+    fallback = _Fallback(defaults_ms, base_extra, default_id, default_ws, home, root, env)
+    served = [s for i, e in enumerate(entries, -shift)
+              if (s := _serve(e, f"agents.list[{i}]", fallback, ignored)) is not None]
+    agent_raw = {s.agent.id: s.raw for s in served}
+    agent_names = {s.agent.id: s.names for s in served}
+    top: dict[str, Any] = {}
+    for s in served:
+        if s.agent.id == "main":
+            top["workspace"] = s.agent.workspace
+            names["workspace"] = s.workspace_key
+        else:
+            top.setdefault("agents", {})[s.agent.id] = {"workspace": s.agent.workspace}
+            names[f"agents.{s.agent.id}.workspace"] = s.workspace_key
+    if base_extra and "main" not in agent_raw:
+        base["extra_paths"] = _dedupe(base_extra)
+    raw = merge_raw(base, merge_raw(agent_raw.get("main", {}), top))
+    return OpenClawLayer(str(path), str(root), raw, base, agent_raw,
+                         tuple(s.agent for s in served),
+                         {**names, **agent_names.get("main", {})}, agent_names,
+                         _dreaming_enabled(data), tuple(dict.fromkeys(ignored)))
+
+
+def _map_memory(data: dict[str, Any], base: dict[str, Any], ignored: list[str],
+                names: dict[str, str]) -> None:
+    """OpenClaw's `memory` object: its citations mode; a backend other than the builtin one is
+    not openmemd's to follow."""
     citations = _obj(data.get("memory"), "memory").get("citations")
     if citations is not None:
         if citations not in ("auto", "on", "off"):
@@ -278,11 +367,12 @@ def _layer(data: dict[str, Any], path: Path, root: Path, env: Mapping[str, str])
         names["citations"] = "memory.citations"
     if _obj(data.get("memory"), "memory").get("backend", "builtin") != "builtin":
         ignored.append("memory.backend")
-    base = merge_raw(base, {**_dreaming(data, ignored, names), **startup_budgets(defaults, names)})
-    home = Path(env["HOME"]) if env.get("HOME") else root.parent
-    default_ws = defaults.get("workspace")
-    if default_ws is not None:
-        default_ws = expand_home(_str(default_ws, "agents.defaults.workspace"), env)
+
+
+def _agent_entries(agents_cfg: dict[str, Any]) -> tuple[list[dict[str, Any]], str, int]:
+    """agents.list checked, with an entry for the default agent first when the list has none;
+    the default agent's OpenClaw id; and the shift (1 when that entry was added, so the others
+    keep their index in the file)."""
     entries = agents_cfg.get("list") or []
     if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
         raise LayerError("'agents.list' must be a list of objects")
@@ -292,57 +382,49 @@ def _layer(data: dict[str, Any], path: Path, root: Path, env: Mapping[str, str])
             raise LayerError(f"'agents.list[{i}].id' must be letters, digits, - or _")
     default_id = next((e["id"] for e in entries if e.get("default") is True),
                       entries[0]["id"] if entries else "main")
-    shift = 0  # an entry added for the default agent is not in the file
     if not any(e["id"] == default_id for e in entries):
-        entries, shift = [{"id": default_id}, *entries], 1
-    agents: list[OpenClawAgent] = []
-    agent_raw: dict[str, dict[str, Any]] = {}
-    agent_names: dict[str, dict[str, str]] = {}
-    top: dict[str, Any] = {}
-    for i, e in enumerate(entries, -shift):
-        oc_id, at = e["id"], f"agents.list[{i}]"
-        ms = _obj(e.get("memorySearch"), f"{at}.memorySearch")
-        # Field-wise over the defaults first, as OpenClaw does (so `sources` in an agent still
-        # sees the defaults' experimental.sessionMemory), then mapped.
-        merged = merge_raw(defaults_ms, ms)
-        own_names: dict[str, str] = {}
-        own, own_extra = _memory_search(merged, ignored, own_names, at, _leaves(ms))
-        if merged.get("enabled", True) is False:
-            ignored.append(f"agent {oc_id} (memorySearch.enabled = false)")
-            continue
-        extra = _dedupe((base_extra or []) + (own_extra or [] if "extraPaths" in ms else []))
-        if extra:
-            own["extra_paths"] = extra
-        own_ws = isinstance(e.get("workspace"), str)
-        ws_key = f"{at}.workspace" if own_ws else "agents.defaults.workspace"
-        if own_ws:
-            ws = expand_home(e["workspace"], env)
-        elif oc_id == default_id:
-            ws = default_ws or str(home / ".openclaw" / "workspace")
-        else:
-            ws = (str(Path(default_ws) / oc_id) if default_ws
-                  else str(home / ".openclaw" / f"workspace-{oc_id}"))
-        our_id = "main" if oc_id == default_id else oc_id
-        if our_id == "main" and oc_id != default_id:
-            continue  # a non-default OpenClaw agent called "main": openmemd's main is the default
-        if our_id != "main" and not Path(ws).is_dir():
-            ignored.append(f"agent {oc_id} (its workspace {ws} does not exist yet)")
-            continue  # OpenClaw creates it on first use; until then there is nothing to serve
-        sessions = str(root / "agents" / oc_id / "sessions")
-        agents.append(OpenClawAgent(our_id, oc_id, ws, sessions))
-        agent_raw[our_id], agent_names[our_id] = own, own_names
-        if our_id == "main":
-            top["workspace"] = ws
-            names["workspace"] = ws_key
-        else:
-            top.setdefault("agents", {})[our_id] = {"workspace": ws}
-            names[f"agents.{our_id}.workspace"] = ws_key
-    if base_extra and "main" not in agent_raw:
-        base["extra_paths"] = _dedupe(base_extra)
-    raw = merge_raw(base, merge_raw(agent_raw.get("main", {}), top))
-    return OpenClawLayer(str(path), str(root), raw, base, agent_raw, tuple(agents),
-                         {**names, **agent_names.get("main", {})}, agent_names,
-                         _dreaming_enabled(data), tuple(dict.fromkeys(ignored)))
+        return [{"id": default_id}, *entries], default_id, 1
+    return entries, default_id, 0
+
+
+def _serve(e: dict[str, Any], at: str, fallback: _Fallback, ignored: list[str]
+           ) -> _Served | None:
+    """The agents.list entry `e` (at `at`) as openmemd serves it, None when it does not."""
+    oc_id = e["id"]
+    ms = _obj(e.get("memorySearch"), f"{at}.memorySearch")
+    # Field-wise over the defaults first, as OpenClaw does (so `sources` in an agent still
+    # sees the defaults' experimental.sessionMemory), then mapped.
+    merged = merge_raw(fallback.memory_search, ms)
+    own_names: dict[str, str] = {}
+    own, own_extra = _memory_search(merged, ignored, own_names, at, _leaves(ms))
+    if merged.get("enabled", True) is False:
+        ignored.append(f"agent {oc_id} (memorySearch.enabled = false)")
+        return None
+    extra = _dedupe((fallback.extra or []) + (own_extra or [] if "extraPaths" in ms else []))
+    if extra:
+        own["extra_paths"] = extra
+    ws, ws_key = _workspace(e, at, fallback)
+    our_id = "main" if oc_id == fallback.default_id else oc_id
+    if our_id == "main" and oc_id != fallback.default_id:
+        return None  # a non-default OpenClaw agent called "main": openmemd's main is the default
+    if our_id != "main" and not Path(ws).is_dir():
+        ignored.append(f"agent {oc_id} (its workspace {ws} does not exist yet)")
+        return None  # OpenClaw creates it on first use; until then there is nothing to serve
+    sessions = str(fallback.root / "agents" / oc_id / "sessions")
+    return _Served(OpenClawAgent(our_id, oc_id, ws, sessions), own, own_names, ws_key)
+
+
+def _workspace(e: dict[str, Any], at: str, fallback: _Fallback) -> tuple[str, str]:
+    """The entry's workspace, and the OpenClaw key it comes from."""
+    oc_id = e["id"]
+    if isinstance(e.get("workspace"), str):
+        return expand_home(e["workspace"], fallback.env), f"{at}.workspace"
+    if oc_id == fallback.default_id:
+        ws = fallback.workspace or str(fallback.home / ".openclaw" / "workspace")
+    else:
+        ws = (str(Path(fallback.workspace) / oc_id) if fallback.workspace
+              else str(fallback.home / ".openclaw" / f"workspace-{oc_id}"))
+    return ws, "agents.defaults.workspace"
 
 
 def _plugin_dreaming(data: dict[str, Any]) -> dict[str, Any]:

@@ -95,14 +95,8 @@ def plan(workspace: Path, store: RecallStore, signals: PhaseSignals,
         return DeepPlan((), (), (), (), "", None, False, 0, {},
                         ("MEMORY.md is not a readable UTF-8 file; promotion skipped",))
     existing = existing or ""
-    markers = marker_keys(existing)
     haystack = memory_haystack(existing)
-    updates: dict[str, RecallEntry] = {}
-    reconciled: list[str] = []
-    for key, entry in store.entries.items():
-        if entry.promoted_at is None and key in markers:
-            updates[key] = replace(entry, promoted_at=now_iso)
-            reconciled.append(key)
+    updates, reconciled = _reconcile(store, marker_keys(existing), now_iso)
 
     evaluations = [evaluate(updates.get(key, entry), signals.get(key), settings, now)
                    for key, entry in store.entries.items()]
@@ -111,7 +105,7 @@ def plan(workspace: Path, store: RecallStore, signals: PhaseSignals,
     if settings.limit <= 0:
         messages.append("promotion is off (deep.limit = 0)")
 
-    accepted: list[tuple[SectionEntry, PromotedEntry]] = []
+    accepted: list[_Candidate] = []
     skipped: list[SkippedCandidate] = []
     capped = False
     left = 0
@@ -121,28 +115,20 @@ def plan(workspace: Path, store: RecallStore, signals: PhaseSignals,
         if len(accepted) >= settings.limit:
             left = len(eligible) - position
             break
-        entry = ev.entry
-        live = rehydrate(workspace, entry.path, entry.start_line, entry.end_line, entry.snippet)
-        if live is None:
-            skipped.append(_skip(ev, "its text is no longer in the note"))
+        found = _candidate(workspace, ev, settings, now_iso)
+        if isinstance(found, SkippedCandidate):
+            skipped.append(found)
             continue
-        if is_unpromotable(live.snippet):
-            skipped.append(_skip(ev, "the live text looks like dreaming output"))
+        section = found.section
+        if (in_haystack(haystack, found.live_snippet) or in_haystack(haystack, section.text)
+                or any(c.section.text == section.text for c in accepted)):
+            updates[section.key] = found.stored
+            reconciled.append(section.key)
             continue
-        text = truncate_tokens(clean_text(live.snippet), settings.max_promoted_snippet_tokens)
-        promoted_entry = replace(entry, start_line=live.start_line, end_line=live.end_line,
-                                 snippet=live.snippet, promoted_at=now_iso)
-        if (in_haystack(haystack, live.snippet) or in_haystack(haystack, text)
-                or any(s.text == text for s, _ in accepted)):
-            updates[entry.key] = promoted_entry
-            reconciled.append(entry.key)
-            continue
-        section = SectionEntry(entry.key, text, ev.score, ev.evidence.recalls, entry.avg_score,
-                               f"{live.path}:{live.start_line}-{live.end_line}")
-        trial = remove_blocks(compose(existing, [s for s, _ in accepted] + [section], day),
+        trial = remove_blocks(compose(existing, [c.section for c in accepted] + [section], day),
                               moved)
         room = None if fits(trial) else make_room(
-            trial, fits, {s.key for s, _ in accepted} | {section.key}, section.recalls)
+            trial, fits, {c.section.key for c in accepted} | {section.key}, section.recalls)
         if not fits(trial) and room is None:
             capped = True
             left = len(eligible) - position
@@ -153,23 +139,65 @@ def plan(workspace: Path, store: RecallStore, signals: PhaseSignals,
             break
         if room is not None:
             moved += room[1]
-        accepted.append((section, PromotedEntry(
-            key=entry.key, path=live.path, start_line=live.start_line, end_line=live.end_line,
-            text=text, score=ev.score, components=ev.components.as_dict(),
-            phase_boost=ev.boost, recalls=ev.evidence.recalls, daily_signals=entry.daily_count,
-            avg_score=entry.avg_score, queries=ev.evidence.queries, days=ev.evidence.days,
-            moved=live.moved)))
-        updates[entry.key] = promoted_entry
+        accepted.append(found)
+        updates[section.key] = found.stored
 
-    after = remove_blocks(compose(existing, [s for s, _ in accepted], day), moved) \
-        if accepted else None
+    sections = [c.section for c in accepted]
+    after = remove_blocks(compose(existing, sections, day), moved) if accepted else None
     if moved:
         messages.append(f"moved {len(moved)} less recalled promoted entr"
                         f"{'y' if len(moved) == 1 else 'ies'} from MEMORY.md to "
                         f"{archive_path(day)} to keep it within {memory_max_chars} characters")
-    return DeepPlan(tuple(eligible), tuple(p for _, p in accepted), tuple(reconciled),
+    return DeepPlan(tuple(eligible), tuple(c.report for c in accepted), tuple(reconciled),
                     tuple(skipped), existing, after, capped, left, updates, tuple(messages),
-                    tuple(s for s, _ in accepted), day, moved)
+                    tuple(sections), day, moved)
+
+
+def _reconcile(store: RecallStore, markers: set[str], now_iso: str
+               ) -> tuple[dict[str, RecallEntry], list[str]]:
+    """Step 1: the unpromoted store entries whose key already has a marker in MEMORY.md,
+    marked promoted now (the updates, and their keys)."""
+    updates: dict[str, RecallEntry] = {}
+    reconciled: list[str] = []
+    for key, entry in store.entries.items():
+        if entry.promoted_at is None and key in markers:
+            updates[key] = replace(entry, promoted_at=now_iso)
+            reconciled.append(key)
+    return updates, reconciled
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    """An eligible entry read again from its live note: the section MEMORY.md would get, and
+    the store entry and report line if it does."""
+
+    section: SectionEntry
+    live_snippet: str  # the note's text now (`section.text` is it cleaned and cut)
+    stored: RecallEntry  # the entry at its live lines, marked promoted
+    report: PromotedEntry
+
+
+def _candidate(workspace: Path, ev: Evaluation, settings: DeepPhaseSettings, now_iso: str
+               ) -> _Candidate | SkippedCandidate:
+    """Step 3: `ev`'s entry rehydrated from the live note, or why it cannot be promoted."""
+    entry = ev.entry
+    live = rehydrate(workspace, entry.path, entry.start_line, entry.end_line, entry.snippet)
+    if live is None:
+        return _skip(ev, "its text is no longer in the note")
+    if is_unpromotable(live.snippet):
+        return _skip(ev, "the live text looks like dreaming output")
+    text = truncate_tokens(clean_text(live.snippet), settings.max_promoted_snippet_tokens)
+    stored = replace(entry, start_line=live.start_line, end_line=live.end_line,
+                     snippet=live.snippet, promoted_at=now_iso)
+    section = SectionEntry(entry.key, text, ev.score, ev.evidence.recalls, entry.avg_score,
+                           f"{live.path}:{live.start_line}-{live.end_line}")
+    report = PromotedEntry(
+        key=entry.key, path=live.path, start_line=live.start_line, end_line=live.end_line,
+        text=text, score=ev.score, components=ev.components.as_dict(),
+        phase_boost=ev.boost, recalls=ev.evidence.recalls, daily_signals=entry.daily_count,
+        avg_score=entry.avg_score, queries=ev.evidence.queries, days=ev.evidence.days,
+        moved=live.moved)
+    return _Candidate(section, live.snippet, stored, report)
 
 
 def _skip(ev: Evaluation, reason: str) -> SkippedCandidate:

@@ -18,6 +18,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, wait
+from dataclasses import dataclass, field
 from functools import partial
 
 import numpy as np
@@ -39,6 +40,37 @@ def in_transaction(writer: StoreWriter, fn: Callable[[], None]) -> None:
     """Run `fn` in one store transaction: a file's rows, a batch of vectors, all or nothing."""
     with writer.transaction():
         fn()
+
+
+@dataclass
+class _FillRun:
+    """One `VectorFill.fill`: its report and progress count, the files edited meanwhile (their
+    chunks go next) and whether it was told to stop."""
+
+    pending: Callable[[], int]  # the chunks still waiting for a vector
+    progress: Progress | None
+    should_stop: Callable[[], bool] | None
+    between: Between | None
+    total: int
+    edited: list[str]
+    done: int = 0
+    stopped: bool = False
+    report: SyncReport = field(default_factory=SyncReport)
+
+    def advance(self, count: int) -> None:  # after every batch
+        self.done += count
+        if self.progress is not None and count:
+            self.progress("vectors", self.done, max(self.total, self.done))
+
+    def serve_edits(self) -> None:  # while a batch embeds: see the module docstring
+        if self.between is not None:
+            paths = self.between()
+            if paths:
+                self.edited.extend(paths)
+                self.total = self.done + self.pending()
+
+    def told_to_stop(self) -> bool:
+        return self.should_stop is not None and self.should_stop()
 
 
 class VectorFill:
@@ -69,81 +101,78 @@ class VectorFill:
              between: Between | None = None, first: Sequence[str] = ()) -> SyncReport:
         """Embed every chunk that has no vector yet (`first` files' before the others);
         return what was done and what is left."""
-        report = SyncReport()
         v = self.vectors
         if v is None:
-            return report
-        total = self.pending()
-        done = 0
-        edited: list[str] = list(first)
-
-        def advance(count: int) -> None:  # after every batch
-            nonlocal done
-            done += count
-            if progress is not None and count:
-                progress("vectors", done, max(total, done))
-
-        def serve_edits() -> None:  # while a batch embeds: see the module docstring
-            nonlocal total
-            if between is not None:
-                paths = between()
-                if paths:
-                    edited.extend(paths)
-                    total = done + self.pending()
-
-        if progress is not None and total:
-            progress("vectors", 0, total)  # starts the clock of the rate
+            return SyncReport()
+        run = _FillRun(self.pending, progress, should_stop, between, total=self.pending(),
+                       edited=list(first))
+        if progress is not None and run.total:
+            progress("vectors", 0, run.total)  # starts the clock of the rate
         page_size = max(PAGE_CHUNKS, v.batch_size)
         queue: list[PendingFile] = []
-        stopped = False
-        while not stopped:
-            if edited or not queue:  # (re)plan: edited files first, then by rank
+        while not run.stopped:
+            if run.edited or not queue:  # (re)plan: edited files first, then by rank
                 queue = fill_order.plan(self.writer.pending_files(self.model,
-                                                                  derived=self.derived), edited)
-                edited = []
+                                                                  derived=self.derived),
+                                        run.edited)
+                run.edited = []
             page = self._page(queue, page_size)
             if not page:
                 break
-            by_hash: dict[str, list[str]] = {}
-            texts: dict[str, str] = {}
-            for cid, h, text in page:
-                by_hash.setdefault(h, []).append(cid)
-                texts[h] = text
-            cached = self.cached(set(by_hash))
-            if cached:
-                in_transaction(self.writer,
-                               partial(self._store_vectors, cached, by_hash, cache_it=False))
-                report.vectors_from_cache += sum(len(by_hash[h]) for h in cached)
-                advance(sum(len(by_hash[h]) for h in cached))
-            misses = [h for h in by_hash if h not in cached]
-            # Two batches in flight: the pool embeds one while this thread writes the other.
-            in_flight: deque[tuple[list[str], Future[np.ndarray]]] = deque()
-            for i in range(0, len(misses), v.batch_size):
-                if should_stop is not None and should_stop():
-                    stopped = True
-                    break
-                if edited:  # the edited files' chunks go next: the rest is planned again
-                    break
-                batch = misses[i:i + v.batch_size]
-                in_flight.append((batch, v.pool.submit([texts[h] for h in batch])))
-                if len(in_flight) >= 2:
-                    batch, future = in_flight.popleft()
-                    self._await(future, serve_edits)
-                    written = self._write_batch(batch, future, by_hash)
-                    report.vectors_embedded += written
-                    advance(written)
-            while in_flight:
+            self._fill_page(page, run)
+            run.stopped = run.stopped or run.told_to_stop()
+        run.report.vectors_pending = self.pending()
+        return run.report
+
+    def _fill_page(self, page: list[PendingChunk], run: _FillRun) -> None:
+        """Vectors for one page: from the embedding cache, the rest embedded."""
+        by_hash: dict[str, list[str]] = {}
+        texts: dict[str, str] = {}
+        for cid, h, text in page:
+            by_hash.setdefault(h, []).append(cid)
+            texts[h] = text
+        cached = self.cached(set(by_hash))
+        if cached:
+            in_transaction(self.writer,
+                           partial(self._store_vectors, cached, by_hash, cache_it=False))
+            run.report.vectors_from_cache += sum(len(by_hash[h]) for h in cached)
+            run.advance(sum(len(by_hash[h]) for h in cached))
+        misses = [h for h in by_hash if h not in cached]
+        self._embed(misses, texts, by_hash, run)
+
+    def _embed(self, misses: list[str], texts: dict[str, str], by_hash: dict[str, list[str]],
+               run: _FillRun) -> None:
+        """Embed `misses` (chunk hashes) in batches and write them, until done, told to stop,
+        or an edit comes in (its files' chunks go next: the rest is planned again)."""
+        v = self.vectors
+        assert v is not None
+        # Two batches in flight: the pool embeds one while this thread writes the other.
+        in_flight: deque[tuple[list[str], Future[np.ndarray]]] = deque()
+        for i in range(0, len(misses), v.batch_size):
+            if run.told_to_stop():
+                run.stopped = True
+                break
+            if run.edited:
+                break
+            batch = misses[i:i + v.batch_size]
+            in_flight.append((batch, v.pool.submit([texts[h] for h in batch])))
+            if len(in_flight) >= 2:
                 batch, future = in_flight.popleft()
-                if (stopped or edited) and future.cancel():
-                    continue  # not started yet: left pending for the next page or fill
-                # started (or done): finish and keep it, nothing embedded is thrown away
-                self._await(future, serve_edits)
-                written = self._write_batch(batch, future, by_hash)
-                report.vectors_embedded += written
-                advance(written)
-            stopped = stopped or (should_stop is not None and should_stop())
-        report.vectors_pending = self.pending()
-        return report
+                self._finish(batch, future, by_hash, run)
+        while in_flight:
+            batch, future = in_flight.popleft()
+            if (run.stopped or run.edited) and future.cancel():
+                continue  # not started yet: left pending for the next page or fill
+            # started (or done): finish and keep it, nothing embedded is thrown away
+            self._finish(batch, future, by_hash, run)
+
+    def _finish(self, batch: list[str], future: Future[np.ndarray],
+                by_hash: dict[str, list[str]], run: _FillRun) -> None:
+        """Wait for a batch (committing edits meanwhile), write it and count it."""
+        self._await(future, run.serve_edits)
+        written = self._write_batch(batch, future, by_hash)
+        run.report.vectors_embedded += written
+        run.advance(written)
 
     def _page(self, queue: list[PendingFile], size: int) -> list[PendingChunk]:
         """The next `size` pending chunks of the planned files, taken off the head of

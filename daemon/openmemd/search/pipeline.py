@@ -54,7 +54,7 @@ import functools
 import math
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -128,6 +128,7 @@ def search_outcome(reader: StoreReader, query: str, *,
     needed = terms if asked is None else query_terms(asked)
     if dates is not None or asked is not None:  # a date question (asked: one no note is near)
         terms, needed = without_memory_words(terms), without_memory_words(needed)
+    search = _Search(reader, terms, needed, settings, dates, min_score, max_results, now, explain)
     src = list(sources) if sources else None
     keyword_where = CandidateFilter.of_search(sources, derived=settings.dreaming_reports)
     dated = (fetch_dated(reader, dates, limit=n_candidates, where=keyword_where)
@@ -146,67 +147,125 @@ def search_outcome(reader: StoreReader, query: str, *,
         hits = keyword_leg.hits()
         copied = fetch_sources(reader, [*hits, *dated], where=keyword_where)
         replies = fetch_replies(reader, hits[:max_results], terms, where=keyword_where)
-        return _keyword_only(reader, hits, terms, needed, settings, max_results=max_results,
-                             min_score=min_score, now=now, explain=explain,
-                             joining=joining_chunks(dated, copied, replies), dates=dates)
+        return _keyword_only(search, hits, joining_chunks(dated, copied, replies))
 
+    assert q is not None  # the vector leg found something
     calibrate = calibration_for(model)
     keyword_hits = keyword_leg.hits() if hybrid.enabled else []
     copied = fetch_sources(reader, [*vector_hits, *keyword_hits, *dated], where=keyword_where)
     replies = fetch_replies(reader, [*vector_hits[:max_results], *keyword_hits[:max_results]],
                             terms, where=keyword_where)
     joining = joining_chunks(dated, copied, replies)
+    legs = _VectorLegs(vector_hits, keyword_hits, q, model, calibrate)
     if not keyword_hits:
-        mode = "vector-only"
-        candidates = []
-        for position, hit in enumerate(vector_hits):
-            c = _Candidate.from_leg(hit)
-            c.order = position
-            c.vector_cosine, c.vector_score = hit.raw, calibrate(hit.raw)
-            c.score = c.gate = c.vector_score
-            c.legs = ("vector",)
-            candidates.append(c)
-        assert q is not None  # the vector leg found something
-        joined = join_candidates(candidates, joining)
-        _fill_missing_legs(reader, joined, terms, [], q=q, model=model, calibrate=calibrate)
-        for c in joined:
-            c.score = c.gate = c.vector_score or 0.0
-        judge_dates(candidates, dates)
-        weights = weigh_evidence(candidates, needed, calibrate)
-    else:
-        mode = "hybrid"
-        candidates = _fuse(vector_hits, keyword_hits, calibrate)
-        join_candidates(candidates, joining)
-        assert q is not None  # the vector leg found something
-        _fill_missing_legs(reader, candidates, terms, keyword_hits, q=q, model=model,
-                           calibrate=calibrate)
-        judge_dates(candidates, dates)
-        weights = weigh_evidence(candidates, needed, calibrate)
-        _score_fused(candidates, vector_hits, keyword_hits, settings)
+        return _vector_only(search, legs, joining)
+    return _hybrid(search, legs, joining)
 
-    _apply_decay(reader, candidates, settings, now)
+
+class _Search(NamedTuple):
+    """One search as every step after its legs reads it."""
+
+    reader: StoreReader
+    terms: QueryTerms  # the words searched
+    needed: QueryTerms  # the words an answer must show
+    settings: QuerySettings
+    dates: DateQuery | None
+    min_score: float  # clamped to [0, 1]
+    max_results: int
+    now: float
+    explain: bool
+
+
+class _VectorLegs(NamedTuple):
+    """What the legs found when the vector leg found something."""
+
+    vector_hits: list[LegHit]
+    keyword_hits: list[LegHit]  # none when hybrid is off
+    q: NDArray[np.float32]  # the query vector, normalised
+    model: str
+    calibrate: Callable[[float], float]
+
+
+def _vector_only(search: _Search, legs: _VectorLegs,
+                 joining: dict[str, tuple[str, LegHit]]) -> SearchOutcome:
+    candidates = []
+    for position, hit in enumerate(legs.vector_hits):
+        c = _Candidate.from_leg(hit)
+        c.order = position
+        c.vector_cosine, c.vector_score = hit.raw, legs.calibrate(hit.raw)
+        c.score = c.gate = c.vector_score
+        c.legs = ("vector",)
+        candidates.append(c)
+    joined = join_candidates(candidates, joining)
+    _fill_missing_legs(search.reader, joined, search.terms, [], q=legs.q, model=legs.model,
+                       calibrate=legs.calibrate)
+    for c in joined:
+        c.score = c.gate = c.vector_score or 0.0
+    ordered, passed, weights = _rank(search, candidates, legs.calibrate)
+    return outcome(ordered, passed, search.needed, weights, "vector-only", search.explain,
+                   relaxed=False)
+
+
+def _hybrid(search: _Search, legs: _VectorLegs,
+            joining: dict[str, tuple[str, LegHit]]) -> SearchOutcome:
+    candidates = _fuse(legs.vector_hits, legs.keyword_hits, legs.calibrate)
+    join_candidates(candidates, joining)
+    _fill_missing_legs(search.reader, candidates, search.terms, legs.keyword_hits, q=legs.q,
+                       model=legs.model, calibrate=legs.calibrate)
+
+    def score(fused: list[_Candidate]) -> None:
+        _score_fused(fused, legs.vector_hits, legs.keyword_hits, search.settings)
+
+    ordered, passed, weights = _rank(search, candidates, legs.calibrate, score=score)
+    relaxed = False
+    if not passed:
+        passed = _keyword_matches(ordered, search)
+        relaxed = bool(passed)
+    return outcome(ordered, passed, search.needed, weights, "hybrid", search.explain,
+                   relaxed=relaxed)
+
+
+def _keyword_matches(ordered: list[_Candidate], search: _Search) -> list[_Candidate]:
+    """Hybrid's relaxed fallback when nothing passed: the exact keyword matches.
+
+    OpenClaw #29112: an exact keyword match must not vanish because its vector score is low.
+    Judge those hits by their own keyword score against a gentler threshold, and only if they
+    hold at least half the query's terms: the best keyword hit always scores high relative to
+    the rest, so without that check any shared word ("group") would defeat min_score and
+    nothing could ever be "not found" (#147349). That half is weighed by IDF (evidence.py):
+    "decide" is not half of "decide kubernetes".
+    """
+    hybrid = search.settings.hybrid
+    _vw, tw = normalise_weights(hybrid.vector_weight, hybrid.text_weight)
+    floor = min(search.min_score, tw)
+    return [c for c in ordered if "keyword" in c.legs
+            and c.keyword_score is not None and c.keyword_score >= floor
+            and c.keyword_evidence >= RELAXED_MIN_EVIDENCE][:search.max_results]
+
+
+def _rank(search: _Search, candidates: list[_Candidate],
+          calibrate: Callable[[float], float] | None = None, *,
+          score: Callable[[list[_Candidate]], None] | None = None
+          ) -> tuple[list[_Candidate], list[_Candidate], dict[str, float]]:
+    """The steps every mode takes once its candidates are scored: dates judged, evidence
+    weighed, `score` (hybrid's fusion, which reads the evidence's coincidental words), decay,
+    dates applied, the ranks of promoted copies and replies, order and threshold; and no hit
+    at all unless the query's evidence reaches min_score. Returns (candidates in order, those
+    that pass, the query terms' weights)."""
+    judge_dates(candidates, search.dates)
+    weights = weigh_evidence(candidates, search.needed, calibrate)
+    if score is not None:
+        score(candidates)
+    _apply_decay(search.reader, candidates, search.settings, search.now)
     apply_dates(candidates)
     dated_evidence(candidates)
-    rank_after_sources(candidates, min_score)
-    rank_reply(candidates, terms, min_score)
-    ordered, passed = _order(candidates, settings, min_score=min_score, max_results=max_results)
-    if query_evidence(candidates) < min_score:
+    rank_after_sources(candidates, search.min_score)
+    rank_reply(candidates, search.terms, search.min_score)
+    ordered, passed = _order(candidates, search.settings, min_score=search.min_score,
+                             max_results=search.max_results)
+    if query_evidence(candidates) < search.min_score:
         passed = []
-    relaxed = False
-    if not passed and keyword_hits:
-        # OpenClaw #29112: an exact keyword match must not vanish because its vector score
-        # is low. Judge those hits by their own keyword score against a gentler threshold,
-        # and only if they hold at least half the query's terms: the best keyword hit always
-        # scores high relative to the rest, so without that check any shared word ("group")
-        # would defeat min_score and nothing could ever be "not found" (#147349). That half
-        # is weighed by IDF (evidence.py): "decide" is not half of "decide kubernetes".
-        _vw, tw = normalise_weights(hybrid.vector_weight, hybrid.text_weight)
-        floor = min(min_score, tw)
-        passed = [c for c in ordered if "keyword" in c.legs
-                  and c.keyword_score is not None and c.keyword_score >= floor
-                  and c.keyword_evidence >= RELAXED_MIN_EVIDENCE][:max_results]
-        relaxed = bool(passed)
-    return outcome(ordered, passed, needed, weights, mode, explain, relaxed=relaxed)
+    return ordered, passed, weights
 
 
 class _KeywordLeg:
@@ -364,14 +423,12 @@ def _order(candidates: list[_Candidate], settings: QuerySettings, *, min_score: 
     return ordered, shown_once((c for c in ordered if c.gate >= min_score), max_results)
 
 
-def _keyword_only(reader: StoreReader, hits: list[LegHit], terms: QueryTerms,
-                  needed: QueryTerms, settings: QuerySettings, *, max_results: int,
-                  min_score: float, now: float, explain: bool,
-                  joining: dict[str, tuple[str, LegHit]], dates: DateQuery | None
-                  ) -> SearchOutcome:
-    distinct = set(terms.all)
+def _keyword_only(search: _Search, hits: list[LegHit],
+                  joining: dict[str, tuple[str, LegHit]]) -> SearchOutcome:
+    distinct = set(search.terms.all)
     n_keyword = len(hits)
-    hits = hits + keyword_scored(reader, terms, hits, [h for _, h in joining.values()])
+    hits = hits + keyword_scored(search.reader, search.terms, hits,
+                                 [h for _, h in joining.values()])
     candidates = []
     for position, hit in enumerate(hits):
         c = _Candidate.from_leg(hit)
@@ -387,17 +444,10 @@ def _keyword_only(reader: StoreReader, hits: list[LegHit], terms: QueryTerms,
             path_hits=sum(1 for t in distinct if t in path_lower),
             text_length=len(hit.text))
         candidates.append(c)
-    judge_dates(candidates, dates)
-    weights = weigh_evidence(candidates, needed)
-    _apply_decay(reader, candidates, settings, now)
-    apply_dates(candidates)
-    dated_evidence(candidates)
-    rank_after_sources(candidates, min_score)
-    rank_reply(candidates, terms, min_score)
-    ordered, passed = _order(candidates, settings, min_score=min_score, max_results=max_results)
+    ordered, passed, weights = _rank(search, candidates)
     relaxed = False
-    if query_evidence(candidates) < min_score:
-        passed = []
-    elif not passed:  # soft threshold: keyword-only scores are heuristics, not evidence
-        passed, relaxed = ordered[:max_results], bool(ordered)
-    return outcome(ordered, passed, needed, weights, "keyword-only", explain, relaxed=relaxed)
+    if not passed and query_evidence(candidates) >= search.min_score:
+        # soft threshold: keyword-only scores are heuristics, not evidence
+        passed, relaxed = ordered[:search.max_results], bool(ordered)
+    return outcome(ordered, passed, search.needed, weights, "keyword-only", search.explain,
+                   relaxed=relaxed)
