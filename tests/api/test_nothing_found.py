@@ -203,7 +203,7 @@ def test_nothing_found_while_vectors_wait_says_how_many(unembedded, capsys):
     query = "when am I travelling to Portugal"
     reply = search_reply(unembedded, SearchRequest(query=query))
     assert reply["results"] == [] and reply["pendingVectors"] == 1
-    assert show_search(Namespace(json=False, min_score=None, explain=False), reply,
+    assert show_search(Namespace(json=False, min_score=None, explain=False, sources=None), reply,
                        lambda: unembedded.settings) == 0
     assert capsys.readouterr().out.split("\n")[-2] == (
         "1 chunk still waiting for a vector (searched by keyword only until embedded; "
