@@ -1,5 +1,6 @@
 """Shared test set-up: the network is off (loopback only) for every test; the slow tests are
-marked, so `pytest -m "not slow"` runs the rest in about a minute."""
+marked, so `pytest -m "not slow"` runs the rest in about a minute on 2 cores, and fast_budget.py
+fails a fast test over 5 s or a fast run over 90 s (pyproject.toml says why)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import socket
 from pathlib import Path
 
 import pytest
+
+pytest_plugins = ["fast_budget", "pytester"]
 
 _real_connect = socket.socket.connect
 _real_connect_ex = socket.socket.connect_ex
