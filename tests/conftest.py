@@ -1,5 +1,6 @@
 """Shared test set-up: the network is off (loopback only) for every test; the slow tests are
-marked, so `pytest -m "not slow"` runs the rest in about a minute."""
+marked, so `pytest -m "not slow"` runs the rest in about a minute on 2 cores, and fast_budget.py
+fails a fast test over 5 s or a fast run over 90 s (pyproject.toml says why)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import socket
 from pathlib import Path
 
 import pytest
+
+pytest_plugins = ["fast_budget", "pytester"]
 
 _real_connect = socket.socket.connect
 _real_connect_ex = socket.socket.connect_ex
@@ -114,16 +117,18 @@ def pg_url(pg_server):
 # Modules that take more than ~3 s in all on 2 cores (`pytest --durations=0`, summed per
 # module): real daemons, the real model over many texts, PostgreSQL, subprocess-heavy CLI
 # runs. Everything under tests/store/postgres/ is slow too (it starts a PostgreSQL server), as
-# is any test asking for a PostgreSQL server or a daemon by fixture.
+# is any test asking for a PostgreSQL server or a daemon by fixture; a single slow test in a
+# fast module says so itself (@pytest.mark.slow).
 SLOW_MODULES = frozenset({
-    "api/test_heal_answers_first.py", "api/test_store_copy.py", "api/test_store_copy_killed.py",
+    "api/test_cold_start.py", "api/test_heal_answers_first.py", "api/test_store_copy.py",
+    "api/test_store_copy_killed.py",
     "cli/test_cli.py", "cli/test_cli_report.py", "cli/test_cli_routing.py",
     "cli/test_cli_imports.py", "cli/test_cli_team.py", "cli/test_doctor.py",
     "dreaming/test_dreaming_memory_md.py", "dreaming/test_dreaming_reports_search.py",
     "dreaming/test_dreaming_sweep.py", "embed/test_embed.py", "index/test_index_recovery.py",
     "index/test_index_vectors.py", "index/test_read_race.py", "mcp/test_mcp.py",
     "mcp/test_mcp_context.py", "mcp/test_mcp_daemon.py", "search/test_date_search.py",
-    "search/test_long_term_units.py",
+    "search/test_long_term_units.py", "server/test_daemon_bad_files.py",
     "server/test_daemon_context.py", "server/test_daemon_e2e.py",
     "server/test_daemon_fresh.py", "server/test_daemon_heal.py",
     "server/test_daemon_lifecycle.py", "server/test_daemon_postgres.py",

@@ -43,6 +43,7 @@ def local(make_settings) -> Settings:
     return make_settings(provider="local")
 
 
+@pytest.mark.slow  # the real model embeds every chunk of several long notes
 def test_memory_md_and_the_newest_notes_get_their_vectors_first(local, workspace: Path):
     mem = workspace / "memory"
     (workspace / "MEMORY.md").write_text("# Memory\n\n" + long_note(0, 20))
@@ -94,6 +95,7 @@ def test_dreaming_reports_are_not_embedded_until_search_includes_them(local, wor
         assert pending_paths(index) == {"memory/dreaming/deep/2026-01-06.md"}
 
 
+@pytest.mark.slow  # the real model embeds every chunk of several long notes
 def test_an_edit_is_searchable_and_embedded_ahead_of_a_running_fill(local, workspace: Path):
     mem = workspace / "memory"
     for i in range(10):
@@ -130,6 +132,7 @@ def test_an_edit_is_searchable_and_embedded_ahead_of_a_running_fill(local, works
         assert writer.last_error is None
 
 
+@pytest.mark.slow  # the real model embeds every chunk of several long notes
 def test_progress_never_reads_zero_at_a_zero_rate_once_a_batch_is_done(local, workspace):
     for i in range(4):
         (workspace / "memory" / f"2025-07-{i + 10:02d}.md").write_text(long_note(i, 30))

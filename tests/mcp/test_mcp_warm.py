@@ -34,6 +34,7 @@ def _server_maps_engine() -> bool:
     return ENGINE in (servers[0] / "maps").read_text()
 
 
+@pytest.mark.slow  # a server process that loads the real model
 @pytest.mark.skipif(not (PROC / "self" / "maps").exists(), reason="needs Linux's /proc")
 def test_the_model_loads_before_the_first_tool_call(make_settings, workspace: Path,
                                                     tmp_path: Path) -> None:
