@@ -3,6 +3,7 @@ the code stays ruff-clean, its functions small (C901, PLR0915: the limit is on f
 on a module's length)."""
 
 import ast
+import re
 import shutil
 import subprocess
 import sys
@@ -209,3 +210,17 @@ def test_no_import_circle_between_modules():
                     seen.add(nxt)
                     stack.append([*trail, nxt])
     assert sorted(circles) == [], "\n".join(sorted(circles))
+
+
+# A figure or an experiment's history in package code goes stale where nobody re-measures it:
+# the code says why in a line, docs/benchmarks.md holds what was measured, with its command.
+_MEASURED = re.compile(r"hit@\d|ndcg|focus@\d|mrr@\d|locomo|cmrc|dev set|\bstop \d{2}\b"
+                       r"|\d\.\d{2,} ?-> ?\d\.\d", re.IGNORECASE)
+
+
+def test_no_benchmark_figure_in_package_code():
+    found = [f"{path.relative_to(ROOT)}:{n}: {line.strip()}"
+             for path in sorted(PACKAGE.rglob("*.py"))
+             for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+             if _MEASURED.search(line)]
+    assert found == [], "benchmark figures belong in docs/benchmarks.md:\n" + "\n".join(found)
