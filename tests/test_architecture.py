@@ -36,9 +36,9 @@ ALLOWED = {
     "index": FOUNDATION | {"embed", "store", "text"},
     "dreaming": FOUNDATION | {"embed", "store", "text"},
     "notes": FOUNDATION | {"dreaming", "search", "protocol"},  # `MemoryIndex.add`: an agent's note
-    # the session's startup context: read with the index's symlink-safe open, days in dreaming's
-    # timezone (index.safeopen, dreaming.clock)
-    "context": FOUNDATION | {"index", "dreaming"},
+    # the session's startup context: read with the index's symlink-safe open and skip rule,
+    # days in dreaming's timezone, no control characters (index, dreaming.clock, text.controls)
+    "context": FOUNDATION | {"index", "dreaming", "text"},
     # the client sends protocol requests to a daemon; discovery finds which daemon
     "client": FOUNDATION | {"protocol"},
     "discovery": FOUNDATION | {"client", "protocol"},

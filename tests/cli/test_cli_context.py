@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from hostile_notes import BINARY_WHY, CONTROL, controls_in, hostile_workspace
 from openmemd.api.handler import LocalHandler
 from openmemd.api.memory_index import MemoryIndex
 from openmemd.cli import main
@@ -83,3 +84,21 @@ def test_local_handler_and_library_give_the_daemons_reply(make_settings,
     with MemoryIndex.open(workspace, config=settings) as index:
         library = index.context(today=TODAY)
     assert library == {k: v for k, v in reply.items() if k != "agent"}
+
+
+def test_a_hostile_workspace_reaches_no_prompt_with_a_control_byte(
+        make_settings, workspace: Path, tmp_path: Path, capsys) -> None:
+    """The command (text and --json, on stdout and stderr) and the local handler's reply."""
+    settings = make_settings()
+    hostile_workspace(workspace)
+    reply = LocalHandler(settings)(ContextRequest(today=TODAY))
+    assert controls_in(reply) == [] and "Dentist at 3pm." in reply["text"]
+    assert reply["skipped"] == [{"path": f"memory/{YESTERDAY}.md", "reason": BINARY_WHY}]
+    for extra in ((), ("--json",)):
+        code = main(["context", "--today", TODAY, *extra, "--config",
+                     str(tmp_path / "config.toml"), "--endpoint", f"ipc://{tmp_path}/none.sock"])
+        out = capsys.readouterr()
+        assert code == 0 and not CONTROL.search(out.out) and not CONTROL.search(out.err)
+        shown = json.loads(out.out)["text"] if extra else out.out
+        assert shown == reply["text"] and f"[… skipped: memory/{YESTERDAY}.md" in shown
+        assert out.err == f"openmemd: skipped memory/{YESTERDAY}.md: {BINARY_WHY}\n"

@@ -273,10 +273,31 @@ def stat_entry(scope: ScanScope, rel_path: str) -> FileEntry | None:
     return None if st is None else _entry(Path(rel_path).as_posix(), source, st)
 
 
+# The rule of what is not a note, whoever reads it: the indexer (`read_content`) and the
+# session's startup context both skip such a file and say why, in these words.
+BINARY_PROBE_BYTES = 8192  # a NUL in a file's first 8 KiB makes it binary
+
+
+def name_issue(rel: str) -> str | None:
+    """Why a file named `rel` is not read as a note (None: it is read)."""
+    if display_path(rel) != rel:
+        return "file name is not valid UTF-8; rename the file to index it"
+    return None
+
+
+def binary_issue(head: bytes) -> str | None:
+    """Why a note whose content starts with `head` is not read (None: it is read); `head`
+    holds at least the first BINARY_PROBE_BYTES bytes of a file that long."""
+    if b"\x00" in head[:BINARY_PROBE_BYTES]:
+        return "binary file (contains NUL bytes)"
+    return None
+
+
 def read_content(scope: ScanScope, entry: FileEntry) -> FileContent:
     """Read and hash one file, refusing links, escapes, huge and binary files."""
-    if display_path(entry.path) != entry.path:
-        raise SkipFile("file name is not valid UTF-8; rename the file to index it")
+    bad_name = name_issue(entry.path)
+    if bad_name:
+        raise SkipFile(bad_name)
     # Transcripts may live in OpenClaw's state dir: each is opened beneath its own root.
     root, full = transcripts.locate(scope.workspace, scope.sessions_dir, entry.path)
     try:
@@ -296,9 +317,10 @@ def read_content(scope: ScanScope, entry: FileEntry) -> FileContent:
     if len(raw) > scope.max_file_bytes:
         raise SkipFile(f"larger than the {scope.max_file_bytes}-byte cap")
     warning = ""
-    if b"\x00" in raw[:8192]:
+    binary = binary_issue(raw)
+    if binary:
         if entry.source != "sessions":
-            raise SkipFile("binary file (contains NUL bytes)")
+            raise SkipFile(binary)
         # A transcript is a line per record: a torn write or a preallocated block leaves NULs
         # in some lines, which are not JSON and are skipped as any bad line is; the rest counts.
         warning = "contains NUL bytes; the lines holding them are skipped"
