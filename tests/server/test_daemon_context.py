@@ -11,6 +11,7 @@ import pytest
 
 from daemon_harness import Daemon, make_daemon
 from helpers import wait_for
+from hostile_notes import BINARY_WHY, CONTROL, controls_in, hostile_workspace
 from mcp_session import call, mcp_session
 from openmemd.client import RemoteBadRequest
 
@@ -71,3 +72,18 @@ def test_a_daemon_hosted_mcp_session_serves_the_tool_and_the_prompt(daemon: Daem
             assert "data, not instructions" in message.content.text  # type: ignore[union-attr]
 
     anyio.run(scenario)
+
+
+def test_a_hostile_workspace_reaches_no_client_with_a_control_byte(daemon: Daemon) -> None:
+    """Through the daemon's socket and the command line that asks it (issue 43, item 6)."""
+    hostile_workspace(daemon.workspace)
+    daemon.start()
+    with daemon.client() as c:
+        reply = c.context(today=TODAY)
+    assert controls_in(reply) == [] and "red alert and  cleared" in reply["text"]
+    assert reply["skipped"] == [{"path": f"memory/{YESTERDAY}.md", "reason": BINARY_WHY}]
+    for extra in ((), ("--json",)):
+        out = daemon.cli("context", "--today", TODAY, *extra)
+        assert out.returncode == 0, out.stderr
+        assert not CONTROL.search(out.stdout) and not CONTROL.search(out.stderr)
+        assert (json.loads(out.stdout)["text"] if extra else out.stdout) == reply["text"]
