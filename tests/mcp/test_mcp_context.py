@@ -10,6 +10,7 @@ import anyio
 import pytest
 from mcp.shared.exceptions import MCPError
 
+from hostile_notes import BINARY_WHY, controls_in, hostile_workspace
 from mcp_session import call, call_error, mcp_session
 
 TODAY, YESTERDAY = "2026-12-01", "2026-11-30"
@@ -83,5 +84,17 @@ def test_startup_prompt_of_an_empty_memory_says_so(setup) -> None:
         async with session(setup) as s:
             got = await s.get_prompt("memory_startup_context")
             assert "has no memory files yet" in got.messages[0].content.text  # type: ignore[union-attr]
+
+    anyio.run(scenario)
+
+
+def test_a_hostile_workspace_reaches_the_agent_without_a_control_byte(setup) -> None:
+    hostile_workspace(setup["workspace"])
+
+    async def scenario() -> None:
+        async with session(setup) as s:
+            reply = await call(s, "memory_context", {"today": TODAY})
+            assert controls_in(reply) == [] and "after title" in reply["text"]
+            assert f"[… skipped: memory/{YESTERDAY}.md — {BINARY_WHY}]" in reply["text"]
 
     anyio.run(scenario)
