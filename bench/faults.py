@@ -17,6 +17,10 @@ Scenarios (each prints one or two lines of figures; goals from issue 9):
                 seconds until a search finds a known note again (goal ≤ 60 s, no restart)
   overflow      2,500 notes deleted at once with a small kernel event queue: seconds until
                 status shows the deletions (goal ≤ 10 s)
+  context-bytes hostile notes (every C0 and C1 control, DEL, CSI / OSC / DCS / APC sequences,
+                CR, a NUL past the binary probe, an escape in a file name) and a binary one:
+                control characters in the daemon's `context` reply and in `openmemd context`
+                (text and --json), and whether the binary note is skipped and named (goal 0)
 
 Every daemon here runs in a subprocess on a generated workspace under /tmp, keyword-only
 (`provider = "none"`) unless `--provider auto`, and is stopped at the end.
@@ -355,9 +359,68 @@ def overflow(args: argparse.Namespace) -> None:
             d.stop()
 
 
+# -- context-bytes --------------------------------------------------------------------------
+_ESCAPES = ("\x1b[31mred\x1b[0m", "\x1b[2J\x1b[H", "\x1b]0;window title\x07", "\x1b]2;st\x1b\\",
+            "\x1b]8;;http://evil.example\x1b\\link\x1b]8;;\x1b\\", "\x1bP1$r0m\x1b\\",
+            "\x1b_apc payload\x1b\\", "\x9b1;31m", "\x9d0;c1 title\x9c", "\x1b(B\x1b7\x1bc",
+            "\x1b]0;never ended", "\x1b[?25l", "over\rwritten", "crlf\r\n")
+
+
+def _hostile_note() -> str:
+    """Every control character, then escape sequences, past a filler that keeps its NUL beyond
+    the indexer's binary probe (8 KiB): a note the indexer reads, as the context must."""
+    filler = "".join(f"- filler line {i:04d} of an ordinary note\n" for i in range(300))
+    controls = "".join(f"control {c:02x}: a{chr(c)}b\n" for c in [*range(0x20), *range(0x7f, 0xa0)])
+    return filler + controls + "".join(f"escape {i}: {e} after\n" for i, e in enumerate(_ESCAPES))
+
+
+def _count_controls(value: Any) -> int:
+    """Control characters (C0 but tab and newline, DEL, C1) in every string of `value`."""
+    if isinstance(value, dict):
+        return sum(_count_controls(k) + _count_controls(v) for k, v in value.items())
+    if isinstance(value, list):
+        return sum(map(_count_controls, value))
+    if isinstance(value, str):
+        return sum(c not in "\t\n" and (ord(c) < 0x20 or 0x7f <= ord(c) < 0xa0) for c in value)
+    return 0
+
+
+def context_bytes(args: argparse.Namespace) -> None:
+    today = "2026-12-01"
+    with scratch() as root:
+        ws = root / "ws"
+        (ws / "memory").mkdir(parents=True)
+        hostile = _hostile_note()
+        (ws / "MEMORY.md").write_text("# Memory\n" + hostile, encoding="utf-8")
+        (ws / "memory" / f"{today}.md").write_text(hostile, encoding="utf-8")
+        (ws / "memory" / f"{today}-\x1b[31mred\x07.md").write_text("named in red\n")
+        binary = ws / "memory" / "2026-11-30.md"
+        binary.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x1b[31m pixels\n")
+        written = _count_controls(hostile) * 2 + 2
+        d = Daemon(root, ws, "none", "[context]\ndaily_total_max_chars = 50000\n")
+        d.start()
+        try:
+            with d.client() as c:
+                reply = c.context(today=today)
+            outs = {extra or "text": subprocess.run(
+                d.args("context", "--today", today, *([extra] if extra else [])), env=d.env,
+                capture_output=True, text=True, timeout=60) for extra in ("", "--json")}
+        finally:
+            d.stop()
+        named = f"memory/{binary.name}" in [s["path"] for s in reply["skipped"]] \
+            and f"skipped: memory/{binary.name}" in reply["text"]
+        print(f"context-bytes: {written} control characters written; in the daemon's reply "
+              f"{_count_controls(reply)}, `openmemd context` "
+              + ", ".join(f"{k} {_count_controls([o.stdout, o.stderr])} (exit {o.returncode})"
+                          for k, o in outs.items())
+              + f" (goal 0); hostile notes shown (stripped): "
+              f"{'yes' if reply['text'].count('escape 13: crlf') == 2 else 'NO'}; "
+              f"binary note skipped and named: {'yes' if named else 'NO'}")
+
+
 SCENARIOS: dict[str, Callable[[argparse.Namespace], None]] = {
     "dream-append": dream_append, "stale-lock": stale_lock, "fuzz": fuzz, "race": race,
-    "damage": damage, "overflow": overflow}
+    "damage": damage, "overflow": overflow, "context-bytes": context_bytes}
 
 
 def main() -> int:
