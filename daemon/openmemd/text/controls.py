@@ -28,12 +28,16 @@ _CONTROLS = re.compile(
     r"|\x1b[\x20-\x2f]*[\x30-\x7e]"
     r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _LINE_ENDS = re.compile(r"\r\n?")
+# Any character strip_controls acts on (CR included): most text has none, and is returned as is.
+_TO_STRIP = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 # What escape_controls shows as an escape: every control, newline and tab too (a name has no lines).
 _ANY_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 def strip_controls(text: str) -> str:
     """`text` without control characters or escape sequences; CR and CRLF become newlines."""
+    if not _TO_STRIP.search(text):
+        return text
     return _CONTROLS.sub("", _LINE_ENDS.sub("\n", text))
 
 
