@@ -22,7 +22,7 @@ instructions, and wraps them in tags that their text cannot close.
 
 Nothing that goes into an agent's prompt holds a control character: a note's text loses them
 and its escape sequences (`text.controls`) before the budgets count it, so a budget counts
-what is sent; a file name shows them as `\x1b` escapes.
+what is sent; a file name shows them as `\\x1b` escapes.
 """
 
 from __future__ import annotations
