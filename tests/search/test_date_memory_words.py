@@ -1,5 +1,5 @@
 """A date question's keyword match never rests on the words that name the memory itself
-("notes", "wrote", "memory"): every note is one, so a chunk that says "notes" is no answer to
+("notes", "memory"): every note is one, so a chunk that says "notes" is no answer to
 "what did I write in my notes on May 3"."""
 
 from __future__ import annotations

@@ -237,10 +237,10 @@ def fetch_dated(reader: StoreReader, dates: DateQuery, *, limit: int,
     return [LegHit.unscored(c) for c in found]
 
 
-# Words that name the memory itself or its writing. Every note is one, so in a date question
-# they are no sign of an answer: "what did I write in my notes on May 3" is not about notes.
-MEMORY_WORDS = frozenset({"note", "notes", "noted", "memory", "memories", "write", "wrote",
-                          "written"})
+# Words that name the memory itself. Every note is one, so in a date question they are no sign
+# of an answer: "what did I write in my notes on May 3" is not about notes. Verbs of writing
+# stay: "what did Joanna write yesterday" asks for what she wrote.
+MEMORY_WORDS = frozenset({"note", "notes", "memory", "memories"})
 
 
 def without_memory_words(terms: QueryTerms) -> QueryTerms:
