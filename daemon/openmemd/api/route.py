@@ -11,12 +11,13 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from openmemd.config import Settings
 from openmemd.errors import IndexLockedError, UnavailableError
 from openmemd.log import get_logger
 from openmemd.protocol.handler import Handler
+from openmemd.protocol.replies import Reply
 from openmemd.protocol.requests import AddRequest, Request
 
 if TYPE_CHECKING:  # the local handler loads the index code: only when it is needed
@@ -67,7 +68,7 @@ class _NamingTheDaemons:
         self._local = local
         self._daemons = daemons
 
-    def __call__(self, request: Request) -> dict[str, Any]:
+    def __call__(self, request: Request) -> Reply:
         try:
             return self._local(request)
         except IndexLockedError as exc:
@@ -114,7 +115,7 @@ class SessionRoute:
                 self._checked_at = time.monotonic()
         daemon.close()
 
-    def __call__(self, request: Request) -> dict[str, Any]:
+    def __call__(self, request: Request) -> Reply:
         from openmemd.client import DaemonNotRunning, RequestTimeout
 
         daemon = self._current()
