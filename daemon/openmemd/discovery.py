@@ -1,4 +1,5 @@
-"""Which running daemon, if any, serves the index a command means.
+"""Which running daemon, if any, serves the index a command means (asked by `openmemd.api.route`,
+the one place that decides between a daemon and this process).
 
 A command names an agent, a workspace and (through its config) an index: a SQLite file in a
 state dir, or a PostgreSQL namespace. A daemon answers for it only when its ping says it serves
@@ -184,10 +185,3 @@ def look_up(settings: Settings | Located, agent: str,
     discovery found for it."""
     wanted = targets(settings, [agent], workspace, agent)
     return wanted[0], find(settings, wanted)
-
-
-def connect(settings: Settings | Located, agent: str, workspace: str | None,
-            timeout: float = 600.0) -> Client | None:
-    """A client for the daemon serving this agent's workspace and index, else None."""
-    _target, lookup = look_up(settings, agent, workspace)
-    return Client(lookup.endpoint, timeout=timeout) if lookup.endpoint else None

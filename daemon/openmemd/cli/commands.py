@@ -1,7 +1,7 @@
 """The `openmemd` commands, as they run in this process with the full settings.
 
 `search`, `status`, `index`, `get`, `dream` and `context` talk to a running daemon only when
-it serves this agent's workspace and state dir (`openmemd.discovery`), and otherwise work
+it serves this agent's workspace and state dir (`openmemd.api.route`), and otherwise work
 in-process on the same files (taking the index's writer lock for anything that writes). The
 common case, a daemon answering search, get, context or status, takes the light path of
 `cli/fast.py` first (`cli/main.py`); this module is what runs when that path cannot.

@@ -20,8 +20,9 @@ from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
 
-from openmemd import __version__, discovery, paths
+from openmemd import __version__, paths
 from openmemd.api import doctor as engine
+from openmemd.api import route
 from openmemd.api.doctor import FAIL, LEVELS, OK, WARN, Check
 from openmemd.config import Settings
 from openmemd.config import openclaw as oc_config
@@ -55,9 +56,8 @@ class Context:
                           else settings.workspace_for(self.agent))  # unknown agent: ConfigError
 
     @cached_property
-    def lookup(self) -> discovery.Lookup:
-        wanted = discovery.targets(self.base, [self.agent], self.workspace_arg, self.agent)
-        return discovery.find(self.base, wanted)
+    def lookup(self) -> route.Lookup:
+        return route.daemons_serving(self.base, [self.agent], self.workspace_arg, self.agent)
 
     @cached_property
     def pong(self) -> PingReply:

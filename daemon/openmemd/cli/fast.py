@@ -17,7 +17,6 @@ import sys
 from collections.abc import Callable
 from typing import TypeVar
 
-from openmemd import discovery
 from openmemd.cli.hits import show_search
 from openmemd.cli.output import print_json
 from openmemd.cli.parser import load_settings, overrides
@@ -103,12 +102,14 @@ def run(args: argparse.Namespace) -> int | None:
         k: v for k, v in overrides(args).items() if k != "log.level"})
     if where is None or params.usage_problem(args.command, vars(args), where.endpoint):
         return None  # the full path says what is wrong, as it always has
+    from openmemd.api.route import daemon_for
+
     try:
         if args.command == "status":
             from openmemd.cli.report import daemon_status
 
             return daemon_status(where, args)
-        client = discovery.connect(where, args.agent, args.workspace)
+        client = daemon_for(where, args.agent, args.workspace)
     except ConfigError:  # an unknown agent: the full path names it
         return None
     if client is None:

@@ -43,7 +43,7 @@ GONE = ("openmemd mcp: the openmemd daemon went away; this MCP session ended (yo
 def connect(settings: Settings, args: argparse.Namespace) -> tuple[socket.socket, bytes] | None:
     """(a connected session socket, bytes already read past the handshake), or None when no
     daemon serves this agent and workspace over MCP."""
-    from openmemd.discovery import connect as daemon_for
+    from openmemd.api.route import daemon_for
     from openmemd.errors import OpenmemdError
 
     try:
