@@ -1,8 +1,8 @@
 """Search hits as the command line prints them: `score path:start-end` (OpenClaw's line, the
 chunk's range), then `→ path#L4-L5` when the lines that answer best (the hit's focus, its
-citation) are fewer than the chunk's, the snippet, and with --explain the score's making, one
-component a line, numbers rounded. Both the range and the citation are what `openmemd get`
-takes.
+citation) are fewer than the chunk's, the snippet, a line saying why when a hit scores under
+--min-score (its gate passed it), and with --explain the score's making, one component a line,
+numbers rounded. Both the range and the citation are what `openmemd get` takes.
 
 A hit from another namespace (a shared PostgreSQL store searching several) carries
 `[namespace NS]`: its path names a file of another workspace, which `openmemd get
@@ -27,7 +27,8 @@ def _num(value: float) -> str:
     return f"{value:.3f}"
 
 
-def hit_lines(hit: Hit, own_namespace: str, *, explain: bool) -> list[str]:
+def hit_lines(hit: Hit, own_namespace: str, *, explain: bool,
+              min_score: float | None = None) -> list[str]:
     head = f"{hit.score:.3f} {hit.path}:{hit.start_line}-{hit.end_line}"
     if hit.namespace and hit.namespace != own_namespace:
         head += f"  [namespace {hit.namespace}]"
@@ -36,9 +37,23 @@ def hit_lines(hit: Hit, own_namespace: str, *, explain: bool) -> list[str]:
             hit.start_line, hit.end_line):
         head += f"  → {hit.citation}"
     out = [head, *(f"  {line}" for line in hit.snippet.splitlines())]
+    gate = gate_line(hit, min_score)
+    if gate:
+        out.append(f"  {gate}")
     if explain and hit.explain is not None:
         out += [f"  {line}" for line in explain_lines(hit.explain)]
     return out
+
+
+def gate_line(hit: Hit, min_score: float | None) -> str:
+    """Why a hit scoring under the min score is shown: its gate, the evidence score the min
+    score is compared with (`search/evidence.py`), passed it; the score only orders."""
+    ex = hit.explain
+    if min_score is None or ex is None or ex.gate_score is None or hit.score >= min_score \
+            or ex.gate_score < min_score:
+        return ""
+    return (f"shown under min score {min_score:g}: its gate {_num(ex.gate_score)} passed it "
+            "(the score orders the results, the gate decides which are shown)")
 
 
 def explain_lines(ex: Explain) -> list[str]:
@@ -109,8 +124,9 @@ def show_search(args: argparse.Namespace, reply: SearchReply,
         print(relaxed_note(min_score()) + "\n")
     own = settings().store.namespace_for(args.agent) if any(
         r.namespace for r in results) else ""  # hits from others are marked
+    asked = None if args.min_score is None else float(args.min_score)  # --min-score
     for r in results:
-        print("\n".join(hit_lines(r, own, explain=args.explain)) + "\n")
+        print("\n".join(hit_lines(r, own, explain=args.explain, min_score=asked)) + "\n")
     return 0
 
 
