@@ -354,10 +354,10 @@ def main(argv: list[str] | None = None) -> int:
                     for q in qs:
                         day = q.get("meta", {}).get("today")  # asked on that day
                         today = _date.fromisoformat(day) if day else None
-                        hits = index.search(q["query"], record=False, today=today,
-                                            **({} if args.defaults else
-                                               {"max_results": 10, "min_score": args.min_score}))
-                        understood[mode] += "dates" in index.search_meta()
+                        found = index.searched(q["query"], record=False, today=today, **(
+                            {} if args.defaults else {"max_results": 10,
+                                                      "min_score": args.min_score}))
+                        hits, understood[mode] = found.hits, understood[mode] + bool(found.dates)
                         results = [{"path": h.path, "start_line": h.start_line,
                                     "end_line": h.end_line} for h in hits]
                         figures = {**score(scorer, results, q),

@@ -33,6 +33,11 @@ def write_notes(workspace: Path) -> None:
         (workspace / rel).write_text(text, encoding="utf-8")
 
 
+def said(found: Any) -> dict[str, Any]:
+    """What a search's reply says besides its hits, as JSON."""
+    return {k: v for k, v in found.reply(0.0).to_json().items() if k != "results"}
+
+
 def explain_of(hits: list[Any], path: str) -> dict[str, Any]:
     return next(h.explain for h in hits if h.path == path)
 
@@ -45,26 +50,28 @@ def check_date_search(index: MemoryIndex) -> None:
                   "what did I do a week ago today"):
         hits = index.search(query, today=TODAY)
         assert hits and hits[0].path == "memory/2026-07-03.md", (query, [h.path for h in hits])
-    index.search("what did I do on July 3rd", today=TODAY)
-    assert index.search_meta()["dates"] == {"from": "2026-07-03", "to": "2026-07-03",
+    found = index.searched("what did I do on July 3rd", today=TODAY)
+    assert said(found)["dates"] == {"from": "2026-07-03", "to": "2026-07-03",
                                             "text": "July 3rd", "about": "date"}
-    index.search("notes from the end of last month", today=TODAY)  # the part asked for
-    assert index.search_meta()["dates"] == {"from": "2026-06-21", "to": "2026-06-30",
+    found = index.searched("notes from the end of last month", today=TODAY)  # the part asked
+    assert said(found)["dates"] == {"from": "2026-06-21", "to": "2026-06-30",
                                             "text": "the end of last month", "about": "date"}
     # A topic in a range: the range's note on the topic passes the older one on it. Naming
     # the whole topic ("decided", "database"), it is what was asked for: first, the rest after.
-    plain = index.search("what did we decide about the database", min_score=0.0)
-    assert "dates" not in index.search_meta()
+    found = index.searched("what did we decide about the database", min_score=0.0)
+    plain = found.hits
+    assert "dates" not in said(found)
     assert plain[0].path == "memory/2026-05-12.md"  # without the date, the older note leads
-    hits = index.search("what did we decide about the database last week", min_score=0.0,
-                        explain=True, today=TODAY)
+    found = index.searched("what did we decide about the database last week", min_score=0.0,
+                           explain=True, today=TODAY)
+    hits = found.hits
     paths = [h.path for h in hits]
     assert paths[0] == "memory/2026-07-01.md" and "memory/2026-05-12.md" in paths, paths
     assert explain_of(hits, "memory/2026-07-01.md")["date"] == {
         "inRange": True, "day": "2026-07-01", "rule": "first"}
     assert explain_of(hits, "memory/2026-05-12.md")["date"]["rule"] == "after"
-    assert index.search_meta()["dates"] == {"from": "2026-06-29", "to": "2026-07-05",
-                                            "text": "last week", "about": "topic"}
+    assert said(found)["dates"] == {"from": "2026-06-29", "to": "2026-07-05",
+                                    "text": "last week", "about": "topic"}
     # Ranked after the range, a note of another time is still shown when its own words and
     # meaning pass min_score: the question's date may not be its note's (told days later).
     shown = [h.path for h in index.search("what did we decide about the database last week",
@@ -82,10 +89,11 @@ def check_date_search(index: MemoryIndex) -> None:
         "inRange": False, "day": None, "rule": "after"}
     # A topic asked of a time no note is from is searched as if no date were named (the date
     # cannot narrow it; its words may be what a note says), the reply naming the nearest notes.
-    hits = index.search("what did we decide about the database in summer 2024", min_score=0.0,
-                        today=TODAY)
+    found = index.searched("what did we decide about the database in summer 2024",
+                           min_score=0.0, today=TODAY)
+    hits = found.hits
     assert hits and hits[0].path == "memory/2026-05-12.md", [h.path for h in hits]
-    meta = index.search_meta()["dates"]
+    meta = said(found)["dates"]
     assert (meta["from"], meta["about"]) == ("2024-06-01", "topic")
     assert meta["nearestNotes"] == {"before": None, "after": "memory/2026-05-12.md"}
     # ... but a question the notes show no evidence for is not answered by the date alone.

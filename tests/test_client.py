@@ -32,20 +32,27 @@ from openmemd.protocol.requests import (
 from openmemd.server.zmq_server import ZmqServer
 
 
+class Said(dict[str, Any]):
+    """A reply's fields, as the server encodes a reply record."""
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self)
+
+
 class Recorder:
     def __init__(self) -> None:
         self.seen: list[Request] = []
         self.gate = threading.Event()
         self.gate.set()
 
-    def __call__(self, req: Request) -> dict[str, Any]:
+    def __call__(self, req: Request) -> Said:
         self.seen.append(req)
         if isinstance(req, SearchRequest) and req.query == "hang":
             self.gate.wait(5)
-            return {"late": True}
+            return Said(late=True)
         if isinstance(req, GetRequest):
             raise NotFoundError(f"{req.path}: no such file")
-        return {"kind": type(req).__name__}
+        return Said(kind=type(req).__name__)
 
 
 

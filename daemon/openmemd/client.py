@@ -3,6 +3,9 @@
     with Client() as c:
         hits = c.search("what did we decide about the release?")["results"]
 
+The named operations (`search`, `get`, ...) return the reply's JSON, for scripts and agents;
+`send` (and calling the Client, a request handler) reads it back into the reply's record.
+
 One connection speaking ZeroMQ's wire protocol (`openmemd.protocol.zmtp`: no pyzmq to import),
 one request at a time on it. A request that times out drops the connection, so its late reply
 is never taken for the next one's; a connection the daemon closed (it stopped or restarted) is
@@ -36,6 +39,7 @@ from openmemd.errors import (
     UnavailableError,
 )
 from openmemd.protocol import params
+from openmemd.protocol.replies import Reply, read_reply
 from openmemd.protocol.requests import (
     AddRequest,
     ContextRequest,
@@ -205,18 +209,22 @@ class Client:
         return RequestTimeout(f"openmemd at {self.endpoint} did not reply within {timeout:g}s")
 
     # -- operations -----------------------------------------------------------------------
-    def send(self, request: Request, timeout: float | None = None) -> dict[str, Any]:
-        """Send a typed request (`openmemd.protocol.requests`); the reply's fields (without
-        "ok" and "id"), or an exception for an error reply. Long operations get a longer
-        default timeout."""
+    def send(self, request: Request, timeout: float | None = None) -> Reply:
+        """Send a typed request (`openmemd.protocol.requests`); its reply read back into its
+        record (`openmemd.protocol.replies`), or an exception for an error reply."""
+        return read_reply(request, self.fields(request, timeout))
+
+    def __call__(self, request: Request) -> Reply:
+        """A Client is a request handler (`openmemd.protocol.handler.Handler`), the daemon's."""
+        return self.send(request)
+
+    def fields(self, request: Request, timeout: float | None = None) -> dict[str, Any]:
+        """The reply's JSON fields (without "ok" and "id"), as scripts and agents read them.
+        Long operations get a longer default timeout."""
         if timeout is None:
             timeout = self._timeout_for(request)
         reply = self.request(to_wire(request), timeout)
         return {k: v for k, v in reply.items() if k not in ("ok", "id")}
-
-    def __call__(self, request: Request) -> dict[str, Any]:
-        """A Client is a request handler (`openmemd.protocol.handler.Handler`), the daemon's."""
-        return self.send(request)
 
     def _timeout_for(self, request: Request) -> float:
         if isinstance(request, StatusRequest) and request.deep:
@@ -237,12 +245,12 @@ class Client:
 
     def status(self, deep: bool = False, agent: str | None = None,
                timeout: float | None = None) -> dict[str, Any]:
-        return self.send(StatusRequest(agent=agent, deep=deep), timeout)
+        return self.fields(StatusRequest(agent=agent, deep=deep), timeout)
 
     def search(self, query: str, max_results: int | None = None, min_score: float | None = None,
                sources: list[str] | None = None, explain: bool = False,
                agent: str | None = None, timeout: float | None = None) -> dict[str, Any]:
-        return self.send(SearchRequest(query=query, agent=agent or DEFAULT_AGENT,
+        return self.fields(SearchRequest(query=query, agent=agent or DEFAULT_AGENT,
                                        max_results=max_results, min_score=min_score,
                                        sources=tuple(sources) if sources else None,
                                        explain=explain), timeout)
@@ -250,31 +258,31 @@ class Client:
     def get(self, path: str, from_line: int | None = None, lines: int | None = None,
             agent: str | None = None, timeout: float | None = None, *,
             namespace: str | None = None) -> dict[str, Any]:
-        return self.send(GetRequest(path=path, agent=agent or DEFAULT_AGENT,
+        return self.fields(GetRequest(path=path, agent=agent or DEFAULT_AGENT,
                                     from_line=from_line, lines=lines, namespace=namespace),
                          timeout)
 
     def sync(self, force: bool = False, wait: bool = True, agent: str | None = None,
              timeout: float | None = None) -> dict[str, Any]:
-        return self.send(SyncRequest(agent=agent or DEFAULT_AGENT, force=force, wait=wait),
+        return self.fields(SyncRequest(agent=agent or DEFAULT_AGENT, force=force, wait=wait),
                          timeout)
 
     def dream(self, phase: str = "all", dry_run: bool = False, agent: str | None = None,
               timeout: float | None = None) -> dict[str, Any]:
-        return self.send(DreamRequest(agent=agent or DEFAULT_AGENT, phase=phase,
+        return self.fields(DreamRequest(agent=agent or DEFAULT_AGENT, phase=phase,
                                       dry_run=dry_run), timeout)
 
     def add(self, text: str, target: str = "daily", agent: str | None = None,
             timeout: float | None = None) -> dict[str, Any]:
         """Append a note; the reply names the lines written (`citation`, `path#Lx-Ly`)."""
-        return self.send(AddRequest(text=text, target=target, agent=agent or DEFAULT_AGENT),
+        return self.fields(AddRequest(text=text, target=target, agent=agent or DEFAULT_AGENT),
                          timeout)
 
     def context(self, today: str | date | None = None, agent: str | None = None,
                 timeout: float | None = None) -> dict[str, Any]:
         """The session's startup context (`text`: the block to put in a prompt); `today`
         (YYYY-MM-DD) replays a day."""
-        return self.send(ContextRequest(agent=agent or DEFAULT_AGENT,
+        return self.fields(ContextRequest(agent=agent or DEFAULT_AGENT,
                                         today=None if today is None else params.today(today)),
                          timeout)
 

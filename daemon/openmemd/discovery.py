@@ -1,4 +1,5 @@
-"""Which running daemon, if any, serves the index a command means.
+"""Which running daemon, if any, serves the index a command means (asked by `openmemd.api.route`,
+the one place that decides between a daemon and this process).
 
 A command names an agent, a workspace and (through its config) an index: a SQLite file in a
 state dir, or a PostgreSQL namespace. A daemon answers for it only when its ping says it serves
@@ -16,13 +17,16 @@ may use (an ssh, sudo or cron shell often lacks the service's XDG_RUNTIME_DIR).
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from openmemd import paths
 from openmemd.client import Client, RequestTimeout, listening
 from openmemd.config.locate import Located, config_signature
 from openmemd.errors import OpenmemdError
+from openmemd.protocol.replies import DaemonPingReply, ServedAgent, expect
+from openmemd.protocol.requests import PingRequest
 
 if TYPE_CHECKING:  # a command the daemon answers finds it with a `Located` (`cli/fast.py`)
     from openmemd.config import Settings
@@ -50,24 +54,23 @@ class Seen(NamedTuple):
 
     endpoint: str
     pid: int | None
-    agents: dict[str, Any]
-    config: list[int] | None = None  # `config_signature` of the file it checked (ping)
+    agents: Mapping[str, ServedAgent | None]  # None: what an older daemon said is unreadable
+    config: tuple[int, ...] | None = None  # `config_signature` of the file it checked (ping)
 
     def serves(self, target: Target) -> bool:
         info = self.agents.get(target.agent)
-        if not isinstance(info, dict) or not info.get("index"):
+        if info is None or not info.index:
             return False  # an older daemon that does not say which index it writes
-        if info["index"] != target.index_location:
+        if info.index != target.index_location:
             return False
-        if not info.get("workspace"):
-            return info.get("ok") is False  # it owns this index but could not open it: it
-            # answers with the reason (status shows it), which is what the user needs to see
-        return _real(info["workspace"]) == target.workspace
+        if not info.workspace:
+            return info.ok is False  # it owns this index but could not open it: it answers
+            # with the reason (status shows it), which is what the user needs to see
+        return _real(info.workspace) == target.workspace
 
     def describe(self) -> str:
-        served = "; ".join(
-            f"{agent}: {info.get('workspace') if isinstance(info, dict) else '?'}"
-            for agent, info in self.agents.items())
+        served = "; ".join(f"{agent}: {info.workspace if info is not None else '?'}"
+                           for agent, info in self.agents.items())
         return f"pid {self.pid} at {self.endpoint} serves {served or 'no agent'}"
 
 
@@ -140,17 +143,14 @@ def _ping(endpoint: str, timeout: float) -> Seen | None:
             reply = _ask_ping(endpoint, max(timeout, BUSY_PING_TIMEOUT))
         except OpenmemdError:
             return None
-    agents = reply.get("agents")
-    config = reply.get("config")
-    return Seen(endpoint, reply.get("pid"), agents if isinstance(agents, dict) else {},
-                config if isinstance(config, list) else None)
+    return Seen(endpoint, reply.pid, reply.agents, reply.config)
 
 
-def _ask_ping(endpoint: str, timeout: float) -> dict[str, Any]:
+def _ask_ping(endpoint: str, timeout: float) -> DaemonPingReply:
     """The ping's reply; RequestTimeout when the daemon took it but did not answer in time
     (`Client.ping` reads that as "not running", which here it is not)."""
     with Client(endpoint, timeout=timeout) as client:
-        return client.request({"op": "ping"}, timeout)
+        return expect(client.send(PingRequest(), timeout), DaemonPingReply)
 
 
 def find(settings: Settings | Located, wanted: list[Target],
@@ -176,7 +176,7 @@ def _checked(settings: Settings | Located, daemon: Seen) -> bool:
     full path, which checks it whole (and then uses this daemon all the same)."""
     if not isinstance(settings, Located):
         return True
-    return daemon.config == config_signature(settings.config_file)
+    return daemon.config == tuple(config_signature(settings.config_file))
 
 
 def look_up(settings: Settings | Located, agent: str,
@@ -185,10 +185,3 @@ def look_up(settings: Settings | Located, agent: str,
     discovery found for it."""
     wanted = targets(settings, [agent], workspace, agent)
     return wanted[0], find(settings, wanted)
-
-
-def connect(settings: Settings | Located, agent: str, workspace: str | None,
-            timeout: float = 600.0) -> Client | None:
-    """A client for the daemon serving this agent's workspace and index, else None."""
-    _target, lookup = look_up(settings, agent, workspace)
-    return Client(lookup.endpoint, timeout=timeout) if lookup.endpoint else None

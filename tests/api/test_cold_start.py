@@ -34,17 +34,17 @@ def test_a_cold_search_answers_by_keyword_and_the_fill_goes_on(make_settings,
     notes(workspace)
     handler = LocalHandler(make_settings(provider="local"), workspace=workspace)
     try:
-        reply = handler(SearchRequest(query="pelican", agent="main", min_score=0.0))
-        status = handler(StatusRequest(agent="main"))["agents"]["main"]
+        reply = handler(SearchRequest(query="pelican", agent="main", min_score=0.0)).to_json()
+        status = handler(StatusRequest(agent="main")).to_json()["agents"]["main"]
         assert reply["results"][0]["path"] == "MEMORY.md"
         assert reply["mode"] == "fts-only"
         assert reply["degraded"].startswith("the index is being built: 9 files indexed, vectors")
         assert reply["indexing"] is True
         assert status["pendingVectors"] > 0  # it answered before the vectors were embedded
         # the fill goes on between calls, to the last vector; then search is hybrid
-        assert wait_for(lambda: handler(StatusRequest(agent="main"))["agents"]["main"]
+        assert wait_for(lambda: handler(StatusRequest(agent="main")).to_json()["agents"]["main"]
                         ["pendingVectors"] == 0, 600, interval=0.5)
-        again = handler(SearchRequest(query="pelican", agent="main", min_score=0.0))
+        again = handler(SearchRequest(query="pelican", agent="main", min_score=0.0)).to_json()
         assert again["mode"] == "hybrid" and "indexing" not in again
     finally:
         handler.close()

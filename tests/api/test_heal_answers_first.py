@@ -57,18 +57,19 @@ def test_one_shot_search_answers_before_the_vectors_are_embedded_again(
     with MemoryIndex.open(workspace, config=damaged) as index:
         if first == "catch_up":  # what the CLI and the MCP server do before a search
             assert index.catch_up() == ""
-        hits = index.search("zebra5")
+        found = index.searched("zebra5")
         at_reply = index.status()
-        assert hits[0].path == "memory/2026-01-005.md"
-        assert index.search_mode()["mode"] == "fts-only"  # by keyword, not by the few vectors
+        assert found.hits[0].path == "memory/2026-01-005.md"
+        assert found.mode == "fts-only"  # by keyword, not by the few vectors
         assert at_reply.recovery is not None and at_reply.recovery["reason"]
         # The reply came while chunks still waited for their vectors: it did not wait for
         # the re-embedding ...
         assert at_reply.pending_vectors > 0, at_reply
         # ... which goes on meanwhile, to the last chunk.
         assert wait_for(lambda: index.status().pending_vectors == 0, 600)
-        assert wait_for(lambda: index.search("zebra5")[0].path == "memory/2026-01-005.md"
-                        and index.search_mode() == {"mode": "hybrid"}, 60)
+        assert wait_for(lambda: (found := index.searched("zebra5")).hits[0].path
+                        == "memory/2026-01-005.md" and found.mode == "hybrid"
+                        and not found.degraded, 60)
 
 
 def test_daemon_search_on_a_damaged_index_answers_unavailable_at_once(

@@ -87,9 +87,9 @@ def test_dispatcher_status_with_a_broken_agent() -> None:
     broken.open()
     d = Dispatcher({"broken": broken}, endpoint="ipc:///tmp/x.sock", watch_enabled=lambda: True,
                    scheduler_info=lambda: SchedulerStatus(True, {"dreaming": "later"}))
-    st = d(StatusRequest())
+    st = d(StatusRequest()).to_json()
     assert st["health"] == "degraded" and st["running"] is True
     assert st["problems"] == ["broken: cannot open the index: workspace /x does not exist"]
     assert set(st) >= {"version", "pid", "uptimeSeconds", "rssBytes", "endpoint", "agents",
                        "scheduler"}
-    assert d(PingRequest())["pong"] is True
+    assert d(PingRequest()).to_json()["pong"] is True

@@ -116,7 +116,7 @@ def chat_index(request, make_settings, workspace):
 def test_an_absent_question_returns_nothing_and_names_the_nearest_miss(index):
     assert index.search(ABSENT, record=False) == []
     assert index.search(ABSENT_TOO, record=False) == []
-    reply = search_reply(index, SearchRequest(query=ABSENT))
+    reply = search_reply(index, SearchRequest(query=ABSENT)).to_json()
     assert reply["results"] == []
     nearest = reply["nearest"]
     assert 0 <= nearest["score"] < 0.35
@@ -127,7 +127,7 @@ def test_an_absent_question_returns_nothing_and_names_the_nearest_miss(index):
 
 
 def test_a_present_question_keeps_its_hit_and_its_focus_holds_the_answer(index):
-    reply = search_reply(index, SearchRequest(query=PRESENT))
+    reply = search_reply(index, SearchRequest(query=PRESENT)).to_json()
     assert "nearest" not in reply
     top = reply["results"][0]
     assert top["path"] == "memory/2026-07-03.md"
@@ -206,17 +206,18 @@ def test_nothing_found_while_vectors_wait_says_how_many(unembedded, capsys):
     # Searched right after a first index, before the model embedded the note: a question
     # sharing no word with it finds nothing by keyword, and "nothing" is not final yet
     query = "when am I travelling to Portugal"
-    reply = search_reply(unembedded, SearchRequest(query=query))
+    said = search_reply(unembedded, SearchRequest(query=query))
+    reply = said.to_json()
     assert reply["results"] == [] and reply["pendingVectors"] == 1
-    assert show_search(Namespace(json=False, min_score=None, explain=False, sources=None), reply,
+    assert show_search(Namespace(json=False, min_score=None, explain=False, sources=None), said,
                        lambda: unembedded.settings) == 0
     assert capsys.readouterr().out.split("\n")[-2] == (
         "1 chunk still waiting for a vector (searched by keyword only until embedded; "
         "`openmemd status` shows the progress)")
     unembedded.fill_vectors()
-    reply = search_reply(unembedded, SearchRequest(query=query))
+    reply = search_reply(unembedded, SearchRequest(query=query)).to_json()
     assert reply["results"][0]["path"] == "memory/2026-03-01.md"
-    reply = search_reply(unembedded, SearchRequest(query=ABSENT))
+    reply = search_reply(unembedded, SearchRequest(query=ABSENT)).to_json()
     assert reply["results"] == [] and "pendingVectors" not in reply  # now nothing is final
 
 
@@ -235,7 +236,7 @@ def test_a_paraphrase_finds_the_only_note_of_a_new_workspace(tmp_path) -> None:
     cfg.write_text(f'state_dir = "{tmp_path / "state"}"\n[embedding]\nprovider = "local"\n')
     with MemoryIndex.open(ws, config=load_settings(cfg)) as index:
         index.sync()
-        if index.search_meta()["provider"] == "none":
+        if index.searched("x").provider == "none":
             pytest.skip("no local model here")
         hits = index.search("when am I travelling to Portugal")
         assert [h.path for h in hits] == ["memory/2026-03-01.md"]

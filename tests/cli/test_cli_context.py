@@ -79,7 +79,7 @@ def test_local_handler_and_library_give_the_daemons_reply(make_settings,
     settings = make_settings()
     (workspace / "MEMORY.md").write_text("- Owns a red bicycle.\n")
     handler = LocalHandler(settings)
-    reply = handler(ContextRequest(today=TODAY))
+    reply = handler(ContextRequest(today=TODAY)).to_json()
     assert reply["agent"] == "main" and "red bicycle" in reply["text"]
     with MemoryIndex.open(workspace, config=settings) as index:
         library = index.context(today=TODAY)

@@ -2,7 +2,8 @@
 (structlog pulls in asyncio), no pyzmq, no index, store, numpy or model code, no settings
 records or their loader (the light path reads only the keys that locate the index), no other
 command's module. Checked by what is in `sys.modules` after the command ran, in a fresh
-interpreter, against a real daemon."""
+interpreter, against a real daemon. (`openmemd.api.route`, where every command finds its
+daemon, is on this path: it loads none of these.)"""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ HEAVY = ("structlog", "asyncio", "zmq", "numpy", "sqlean", "sqlite3", "sqlite_ve
          "openmemd.search", "openmemd.config.settings", "openmemd.config.loading",
          "openmemd.config.layers", "openmemd.config.openclaw", "openmemd.log",
          "openmemd.cli.commands", "openmemd.cli.config_cmd", "openmemd.cli.mcp_cmd",
-         "openmemd.cli.store_cmd", "openmemd.api.route",
+         "openmemd.cli.store_cmd",
          *(("platformdirs",) if sys.platform.startswith("linux") else ()))
 # The command runs as the console script does (`from openmemd.cli import main`), then the
 # heavy modules it loaded are printed on a line of their own.

@@ -21,6 +21,7 @@ from helpers import wait_for
 from openmemd import discovery
 from openmemd.client import Client
 from openmemd.config import index_location, load_settings
+from openmemd.protocol.replies import ServedAgent
 
 
 @pytest.fixture(scope="module")
@@ -177,8 +178,8 @@ def test_a_postgres_index_is_known_by_its_server_and_namespace_not_a_sqlite_path
     assert index_location(a, "main") == index_location(a_elsewhere, "main")
     assert "secret" not in index_location(a, "main")
     [target] = discovery.targets(a, ["main"])
-    daemon = discovery.Seen("ipc:///x", 1, {"main": {
-        "workspace": target.workspace, "ok": True, "index": index_location(b, "main")}})
+    daemon = discovery.Seen("ipc:///x", 1, {"main": ServedAgent(
+        workspace=target.workspace, ok=True, index=index_location(b, "main"))})
     assert not daemon.serves(target)
 
 

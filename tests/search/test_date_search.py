@@ -10,6 +10,7 @@ from dated_notes import (
     TRANSCRIPTS_CONFIG,
     check_date_search,
     check_transcript_dates,
+    said,
     write_notes,
     write_transcripts,
 )
@@ -37,11 +38,11 @@ def test_the_reply_says_what_was_understood_and_today_crosses_the_wire(
     assert wire["today"] == "2026-07-09"
     again = parse_request(json.dumps({**wire, "op": "search"}).encode())
     assert again.request == request
-    reply = handler(request)
+    reply = handler(request).to_json()
     assert reply["dates"] == {"from": "2026-07-08", "to": "2026-07-08", "text": "昨天",
                               "about": "topic"}
     assert reply["results"][0]["path"] == "memory/2026-07-08.md"
-    reply = handler(SearchRequest(query="train tickets"))
+    reply = handler(SearchRequest(query="train tickets")).to_json()
     assert "dates" not in reply
 
 
@@ -65,14 +66,14 @@ def test_a_date_said_without_its_year_is_the_latest_one_the_notes_are_about(
     today = TODAY.replace(year=2026, month=12, day=2)
     with MemoryIndex.open(workspace, config=make_settings()) as index:  # keyword-only
         index.sync()
-        hits = index.search("what did we do in May", today=today, record=False)
-        assert hits[0].path == "memory/2023-05-08.md"
-        assert index.search_meta()["dates"]["from"] == "2023-05-01"
-        assert index.search_meta()["dates"]["to"] == "2023-05-31"
-        index.search("what did we do in May 2026", today=today, record=False)
-        assert index.search_meta()["dates"]["from"] == "2026-05-01"  # its year was given
-        index.search("what did we do yesterday", today=today, record=False)
-        assert index.search_meta()["dates"]["from"] == "2026-12-01"  # counted from today
+        found = index.searched("what did we do in May", today=today, record=False)
+        assert found.hits[0].path == "memory/2023-05-08.md"
+        assert said(found)["dates"]["from"] == "2023-05-01"
+        assert said(found)["dates"]["to"] == "2023-05-31"
+        found = index.searched("what did we do in May 2026", today=today, record=False)
+        assert said(found)["dates"]["from"] == "2026-05-01"  # its year was given
+        found = index.searched("what did we do yesterday", today=today, record=False)
+        assert said(found)["dates"]["from"] == "2026-12-01"  # counted from today
 
 
 def test_dates_that_hold_no_note_name_the_nearest_dated_notes(workspace, make_settings) -> None:
@@ -87,13 +88,14 @@ def test_dates_that_hold_no_note_name_the_nearest_dated_notes(workspace, make_se
         index.sync()
 
         def around(query: str) -> object:
-            index.search(query, today=today, record=False)
-            return index.search_meta()["dates"].get("nearestNotes")
+            return said(index.searched(query, today=today, record=False))["dates"].get(
+                "nearestNotes")
 
-        assert index.search("what did I do yesterday", today=today, record=False) == []
+        found = index.searched("what did I do yesterday", today=today, record=False)
+        assert found.hits == []
         assert around("what did I do yesterday") == {"before": "memory/2023-06-01.md",
                                                      "after": None}
-        assert "nearest" not in index.search_meta()
+        assert "nearest" not in said(found)
         assert around("notes from 1 January 2023") == {"before": "memory/2022-05-20.md",
                                                        "after": "memory/2023-05-08.md"}
         assert around("昨天") == {"before": "memory/2023-06-01.md", "after": None}
@@ -104,8 +106,8 @@ def test_dates_that_hold_no_note_name_the_nearest_dated_notes(workspace, make_se
         found = {h.path for h in index.search("pottery yesterday", today=today, record=False)}
         assert found == {"MEMORY.md", "memory/2023-06-01.md"}, found
         # a search of transcripts only has no dated note to name
-        index.search("yesterday", today=today, record=False, sources=["sessions"])
-        assert index.search_meta()["dates"]["nearestNotes"] == {"before": None, "after": None}
+        found = index.searched("yesterday", today=today, record=False, sources=["sessions"])
+        assert said(found)["dates"]["nearestNotes"] == {"before": None, "after": None}
 
 
 def test_a_note_told_after_the_week_it_is_about_is_still_shown_after_the_range(
@@ -156,15 +158,15 @@ def test_a_topic_asked_of_a_day_without_notes_is_looked_for_in_the_notes_of_that
         index.sync()
         for query in ("who did I have dinner with on May 3, 2023",
                       "who did I have dinner with on May 3rd"):  # without its year: 2023's
-            hits = index.search(query, today=today, record=False)
-            assert hits[0].path == "memory/2023-05-04.md", (query, hits)
-            assert index.search_meta()["dates"]["from"] == "2023-05-03"
-            assert index.search_meta()["dates"]["nearestNotes"] == {
+            found = index.searched(query, today=today, record=False)
+            assert found.hits[0].path == "memory/2023-05-04.md", (query, found.hits)
+            assert said(found)["dates"]["from"] == "2023-05-03"
+            assert said(found)["dates"]["nearestNotes"] == {
                 "before": "memory/2023-04-20.md", "after": "memory/2023-05-04.md",
                 "searchedFirst": True}
         # no note within a week: searched as if no date were named (the shortest dinner note
         # ranks first by its words)
-        hits = index.search("who did I have dinner with on 1 March 2023", today=today,
-                            record=False)
-        assert hits[0].path == "memory/2023-05-20.md", hits
-        assert "searchedFirst" not in index.search_meta()["dates"]["nearestNotes"]
+        found = index.searched("who did I have dinner with on 1 March 2023", today=today,
+                               record=False)
+        assert found.hits[0].path == "memory/2023-05-20.md", found.hits
+        assert "searchedFirst" not in said(found)["dates"]["nearestNotes"]

@@ -20,6 +20,7 @@ from helpers import logged, wait_for
 from openmemd.config import Settings
 from openmemd.errors import NotFoundError, UnavailableError
 from openmemd.progress import Progress
+from openmemd.protocol.replies import Hit, SearchReply
 from openmemd.protocol.status import IndexStatus
 from openmemd.server.indexer import Indexer
 from openmemd.server.served_index import ServedIndex
@@ -51,8 +52,17 @@ class FakeScope:
 class FakeHit:
     path: str
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"path": self.path}
+    def to_hit(self) -> Hit:
+        return Hit(self.path, 0, 0, 0.0, "", "memory")
+
+
+@dataclass
+class FakeSearched:
+    hits: list[FakeHit]
+
+    def reply(self, took_ms: float) -> SearchReply:
+        return SearchReply(tuple(h.to_hit() for h in self.hits), provider="none",
+                           model="fts-only", mode="fts-only", took_ms=took_ms)
 
 
 class FakeIndex:
@@ -94,8 +104,11 @@ class FakeIndex:
                today: datetime.date | None = None) -> list[FakeHit]:
         return [FakeHit(n) for n in self.notes if query in n][:max_results or 6]
 
-    def search_meta(self) -> Mapping[str, Any]:
-        return {"provider": "none", "model": "fts-only", "mode": "fts-only"}
+    def searched(self, query: str, max_results: int | None = None,
+                 min_score: float | None = None, sources: Sequence[str] | None = None,
+                 explain: bool = False, *, record: bool = True,
+                 today: datetime.date | None = None) -> FakeSearched:
+        return FakeSearched(self.search(query, max_results))
 
     def get(self, path: str, from_line: int | None = None, lines: int | None = None, *,
             namespace: str | None = None) -> Mapping[str, Any]:

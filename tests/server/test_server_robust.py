@@ -24,22 +24,29 @@ from openmemd.server.handlers import Dispatcher
 from openmemd.server.zmq_server import Handler, ZmqServer
 
 
+class Said(dict[str, Any]):
+    """A reply's fields, as the server encodes a reply record."""
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self)
+
+
 class Stub:
     """A handler with a query that blocks and one that ends its thread like sys.exit() would."""
 
     def __init__(self) -> None:
         self.release = threading.Event()
 
-    def __call__(self, req: Request) -> dict[str, Any]:
+    def __call__(self, req: Request) -> Said:
         if isinstance(req, SearchRequest):
             if req.query == "slow":
                 self.release.wait(20)
             if req.query == "exit":
                 raise SystemExit(3)
-            return {"echo": req.query}
+            return Said(echo=req.query)
         if isinstance(req, PingRequest):
-            return {"pong": True}
-        return {"type": type(req).__name__}
+            return Said(pong=True)
+        return Said(type=type(req).__name__)
 
 
 _: Handler = Stub()  # mypy: the stub is a complete request handler

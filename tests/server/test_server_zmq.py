@@ -19,6 +19,13 @@ from openmemd.protocol.requests import GetRequest, PingRequest, Request, SearchR
 from openmemd.server.zmq_server import Handler, ServerError, ZmqServer, split_envelope
 
 
+class Said(dict[str, Any]):
+    """A reply's fields, as the server encodes a reply record."""
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self)
+
+
 class Stub:
     """Answers like the real dispatcher would, with hooks for slow and failing requests."""
 
@@ -26,22 +33,22 @@ class Stub:
         self.release = threading.Event()
         self.release.set()
 
-    def __call__(self, req: Request) -> dict[str, Any]:
+    def __call__(self, req: Request) -> Said:
         if isinstance(req, PingRequest):
-            return {"pong": True}
+            return Said(pong=True)
         if isinstance(req, SearchRequest):
             if req.query == "slow":
                 self.release.wait(10)
             if req.query == "crash":
                 raise RuntimeError("handler bug")
             if req.query == "nan":
-                return {"score": float("nan")}
-            return {"echo": req.query, "max": req.max_results}
+                return Said(score=float("nan"))
+            return Said(echo=req.query, max=req.max_results)
         if isinstance(req, GetRequest):
             if req.path == "secret":
                 raise ForbiddenError("outside the workspace")
             raise NotFoundError(f"{req.path}: no such file")
-        return {"type": type(req).__name__}
+        return Said(type=type(req).__name__)
 
 
 _: Handler = Stub()  # mypy: the stub is a complete request handler

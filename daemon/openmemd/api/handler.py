@@ -1,7 +1,7 @@
 """The local request handler: the requests the daemon answers, answered in this process over
 a `MemoryIndex` (a command or an MCP session when no daemon serves the workspace).
 
-Replies have the daemon's shapes (server/handlers.py), so whoever holds a handler renders one
+The replies are the daemon's records (protocol/replies.py), so whoever holds a handler renders one
 reply whichever way it came. Each call opens the index and closes it again: a daemon started
 meanwhile can take the writer lock, and nothing stays loaded between two commands -- except
 while a search's catch-up embeds in the background (a first index: minutes to hours): that
@@ -15,19 +15,33 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import date
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from openmemd import __version__
 from openmemd.api import PROBE_QUERY, health
 from openmemd.api.dreams import dream
 from openmemd.api.memory_index import MemoryIndex
 from openmemd.config import DEFAULT_AGENT, Settings
-from openmemd.errors import BadRequestError, OpenmemdError, WorkspaceError
+from openmemd.errors import OpenmemdError, WorkspaceError
 from openmemd.progress import Progress, reporter
+from openmemd.protocol.handler import answer
+from openmemd.protocol.records import replace
+from openmemd.protocol.replies import (
+    AddReply,
+    ContextReply,
+    DreamReply,
+    DreamResult,
+    GetReply,
+    PingReply,
+    Reply,
+    SearchReply,
+    SyncReply,
+    SyncSummary,
+)
 from openmemd.protocol.requests import (
     AddRequest,
     ContextRequest,
@@ -42,8 +56,8 @@ from openmemd.protocol.requests import (
 from openmemd.protocol.status import AgentStatus, DaemonStatus, Probe
 
 
-class _Hit(Protocol):
-    def to_dict(self) -> dict[str, Any]: ...
+class _Searched(Protocol):
+    def reply(self, took_ms: float) -> SearchReply: ...
 
 
 class Searchable(Protocol):
@@ -52,30 +66,33 @@ class Searchable(Protocol):
     def search(self, query: str, max_results: int | None = None,
                min_score: float | None = None, sources: Sequence[str] | None = None,
                explain: bool = False, *, record: bool = True,
-               today: date | None = None) -> Sequence[_Hit]: ...
-    def search_meta(self) -> Mapping[str, Any]: ...
+               today: date | None = None) -> Sequence[object]: ...
+    def searched(self, query: str, max_results: int | None = None,
+                 min_score: float | None = None, sources: Sequence[str] | None = None,
+                 explain: bool = False, *, record: bool = True,
+                 today: date | None = None) -> _Searched: ...
 
 
-def search_reply(index: Searchable, request: SearchRequest) -> dict[str, Any]:
+def search_reply(index: Searchable, request: SearchRequest) -> SearchReply:
     """A search's reply, the same from the daemon and in process: results, what answered
     (provider, model, mode) and the time it took."""
     started = time.perf_counter()
-    hits = index.search(request.query, max_results=request.max_results,
-                        min_score=request.min_score,
-                        sources=list(request.sources) if request.sources else None,
-                        explain=request.explain, today=request.today)
-    return {"results": [h.to_dict() for h in hits], **index.search_meta(),
-            "tookMs": round((time.perf_counter() - started) * 1000, 2)}
+    found = index.searched(request.query, max_results=request.max_results,
+                           min_score=request.min_score,
+                           sources=list(request.sources) if request.sources else None,
+                           explain=request.explain, today=request.today)
+    return found.reply(took_ms=round((time.perf_counter() - started) * 1000, 2))
 
 
 def context_reply(workspace: str | os.PathLike[str], settings: Settings,
-                  request: ContextRequest) -> dict[str, Any]:
+                  request: ContextRequest) -> ContextReply:
     """The session's startup context, the same from the daemon and in process: it reads the
     Markdown files (no index needed)."""
     from openmemd.context import startup_context
 
-    return {"agent": request.agent,
-            **startup_context(workspace, settings, request.today).to_dict()}
+    return ContextReply.from_json(
+        {"agent": request.agent,
+         **startup_context(workspace, settings, request.today).to_dict()})
 
 
 def probe(index: Searchable) -> Probe:
@@ -106,42 +123,52 @@ class LocalHandler:
         self.progress = progress
         self.notice = notice
         self.fill_progress = fill_progress
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # held by a call, and again by the method it calls
         self._filling: MemoryIndex | None = None  # kept open while it embeds (see above)
 
-    def __call__(self, request: Request) -> dict[str, Any]:
+    def __call__(self, request: Request) -> Reply:
         with self._lock:
-            if isinstance(request, PingRequest):
-                return {"pong": True, "version": __version__, "pid": os.getpid()}
-            if isinstance(request, StatusRequest):
-                return self._status(request).to_json()
-            if isinstance(request, DreamRequest):  # dreaming reads Markdown, not the index
-                settings = self.settings.for_agent(request.agent)
-                return {"result": dream(self._workspace(request.agent), settings.dreaming,
-                                        request.phase, request.dry_run,
-                                        settings.context.bootstrap_max_chars)}
-            if isinstance(request, ContextRequest):  # so does the startup context
-                return context_reply(self._workspace(request.agent),
-                                     self.settings.for_agent(request.agent), request)
-            with self._open(request.agent) as index:
-                if isinstance(request, SearchRequest):
-                    # no watcher here: bring the index up to date (keyword rows first)
-                    stale = index.catch_up(self.progress or reporter.get(), self.fill_progress)
-                    if stale and self.notice is not None:
-                        self.notice(f"searching the index as it is: {stale}")
-                    reply = search_reply(index, request)
-                    index.flush_recalls()
-                    # vectors still embed here: a one-shot caller says who finishes them
-                    return {**reply, "indexing": True} if index.filling_in_background else reply
-                if isinstance(request, GetRequest):
-                    return dict(index.get(request.path, request.from_line, request.lines,
-                                          namespace=request.namespace))
-                if isinstance(request, SyncRequest):
-                    return {"report": index.sync(force=request.force,
-                                                 progress=self.progress).to_dict()}
-                if isinstance(request, AddRequest):
-                    return dict(index.add(request.text, request.target))
-        raise BadRequestError(f"no handler for {type(request).__name__}")  # pragma: no cover
+            return answer(self, request)
+
+    def ping(self, request: PingRequest) -> PingReply:
+        return PingReply(pong=True, version=__version__, pid=os.getpid())
+
+    def dream(self, request: DreamRequest) -> DreamReply:
+        """Dreaming reads the Markdown, not the index."""
+        settings = self.settings.for_agent(request.agent)
+        return DreamReply(DreamResult.from_json(dream(
+            self._workspace(request.agent), settings.dreaming, request.phase, request.dry_run,
+            settings.context.bootstrap_max_chars)))
+
+    def context(self, request: ContextRequest) -> ContextReply:
+        """So does the startup context."""
+        return context_reply(self._workspace(request.agent),
+                             self.settings.for_agent(request.agent), request)
+
+    def search(self, request: SearchRequest) -> SearchReply:
+        with self._lock, self._open(request.agent) as index:
+            # no watcher here: bring the index up to date (keyword rows first)
+            stale = index.catch_up(self.progress or reporter.get(), self.fill_progress)
+            if stale and self.notice is not None:
+                self.notice(f"searching the index as it is: {stale}")
+            reply = search_reply(index, request)
+            index.flush_recalls()
+            # vectors still embed here: a one-shot caller says who finishes them
+            return replace(reply, indexing=True) if index.filling_in_background else reply
+
+    def get(self, request: GetRequest) -> GetReply:
+        with self._lock, self._open(request.agent) as index:
+            return GetReply.from_json(index.get(request.path, request.from_line, request.lines,
+                                                namespace=request.namespace))
+
+    def sync(self, request: SyncRequest) -> SyncReply:
+        with self._lock, self._open(request.agent) as index:
+            report = index.sync(force=request.force, progress=self.progress)
+            return SyncReply(report=SyncSummary.from_json(report.to_dict()))
+
+    def add(self, request: AddRequest) -> AddReply:
+        with self._lock, self._open(request.agent) as index:
+            return AddReply.from_json(index.add(request.text, request.target))
 
     def warm(self, agent: str) -> None:
         """Pay a first search's fixed costs before it comes: the index code and the store

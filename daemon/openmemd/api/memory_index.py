@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from openmemd import paths
 from openmemd.api import dreams
 from openmemd.api.maintainer import Maintainer
-from openmemd.api.searcher import FOREGROUND_FILL_S, Searcher
+from openmemd.api.searcher import FOREGROUND_FILL_S, Searched, Searcher
 from openmemd.api.status import index_status
 from openmemd.config import DEFAULT_AGENT, Settings, load_settings
 from openmemd.embed.shared import ProviderHealth, provider_for
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from openmemd.dreaming.explain import CandidateExplanation
 
 # What `MemoryIndex.search` returns: path, start_line, end_line, score, snippet, source,
-# citation and (when asked) explain; `.to_dict()` gives OpenClaw's camelCase JSON shape.
+# citation and (when asked) explain; `api.searcher.reply_hit` turns it into the reply's hit.
 SearchResult = SearchHit
 
 
@@ -224,16 +224,19 @@ class MemoryIndex:
     def search(self, query: str, max_results: int | None = None, min_score: float | None = None,
                sources: Sequence[str] | None = None, explain: bool = False, *,
                record: bool = True, today: date | None = None) -> list[SearchResult]:
-        """`today`: the day "yesterday" and "last week" count from (default: the local date
-        in `dreaming.timezone`); pinned by tests and replays."""
+        """The hits (`searched` also says what answered them). `today`: the day "yesterday"
+        and "last week" count from (default: the local date in `dreaming.timezone`); pinned by
+        tests and replays."""
+        return self.searched(query, max_results, min_score, sources, explain, record=record,
+                             today=today).hits
+
+    def searched(self, query: str, max_results: int | None = None,
+                 min_score: float | None = None, sources: Sequence[str] | None = None,
+                 explain: bool = False, *, record: bool = True,
+                 today: date | None = None) -> Searched:
+        """A search's hits and what its reply says of them (`Searched`)."""
         return self._searcher.search(query, max_results, min_score, sources, explain,
                                      record=record, today=today)
-
-    def search_mode(self) -> dict[str, str]:
-        return self._searcher.search_mode()
-
-    def search_meta(self) -> dict[str, Any]:
-        return self._searcher.search_meta()
 
     def get(self, path: str, from_line: int | None = None, lines: int | None = None, *,
             namespace: str | None = None) -> dict[str, Any]:

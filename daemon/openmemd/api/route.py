@@ -1,8 +1,11 @@
 """Local or daemon, decided here and nowhere else.
 
-A command or an MCP session asks `handler_for` (or holds a `SessionRoute`) and sends typed
-requests to what it gets: a `Client` of the daemon that serves this agent, workspace and index
-(see `openmemd.discovery`), or a `LocalHandler` working in this process.
+A command, an MCP session or an agent asks here for the daemon that serves its agent,
+workspace and index (`daemon_for`; `openmemd.discovery` pings the candidates), or for a
+handler (`handler_for`, or a `SessionRoute`) and sends typed requests to what it gets: a
+`Client` of that daemon, or a `LocalHandler` working in this process. Light to import: a
+command a running daemon answers (cli/fast.py) asks here without loading settings records,
+logging or index code.
 """
 
 from __future__ import annotations
@@ -13,27 +16,39 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from openmemd.config import Settings
+from openmemd import discovery
+from openmemd.client import Client
+from openmemd.config.locate import Located
+from openmemd.discovery import Lookup
 from openmemd.errors import IndexLockedError, UnavailableError
-from openmemd.log import get_logger
 from openmemd.protocol.handler import Handler
+from openmemd.protocol.replies import Reply
 from openmemd.protocol.requests import AddRequest, Request
 
 if TYPE_CHECKING:  # the local handler loads the index code: only when it is needed
     from openmemd.api.handler import LocalHandler
+    from openmemd.config import Settings
     from openmemd.progress import Progress
 
-log = get_logger(__name__)
+__all__ = ["Lookup", "SessionRoute", "daemon_for", "daemons_serving", "handler_for"]
 
 RECHECK_SECONDS = 5.0  # a session without a daemon looks for one again at most this often
 
 
-def find_daemon(settings: Settings, agent: str, workspace: str | os.PathLike[str] | None,
-                timeout: float) -> Handler | None:
+def daemon_for(settings: Settings | Located, agent: str,
+               workspace: str | os.PathLike[str] | None, timeout: float = 600.0
+               ) -> Client | None:
     """A client of the daemon serving this agent's workspace and index, or None."""
-    from openmemd.discovery import connect
+    _target, lookup = discovery.look_up(settings, agent,
+                                        os.fspath(workspace) if workspace else None)
+    return Client(lookup.endpoint, timeout=timeout) if lookup.endpoint else None
 
-    return connect(settings, agent, os.fspath(workspace) if workspace else None, timeout)
+
+def daemons_serving(settings: Settings | Located, agents: list[str],
+                    workspace: str | None = None, owner: str | None = None) -> Lookup:
+    """The daemon serving every one of these agents' indexes (`workspace`, the --workspace
+    flag, is `owner`'s), if one does, and the others that answered (`status`, `doctor`)."""
+    return discovery.find(settings, discovery.targets(settings, agents, workspace, owner))
 
 
 def handler_for(settings: Settings, agent: str,
@@ -41,9 +56,6 @@ def handler_for(settings: Settings, agent: str,
                 timeout: float = 600.0, progress: Progress | None = None,
                 notice: Callable[[str], None] | None = None) -> Handler:
     """The daemon serving this agent and workspace, else this process (one command)."""
-    from openmemd import discovery
-    from openmemd.client import Client
-
     target, lookup = discovery.look_up(settings, agent,
                                        os.fspath(workspace) if workspace else None)
     if lookup.endpoint is not None:
@@ -67,7 +79,7 @@ class _NamingTheDaemons:
         self._local = local
         self._daemons = daemons
 
-    def __call__(self, request: Request) -> dict[str, Any]:
+    def __call__(self, request: Request) -> Reply:
         try:
             return self._local(request)
         except IndexLockedError as exc:
@@ -101,10 +113,10 @@ class SessionRoute:
             now = time.monotonic()
             if self._daemon is None and now - self._checked_at >= RECHECK_SECONDS:
                 self._checked_at = now
-                self._daemon = find_daemon(self.settings, self.agent, self.workspace,
-                                           self.daemon_timeout)
+                self._daemon = daemon_for(self.settings, self.agent, self.workspace,
+                                          self.daemon_timeout)
                 if self._daemon is not None:
-                    log.info("session_using_daemon")
+                    _log().info("session_using_daemon")
             return self._daemon
 
     def _drop(self, daemon: Handler) -> None:
@@ -114,7 +126,7 @@ class SessionRoute:
                 self._checked_at = time.monotonic()
         daemon.close()
 
-    def __call__(self, request: Request) -> dict[str, Any]:
+    def __call__(self, request: Request) -> Reply:
         from openmemd.client import DaemonNotRunning, RequestTimeout
 
         daemon = self._current()
@@ -123,7 +135,7 @@ class SessionRoute:
                 return daemon(request)
             except (DaemonNotRunning, RequestTimeout) as exc:
                 self._drop(daemon)
-                log.warning("session_daemon_lost", error=str(exc))
+                _log().warning("session_daemon_lost", error=str(exc))
                 if isinstance(request, AddRequest):
                     # It may have written the note before it went away (a lost reply cannot
                     # be told from an unsent request): adding it here too could store it
@@ -157,7 +169,7 @@ class SessionRoute:
                 if self._current() is None:
                     self._local_handler().warm(self.agent)
             except Exception as exc:  # the first call meets it too, and reports it
-                log.debug("session_warm_up_failed", error=f"{type(exc).__name__}: {exc}")
+                _log().debug("session_warm_up_failed", error=f"{type(exc).__name__}: {exc}")
 
         # A daemon thread: a warm-up still loading never keeps a finished session alive.
         threading.Thread(target=run, name="openmemd-warm-up", daemon=True).start()
@@ -171,3 +183,10 @@ class SessionRoute:
         for handler in (daemon, local):
             if handler is not None:
                 handler.close()
+
+
+def _log() -> Any:
+    """The logger, imported when a session first logs (not on a command's light path)."""
+    from openmemd.log import get_logger
+
+    return get_logger(__name__)

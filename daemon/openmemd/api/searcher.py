@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import threading
 import time
 from collections.abc import Callable, Sequence
 from datetime import date, datetime, timezone
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -29,9 +28,19 @@ from openmemd.errors import BadRequestError, IndexLockedError, UnavailableError
 from openmemd.index.line_days import LineDays
 from openmemd.log import get_logger
 from openmemd.protocol import params
+from openmemd.protocol.records import replace
+from openmemd.protocol.replies import (
+    DatesSaid,
+    Explain,
+    Hit,
+    Lines,
+    Nearest,
+    NearestNotes,
+    SearchReply,
+)
 from openmemd.search import citations
 from openmemd.search.commonness import specificity
-from openmemd.search.results import SearchHit, SearchOutcome
+from openmemd.search.results import NearestMiss, SearchHit, SearchOutcome
 from openmemd.store.base import (
     CandidateFilter,
     DiskFullError,
@@ -40,6 +49,9 @@ from openmemd.store.base import (
     StoreReader,
     StoreUnavailableError,
 )
+
+if TYPE_CHECKING:
+    from openmemd.search.dates.query import DateQuery
 
 log = get_logger(__name__)
 
@@ -50,6 +62,71 @@ T = TypeVar("T")
 FOREGROUND_FILL_S = 1.0
 # What a read can raise about the index itself (the store's errors, see store.base).
 _STORE_ERRORS = (IndexDamagedError, DiskFullError, StoreUnavailableError)
+
+
+class Searched(NamedTuple):
+    """What one search found, its hits and what its reply says of them: what answered
+    (provider, model, mode and why it was keyword only), the citations mode, the dates the
+    query was understood to name and, when nothing passed, the nearest miss and the chunks
+    still waiting for a vector (searched by keyword only)."""
+
+    hits: list[SearchHit]
+    provider: str
+    model: str
+    mode: str
+    degraded: str = ""
+    citations: str = "auto"
+    dates: DatesSaid | None = None
+    nearest: Nearest | None = None
+    pending_vectors: int = 0
+
+    def reply(self, took_ms: float) -> SearchReply:
+        """The reply to a search request, the same on every way in (CLI, socket, MCP)."""
+        return SearchReply(results=tuple(reply_hit(h) for h in self.hits),
+                           provider=self.provider, model=self.model, mode=self.mode,
+                           degraded=self.degraded, citations=self.citations, dates=self.dates,
+                           nearest=self.nearest, pending_vectors=self.pending_vectors,
+                           took_ms=took_ms)
+
+
+def reply_hit(hit: SearchHit) -> Hit:
+    """A hit as a reply carries it (OpenClaw's memory_search result: no chunk id)."""
+    return Hit(path=hit.path, start_line=hit.start_line, end_line=hit.end_line,
+               score=round(hit.score, 6), snippet=hit.snippet, source=hit.source,
+               focus=Lines(hit.focus_start, hit.focus_end) if hit.focus_start else None,
+               citation=hit.citation, namespace=hit.namespace,
+               explain=None if hit.explain is None else Explain.from_json(hit.explain))
+
+
+def reply_nearest(miss: NearestMiss) -> Nearest:
+    return Nearest(round(miss.score, 6), miss.path, miss.start_line, miss.end_line,
+                   miss.citation)
+
+
+class Understood(NamedTuple):
+    """The dates a query names (`dates`, as the reply says them) and those searched (None:
+    searched as if it named none), the dated notes nearest dates that hold none (`around`;
+    `nearby`: those within a week were searched as the dates' notes) and the words that must
+    show an answer when fewer than those searched (`asked`)."""
+
+    dates: DateQuery | None = None
+    searched: DateQuery | None = None
+    around: tuple[str | None, str | None] | None = None
+    asked: str | None = None
+    nearby: bool = False
+
+
+def said_dates(dates: DateQuery | None, around: tuple[str | None, str | None] | None, *,
+               nearby: bool) -> DatesSaid | None:
+    """The reply's `dates`: what was understood and, for dates that hold no note, the dated
+    notes nearest them."""
+    if dates is None:
+        return None
+    said = DatesSaid.from_json(dates.to_meta())
+    if around is None:
+        return said
+    return replace(said, nearest_notes=NearestNotes(around[0], around[1],
+                                                    searched_first=nearby))
 
 
 class Searcher:
@@ -70,13 +147,12 @@ class Searcher:
         self.on_damage: Callable[[str], None] | None = None
         self._query_vectors = QueryVectors(settings.embedding.query_cache_size)
         self._line_days = LineDays()  # transcripts' and MEMORY.md's days, for dated queries
-        self._local = threading.local()  # this thread's last search mode
         self._built = False  # see ensure_built
 
     def search(self, query: str, max_results: int | None = None,
                min_score: float | None = None, sources: Sequence[str] | None = None,
                explain: bool = False, *, record: bool = True,
-               today: date | None = None) -> list[SearchHit]:
+               today: date | None = None) -> Searched:
         """`today`: the day "yesterday" and "last week" count from (default: the local date, in
         `dreaming.timezone`); pinned by tests and replays."""
         # the protocol's own rule (type, valid Unicode, MAX_QUERY_BYTES): one limit whichever
@@ -86,77 +162,97 @@ class Searcher:
             bad = [s for s in sources if s not in SOURCES]
             if bad:
                 raise BadRequestError(f"unknown source(s) {bad}; use {', '.join(SOURCES)}")
-        self._local.nearest = None
-        self._local.dates = None
-        self._local.around = None
-        self._local.nearby = False
-        self._local.pending = 0
         if not query:
-            return []
+            return self._searched([], mode=self._mode(""))
         q = self.settings.query
         max_results = q.max_results if max_results is None else max_results
         min_score = q.min_score if min_score is None else min_score
         self.ensure_built()
+        from openmemd.search.dated import notes_around
+        from openmemd.search.pipeline import search_outcome
+
+        where = CandidateFilter.of_search(sources, derived=q.dreaming_reports)
+        said = self._understand(query, today, sources, where)
+        dates = said.searched
+        wanted = query if dates is None else dates.query  # the date words are not searched
+        degraded = [""]
+
+        def run(reader: StoreReader) -> SearchOutcome:
+            # asked again on a retry: a healed index is searched by keyword until its
+            # vectors are back (the embedding itself is cached)
+            vector, degraded[0] = self._query_vector(wanted) if wanted else (None, "")
+            return search_outcome(reader, query, query_vector=vector, model=self.model,
+                                  settings=q, max_results=max_results, min_score=min_score,
+                                  sources=sources, now=time.time(), explain=explain,
+                                  dates=dates, asked=said.asked)
+
+        found = self.read(run)
+        hits = found.hits
+        around = said.around
+        if dates is not None and dates.about_date and not hits:
+            around = self.read(functools.partial(notes_around, dates=dates, where=where))
+        pending = 0
+        if not hits and self.provider is not None and not degraded[0]:
+            # "Nothing" is not to be trusted while chunks wait for their vectors (a first
+            # index, a model still loading): they are searched by keyword only until then.
+            pending = self.read(lambda reader: reader.count_pending_vectors(
+                self.model, derived=q.dreaming_reports))
+        own = [h for h in hits if h.namespace in ("", self.store.namespace)]
+        if record and own:  # dreaming promotes only this workspace's own notes
+            self.recalls.record(query, own, self.settings.dreaming.timezone)
+        dates_said = said_dates(said.dates, around, nearby=said.nearby)
+        # The range holds no note: the nearest notes by date are the answer's place, and for a
+        # question about the date the nearest miss by meaning (a note of some other day)
+        # would only mislead; a topic's is still its nearest miss.
+        nearest = None if found.nearest is None or (
+            dates_said is not None and dates_said.nearest_notes is not None
+            and dates_said.about == "date") else reply_nearest(found.nearest)
+        cited = citations.apply(hits, self.settings.citations)  # after recording: raw snippets
+        return self._searched(cited, mode=self._mode(degraded[0]), dates=dates_said,
+                              nearest=nearest, pending_vectors=pending)
+
+    def _understand(self, query: str, today: date | None, sources: Sequence[str] | None,
+                    where: CandidateFilter) -> Understood:
+        """The dates `query` names and what is searched of them."""
         from openmemd.search.dated import latest_with_notes, notes_around, told_nearby
         from openmemd.search.dates.query import understand_dates
         from openmemd.search.dates.seasons import southern
-        from openmemd.search.pipeline import search_outcome
 
         tz = resolve_timezone(self.settings.dreaming.timezone)
         if today is None:
             today = date.fromisoformat(day_bucket(datetime.now(timezone.utc), tz))
         dates = understand_dates(query, today, southern=southern(getattr(tz, "key", None)))
-        where = CandidateFilter.of_search(sources, derived=q.dreaming_reports)
-        if dates is not None:
-            dates = self.read(functools.partial(latest_with_notes, dates=dates, where=where))
-        self._local.dates = dates
-        if dates is not None:
-            dates = dataclasses.replace(dates, line_days=self._line_days.in_range(
-                self.maintainer.scope, dates.start, dates.covers, tz, sources=sources))
-        asked = None  # the words that must show an answer, when fewer than those searched
-        if dates is not None and not dates.about_date:
-            around = self.read(functools.partial(notes_around, dates=dates, where=where))
-            if around is not None:
-                # A topic asked of a time no note is from is looked for in the notes written
-                # within a week of it (search/dated.py); with none that near it cannot be
-                # narrowed by the time, and its date words may be what a note says ("a hike
-                # last summer near Fort Wayne", asked of a chat whose notes stop in 2023):
-                # searched as if no date were named. The reply names the nearest notes.
-                nearby = self.read(functools.partial(told_nearby, dates=dates, around=around,
-                                                     where=where))
-                if nearby is None:
-                    self._local.around, asked, dates = around, dates.query, None
-                else:  # in the year found for a date said without one
-                    self._local.dates, self._local.around = nearby.dates, nearby.around
-                    self._local.nearby = True
-                    dates = nearby.near
-        wanted = query if dates is None else dates.query  # the date words are not searched
+        if dates is None:
+            return Understood()
+        dates = self.read(functools.partial(latest_with_notes, dates=dates, where=where))
+        said = dates
+        dates = dataclasses.replace(dates, line_days=self._line_days.in_range(
+            self.maintainer.scope, dates.start, dates.covers, tz, sources=sources))
+        if dates.about_date:
+            return Understood(said, dates)
+        around = self.read(functools.partial(notes_around, dates=dates, where=where))
+        if around is None:
+            return Understood(said, dates)
+        # A topic asked of a time no note is from is looked for in the notes written within a
+        # week of it (search/dated.py); with none that near it cannot be narrowed by the time,
+        # and its date words may be what a note says ("a hike last summer near Fort Wayne",
+        # asked of a chat whose notes stop in 2023): searched as if no date were named. The
+        # reply names the nearest notes.
+        nearby = self.read(functools.partial(told_nearby, dates=dates, around=around,
+                                             where=where))
+        if nearby is None:
+            # the words that must show an answer, when fewer than those searched
+            return Understood(said, None, around, asked=dates.query)
+        # in the year found for a date said without one
+        return Understood(nearby.dates, nearby.near, nearby.around, nearby=True)
 
-        def run(reader: StoreReader) -> SearchOutcome:
-            # asked again on a retry: a healed index is searched by keyword until its
-            # vectors are back (the embedding itself is cached)
-            vector, self._local.degraded = (self._query_vector(wanted) if wanted
-                                            else (None, ""))
-            return search_outcome(reader, query, query_vector=vector, model=self.model,
-                                  settings=q, max_results=max_results, min_score=min_score,
-                                  sources=sources, now=time.time(), explain=explain,
-                                  dates=dates, asked=asked)
-
-        found = self.read(run)
-        hits = found.hits
-        self._local.nearest = found.nearest  # for search_meta: what a lower min_score shows
-        if dates is not None and dates.about_date and not hits:
-            self._local.around = self.read(functools.partial(notes_around, dates=dates,
-                                                             where=where))
-        if not hits and self.provider is not None and not self._local.degraded:
-            # "Nothing" is not to be trusted while chunks wait for their vectors (a first
-            # index, a model still loading): they are searched by keyword only until then.
-            self._local.pending = self.read(lambda reader: reader.count_pending_vectors(
-                self.model, derived=q.dreaming_reports))
-        own = [h for h in hits if h.namespace in ("", self.store.namespace)]
-        if record and own:  # dreaming promotes only this workspace's own notes
-            self.recalls.record(query, own, self.settings.dreaming.timezone)
-        return citations.apply(hits, self.settings.citations)  # after recording: raw snippets
+    def _searched(self, hits: list[SearchHit], *, mode: tuple[str, str],
+                  dates: DatesSaid | None = None, nearest: Nearest | None = None,
+                  pending_vectors: int = 0) -> Searched:
+        return Searched(hits, provider=self.provider.id if self.provider is not None
+                        else "none", model=self.model, mode=mode[0], degraded=mode[1],
+                        citations=self.settings.citations, dates=dates, nearest=nearest,
+                        pending_vectors=pending_vectors)
 
     def ensure_built(self) -> None:
         """First search on a never-indexed workspace: build it now (OpenClaw's bootstrap), its
@@ -242,40 +338,8 @@ class Searcher:
             except EmbeddingError as exc:
                 self.health.failed(exc)
 
-    def search_mode(self) -> dict[str, str]:
-        """`mode` of this thread's last search, and why it was keyword-only although a
-        provider is set (`degraded`)."""
-        degraded = getattr(self._local, "degraded", "")
+    def _mode(self, degraded: str) -> tuple[str, str]:
+        """A search's mode, and why it was keyword-only although a provider is set."""
         if self.provider is None:
-            return {"mode": "fts-only"}
-        return {"mode": "fts-only", "degraded": degraded} if degraded else {"mode": "hybrid"}
-
-    def search_meta(self) -> dict[str, Any]:
-        """What a search reply says besides its results, the same on every way in (CLI,
-        socket, MCP): provider, model, mode (and why it degraded), the citations mode, the
-        dates the query was understood to name (`search.dates.query.DateQuery.to_meta`; for a query
-        about dates that hold no note, the dated notes nearest them: `nearestNotes`, with
-        `searchedFirst` when a topic was looked for in those within a week) and, when
-        this thread's last search found nothing else, the nearest miss (`nearest`) and the
-        chunks still waiting for a vector, searched by keyword only (`pendingVectors`)."""
-        dates = getattr(self._local, "dates", None)
-        nearest = getattr(self._local, "nearest", None)
-        around = getattr(self._local, "around", None)
-        nearby = getattr(self._local, "nearby", False)
-        pending = getattr(self._local, "pending", 0)
-        dates_meta = dates.to_meta() if dates is not None else None
-        if dates_meta is not None and around is not None:
-            # The range holds no note: the nearest notes by date are the answer's place, and
-            # for a question about the date the nearest miss by meaning (a note of some other
-            # day) would only mislead; a topic's is still its nearest miss.
-            dates_meta["nearestNotes"] = {"before": around[0], "after": around[1]}
-            if nearby:  # those of them within a week were searched as the dates' notes
-                dates_meta["nearestNotes"]["searchedFirst"] = True
-            if dates_meta["about"] == "date":
-                nearest = None
-        return {"provider": self.provider.id if self.provider is not None else "none",
-                "model": self.model, **self.search_mode(),
-                "citations": self.settings.citations,
-                **({"dates": dates_meta} if dates_meta is not None else {}),
-                **({"nearest": nearest.to_dict()} if nearest is not None else {}),
-                **({"pendingVectors": pending} if pending else {})}
+            return "fts-only", ""
+        return ("fts-only", degraded) if degraded else ("hybrid", "")

@@ -1,7 +1,7 @@
 """The `openmemd` commands, as they run in this process with the full settings.
 
 `search`, `status`, `index`, `get`, `dream` and `context` talk to a running daemon only when
-it serves this agent's workspace and state dir (`openmemd.discovery`), and otherwise work
+it serves this agent's workspace and state dir (`openmemd.api.route`), and otherwise work
 in-process on the same files (taking the index's writer lock for anything that writes). The
 common case, a daemon answering search, get, context or status, takes the light path of
 `cli/fast.py` first (`cli/main.py`); this module is what runs when that path cannot.
@@ -34,6 +34,16 @@ from openmemd.cli.parser import load_settings
 from openmemd.config import ConfigError, Settings
 from openmemd.errors import OpenmemdError
 from openmemd.progress import ProgressBar, ProgressLine
+from openmemd.protocol.replies import (
+    ContextReply,
+    DreamReply,
+    DreamResult,
+    GetReply,
+    SearchReply,
+    SyncReply,
+    SyncSummary,
+    expect,
+)
 from openmemd.protocol.requests import DreamRequest, SyncRequest
 
 
@@ -43,7 +53,8 @@ def cmd_search(settings: Settings, args: argparse.Namespace) -> int:
     tty = sys.stderr.isatty() and not args.json
     handler = handler_for(settings, args, progress=ProgressBar(True) if tty else ProgressLine())
     try:  # the results are shown before closing: a fill left running stops at its batch
-        code = show_search(args, handler(search_request(args)), lambda: settings)
+        code = show_search(args, expect(handler(search_request(args)), SearchReply),
+                           lambda: settings)
         sys.stdout.flush()
         return code
     finally:
@@ -56,30 +67,31 @@ def cmd_index(settings: Settings, args: argparse.Namespace) -> int:
     bar = ProgressBar(sys.stderr.isatty() and not args.json)
     handler = handler_for(settings, args, progress=bar)
     try:
-        reply = handler(SyncRequest(agent=args.agent, force=args.force, wait=True))
+        reply = expect(handler(SyncRequest(agent=args.agent, force=args.force, wait=True)),
+                       SyncReply)
     finally:
         handler.close()
-    report = reply.get("report", reply)
+    report = reply.report or SyncSummary()  # a sync waited for has its report
     if args.json:
-        print_json(report)
+        print_json(report.to_json())
         return EXIT_OK
-    print(f"Memory index updated ({args.agent}): {report['scanned']} files scanned, "
-          f"{report['indexed']} indexed, {report['unchanged']} unchanged, "
-          f"{report['deleted']} deleted, {report['chunks']} chunks written"
-          + (f", {report['vectorsEmbedded']} embedded" if report.get("vectorsEmbedded") else "")
-          + (" (full rebuild)" if report.get("reindexed") else "") + ".")
-    if report.get("vectorsPending"):  # a daemon embeds them now; in process, warnings say why
-        print(f"  {report['vectorsPending']} chunks still waiting for a vector: keyword search "
+    print(f"Memory index updated ({args.agent}): {report.scanned} files scanned, "
+          f"{report.indexed} indexed, {report.unchanged} unchanged, "
+          f"{report.deleted} deleted, {report.chunks} chunks written"
+          + (f", {report.vectors_embedded} embedded" if report.vectors_embedded else "")
+          + (" (full rebuild)" if report.reindexed else "") + ".")
+    if report.vectors_pending:  # a daemon embeds them now; in process, warnings say why
+        print(f"  {report.vectors_pending} chunks still waiting for a vector: keyword search "
               "has them already; `openmemd status` shows the progress.")
-    for issue in report.get("notFollowed", []) + report.get("skipped", []):
-        print(f"  skipped {issue['path']}: {issue['reason']}", file=sys.stderr)
-    for issue in report.get("warnings", []):
-        print(f"  warning {issue['path']}: {issue['reason']}", file=sys.stderr)
+    for issue in report.not_followed + report.skipped:
+        print(f"  skipped {issue.path}: {issue.reason}", file=sys.stderr)
+    for issue in report.warnings:
+        print(f"  warning {issue.path}: {issue.reason}", file=sys.stderr)
     return EXIT_OK
 
 
 def cmd_get(settings: Settings, args: argparse.Namespace) -> int:
-    return show_get(args, ask(settings, args, get_request(args)))
+    return show_get(args, ask(settings, args, get_request(args), GetReply))
 
 
 def cmd_status(settings: Settings, args: argparse.Namespace) -> int:
@@ -114,11 +126,10 @@ def cmd_dream(settings: Settings, args: argparse.Namespace) -> int:
             print("\n\n".join(c.format_text() for c in found) if found
                   else "No recall entry matches that key, path or text.")
         return EXIT_OK
-    reply = ask(settings, args, DreamRequest(agent=args.agent, phase=args.phase,
-                                              dry_run=args.dry_run))
-    result = reply.get("result", reply)
+    result = ask(settings, args, DreamRequest(agent=args.agent, phase=args.phase,
+                                              dry_run=args.dry_run), DreamReply).result
     if args.json:
-        print_json(result)
+        print_json(result.to_json())
     else:
         _print_dream_text(result)
     return EXIT_OK
@@ -130,35 +141,34 @@ def _workspace(settings: Settings, args: argparse.Namespace) -> Path:
     return settings.workspace_for(args.agent)
 
 
-def _print_dream_text(result: dict[str, Any]) -> None:
-    light, rem, deep = result.get("light", {}), result.get("rem", {}), result.get("deep", {})
-    dry = bool(result.get("dryRun"))
-    print(f"Dreaming {result.get('day')} ({result.get('timezone')})"
+def _print_dream_text(result: DreamResult) -> None:
+    light, rem, deep = result.light, result.rem, result.deep
+    dry = result.dry_run
+    print(f"Dreaming {result.day} ({result.timezone})"
           + (" — dry run, nothing written" if dry else ""))
-    if light.get("ran"):
-        print(f"  light: {light.get('ingestedFiles', 0)} notes ingested, "
-              f"{light.get('staged', 0)} candidates staged")
-    if rem.get("ran"):
-        themes = ", ".join(t["tag"] for t in rem.get("themes", [])[:5]) or "none"
-        print(f"  rem: {rem.get('entries', 0)} recent entries, themes: {themes}; "
-              f"{rem.get('truths', 0)} possible lasting truths")
-    if deep.get("ran"):
-        promoted = (f"would promote {deep.get('promoted', 0)}" if dry
-                    else f"{deep.get('promoted', 0)} promoted")
-        print(f"  deep: {deep.get('eligible', 0)} eligible, {promoted} into MEMORY.md"
-              + (" (size cap reached)" if deep.get("sizeCapped") else ""))
-    for p in result.get("promoted", []):
-        print(f"    + {p.get('key')} score={p.get('score')}")
-    for s in deep.get("skipped", []):
-        print(f"    - skipped {s.get('key')}: {s.get('reason')}")
-    for path in result.get("reportPaths", []):
+    if light.ran:
+        print(f"  light: {light.ingested_files} notes ingested, "
+              f"{light.staged} candidates staged")
+    if rem.ran:
+        themes = ", ".join(t.tag for t in rem.themes[:5]) or "none"
+        print(f"  rem: {rem.entries} recent entries, themes: {themes}; "
+              f"{rem.truths} possible lasting truths")
+    if deep.ran:
+        promoted = (f"would promote {deep.promoted}" if dry else f"{deep.promoted} promoted")
+        print(f"  deep: {deep.eligible} eligible, {promoted} into MEMORY.md"
+              + (" (size cap reached)" if deep.size_capped else ""))
+    for p in result.promoted:
+        print(f"    + {p.key} score={p.score}")
+    for s in deep.skipped:
+        print(f"    - skipped {s.key}: {s.reason}")
+    for path in result.report_paths:
         print(f"  report: {path}")
-    for message in result.get("messages", []):
+    for message in result.messages:
         print(f"  note: {message}")
 
 
 def cmd_context(settings: Settings, args: argparse.Namespace) -> int:
-    return show_context(args, ask(settings, args, context_request(args)))
+    return show_context(args, ask(settings, args, context_request(args), ContextReply))
 
 
 def cmd_run(settings: Settings, args: argparse.Namespace) -> int:

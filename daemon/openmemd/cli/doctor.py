@@ -19,9 +19,9 @@ import sys
 from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
-from typing import Any
 
-from openmemd import __version__, discovery, paths
+from openmemd import __version__, paths
+from openmemd.api import route
 from openmemd.api.admin import engine_checks as engine
 from openmemd.api.admin.engine_checks import FAIL, LEVELS, OK, WARN, Check
 from openmemd.config import Settings
@@ -29,6 +29,8 @@ from openmemd.config import openclaw as oc_config
 from openmemd.config.layers import sessions_dir
 from openmemd.config.locate import openclaw_state_dir
 from openmemd.errors import ConfigError, OpenmemdError
+from openmemd.protocol.replies import PingReply, Reply, expect
+from openmemd.protocol.requests import PingRequest, Request, StatusRequest
 from openmemd.protocol.status import DaemonStatus
 
 EXIT_OK, EXIT_DEGRADED, EXIT_FAILING = 0, 1, 2
@@ -54,24 +56,23 @@ class Context:
                           else settings.workspace_for(self.agent))  # unknown agent: ConfigError
 
     @cached_property
-    def lookup(self) -> discovery.Lookup:
-        wanted = discovery.targets(self.base, [self.agent], self.workspace_arg, self.agent)
-        return discovery.find(self.base, wanted)
+    def lookup(self) -> route.Lookup:
+        return route.daemons_serving(self.base, [self.agent], self.workspace_arg, self.agent)
 
     @cached_property
-    def pong(self) -> dict[str, Any]:
+    def pong(self) -> PingReply:
         """The serving daemon's ping (its pid and version)."""
-        return self._ask(lambda client: client.ping())
+        return expect(self._ask(PingRequest()), PingReply)
 
     def status(self) -> DaemonStatus:
-        return DaemonStatus.from_json(self._ask(lambda client: client.status(agent=self.agent)))
+        return expect(self._ask(StatusRequest(agent=self.agent)), DaemonStatus)
 
-    def _ask(self, call: Callable[[Any], dict[str, Any]]) -> dict[str, Any]:
+    def _ask(self, request: Request) -> Reply:
         from openmemd.client import Client
 
         assert self.lookup.endpoint is not None
         with Client(self.lookup.endpoint, timeout=STATUS_TIMEOUT_S) as client:
-            return call(client)
+            return client(request)
 
 
 # -- the checks of the surroundings ---------------------------------------------------------------
@@ -271,8 +272,8 @@ def daemon(ctx: Context) -> Check:
         except OpenmemdError as exc:  # it stopped since it answered discovery's ping
             return Check("daemon", WARN, f"the daemon at {lookup.endpoint} stopped answering: "
                          f"{exc}", "openmemd status; restart the daemon")
-        return Check("daemon", OK, f"pid {pong.get('pid')} at {lookup.endpoint} (openmemd "
-                     f"{pong.get('version')}) serves this workspace and index")
+        return Check("daemon", OK, f"pid {pong.pid} at {lookup.endpoint} (openmemd "
+                     f"{pong.version}) serves this workspace and index")
     if lookup.others:
         return Check("daemon", WARN, lookup.reason(),
                      "start a daemon for this workspace (openmemd run --workspace ...), or "
@@ -286,7 +287,7 @@ def daemon_version(ctx: Context) -> Check | None:
     if ctx.lookup.endpoint is None:
         return None
     try:
-        running = ctx.pong.get("version")
+        running = ctx.pong.version
     except OpenmemdError:
         return None  # the daemon line says it stopped answering
     if running == __version__:

@@ -15,15 +15,15 @@ import argparse
 import os
 import sys
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TypeVar
 
-from openmemd import discovery
 from openmemd.cli.hits import show_search
 from openmemd.cli.output import print_json
 from openmemd.cli.parser import load_settings, overrides
 from openmemd.config.locate import locate
 from openmemd.errors import ConfigError, OpenmemdError
 from openmemd.protocol import params
+from openmemd.protocol.replies import ContextReply, GetReply, SearchReply, expect
 from openmemd.protocol.requests import ContextRequest, GetRequest, Request, SearchRequest
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
@@ -61,12 +61,12 @@ def get_request(args: argparse.Namespace) -> GetRequest:
                       lines=args.lines, namespace=args.namespace)
 
 
-def show_get(args: argparse.Namespace, reply: dict[str, Any]) -> int:
+def show_get(args: argparse.Namespace, reply: GetReply) -> int:
     if args.json:
-        print_json(reply)
+        print_json(reply.to_json())
     else:
-        sys.stdout.write(reply["text"])
-        if reply["text"] and not reply["text"].endswith("\n"):
+        sys.stdout.write(reply.text)
+        if reply.text and not reply.text.endswith("\n"):
             sys.stdout.write("\n")
     return EXIT_OK
 
@@ -76,16 +76,16 @@ def context_request(args: argparse.Namespace) -> ContextRequest:
                           today=params.today(args.today) if args.today else None)
 
 
-def show_context(args: argparse.Namespace, reply: dict[str, Any]) -> int:
+def show_context(args: argparse.Namespace, reply: ContextReply) -> int:
     if args.json:
-        print_json(reply)
-    elif reply["text"]:
-        sys.stdout.write(reply["text"])
+        print_json(reply.to_json())
+    elif reply.text:
+        sys.stdout.write(reply.text)
     else:
         print(f"openmemd: no memory files to load: no USER.md or MEMORY.md, no notes of "
-              f"{' or '.join(reply['days'])} in {reply['workspace']}", file=sys.stderr)
-    for skipped in reply.get("skipped", []):
-        print(f"openmemd: skipped {skipped['path']}: {skipped['reason']}", file=sys.stderr)
+              f"{' or '.join(reply.days)} in {reply.workspace}", file=sys.stderr)
+    for skipped in reply.skipped:
+        print(f"openmemd: skipped {skipped.path}: {skipped.reason}", file=sys.stderr)
     return EXIT_OK
 
 
@@ -102,18 +102,21 @@ def run(args: argparse.Namespace) -> int | None:
         k: v for k, v in overrides(args).items() if k != "log.level"})
     if where is None or params.usage_problem(args.command, vars(args), where.endpoint):
         return None  # the full path says what is wrong, as it always has
+    from openmemd.api.route import daemon_for
+
     try:
         if args.command == "status":
             from openmemd.cli.report import daemon_status
 
             return daemon_status(where, args)
-        client = discovery.connect(where, args.agent, args.workspace)
+        client = daemon_for(where, args.agent, args.workspace)
     except ConfigError:  # an unknown agent: the full path names it
         return None
     if client is None:
         return None
     with client:
         reply = client(_REQUESTS[args.command](args))
-    if args.command == "search":
+    if isinstance(reply, SearchReply):
         return show_search(args, reply, lambda: load_settings(args))
-    return show_get(args, reply) if args.command == "get" else show_context(args, reply)
+    return show_get(args, expect(reply, GetReply)) if args.command == "get" \
+        else show_context(args, expect(reply, ContextReply))

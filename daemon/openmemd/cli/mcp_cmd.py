@@ -25,16 +25,18 @@ NEEDS_SDK = ("openmemd mcp needs the MCP SDK, in openmemd's own environment: "
 
 def cmd_add(settings: Settings, args: argparse.Namespace) -> int:
     from openmemd.cli.ask import ask
+    from openmemd.protocol.replies import AddReply
     from openmemd.protocol.requests import AddRequest
 
     note = ask(settings, args, AddRequest(text=" ".join(args.text), agent=args.agent,
-                                          target="long-term" if args.long_term else "daily"))
+                                          target="long-term" if args.long_term else "daily"),
+               AddReply)
     if args.json:
-        print_json(note)
+        print_json(note.to_json())
     else:
-        print(f"Added {note['citation']}")
-    if note.get("indexError"):  # saved all the same: running the command again adds it twice
-        print(f"openmemd: saved, not indexed yet: {note['indexError']}", file=sys.stderr)
+        print(f"Added {note.citation}")
+    if note.index_error:  # saved all the same: running the command again adds it twice
+        print(f"openmemd: saved, not indexed yet: {note.index_error}", file=sys.stderr)
     return EXIT_OK
 
 

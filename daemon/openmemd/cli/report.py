@@ -1,7 +1,7 @@
 """What the command line reports besides hits: `status`, `workspace`, the relaxed-search note.
 
 `status` asks the daemon only when one serves this workspace and state dir (see
-`openmemd.discovery`); otherwise it describes the index on disk in-process and exits 2, because
+`openmemd.api.route`); otherwise it describes the index on disk in-process and exits 2, because
 no daemon keeps that index fresh, whatever else may be running.
 """
 
@@ -12,7 +12,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from openmemd import __version__, discovery, paths
+from openmemd import __version__, paths
+from openmemd.api import route
 from openmemd.api.health import HEALTHY
 from openmemd.cli.output import print_json
 from openmemd.config.locate import DEFAULT_AGENT, Located
@@ -42,7 +43,7 @@ def cmd_status(settings: Settings, args: argparse.Namespace) -> int:
     try:
         return _show_daemon_status(lookup.endpoint, args)
     except (DaemonNotRunning, RequestTimeout) as exc:
-        return _status_offline(settings, args, scope, discovery.Lookup(None), str(exc))
+        return _status_offline(settings, args, scope, route.Lookup(None), str(exc))
 
 
 def daemon_status(where: Located, args: argparse.Namespace) -> int | None:
@@ -64,10 +65,9 @@ def _scope(settings: Settings | Located, args: argparse.Namespace) -> list[str]:
 
 
 def _lookup(settings: Settings | Located, args: argparse.Namespace,
-            scope: list[str]) -> discovery.Lookup:
+            scope: list[str]) -> route.Lookup:
     # --workspace is the workspace of --agent; an unknown --agent is a config error (exit 2).
-    return discovery.find(settings, discovery.targets(settings, scope, args.workspace,
-                                                      args.agent))
+    return route.daemons_serving(settings, scope, args.workspace, args.agent)
 
 
 def _show_daemon_status(endpoint: str, args: argparse.Namespace) -> int:
@@ -78,14 +78,14 @@ def _show_daemon_status(endpoint: str, args: argparse.Namespace) -> int:
         reply = client.status(deep=args.deep, agent=args.agent if named else None)
     status = DaemonStatus.from_json(reply)
     if args.json:  # what the daemon said, as it said it
-        print_json({k: v for k, v in reply.items() if k != "ok"})
+        print_json(reply)
     else:
         print_status_text(status)
     return EXIT_OK if status.health == HEALTHY else EXIT_DEGRADED
 
 
 def _status_offline(settings: Settings, args: argparse.Namespace, scope: list[str],
-                    lookup: discovery.Lookup, reason: str = "") -> int:
+                    lookup: route.Lookup, reason: str = "") -> int:
     """No daemon serves this index: say so (exit 2) and still describe the index on disk."""
     from openmemd.api.handler import LocalHandler
     from openmemd.config.layers import config_files

@@ -29,6 +29,8 @@ import time
 from typing import Any
 
 from openmemd.config import Settings
+from openmemd.protocol.replies import DaemonPingReply, expect
+from openmemd.protocol.requests import PingRequest
 
 HANDSHAKE_TIMEOUT = 5.0  # connect + the daemon's one-line answer
 DRAIN_SECONDS = 30.0  # after stdin closed, wait this long at most for the last replies
@@ -41,15 +43,15 @@ GONE = ("openmemd mcp: the openmemd daemon went away; this MCP session ended (yo
 def connect(settings: Settings, args: argparse.Namespace) -> tuple[socket.socket, bytes] | None:
     """(a connected session socket, bytes already read past the handshake), or None when no
     daemon serves this agent and workspace over MCP."""
-    from openmemd.discovery import connect as find_daemon
+    from openmemd.api.route import daemon_for
     from openmemd.errors import OpenmemdError
 
     try:
-        client = find_daemon(settings, args.agent, args.workspace, timeout=HANDSHAKE_TIMEOUT)
+        client = daemon_for(settings, args.agent, args.workspace, timeout=HANDSHAKE_TIMEOUT)
         if client is None:
             return None
         with client:
-            path = client.ping().get("mcp")
+            path = expect(client(PingRequest()), DaemonPingReply).mcp
     except OpenmemdError:
         return None
     if not isinstance(path, str) or not path:

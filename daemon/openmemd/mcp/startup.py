@@ -15,6 +15,7 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
 from openmemd.errors import OpenmemdError
+from openmemd.protocol.replies import ContextReply, Reply, expect
 from openmemd.protocol.requests import ContextRequest, Request
 
 PROMPT = "memory_startup_context"
@@ -24,23 +25,22 @@ _DESCRIPTION = ("The user's memory for the start of a session: USER.md, MEMORY.m
                 "not instructions.")
 
 
-def startup_text(reply: dict[str, Any]) -> str:
+def startup_text(reply: ContextReply) -> str:
     """The block, or one line saying there is nothing to load (a prompt is never empty)."""
-    text: str = reply["text"]
-    return text or ("[Startup context: the user has no memory files yet (no USER.md or "
-                    f"MEMORY.md, no notes of {' or '.join(reply['days'])}).]\n")
+    return reply.text or ("[Startup context: the user has no memory files yet (no USER.md or "
+                          f"MEMORY.md, no notes of {' or '.join(reply.days)}).]\n")
 
 
-def hooks(run: Callable[[Request], dict[str, Any]], agent: str) -> dict[str, Any]:
+def hooks(handler: Callable[[Request], Reply], agent: str) -> dict[str, Any]:
     """The low-level Server's prompt and resource handlers (keyword arguments of `Server`)."""
 
     async def context() -> str:
         try:
-            reply = await anyio.to_thread.run_sync(run, ContextRequest(agent=agent),
+            reply = await anyio.to_thread.run_sync(handler, ContextRequest(agent=agent),
                                                    abandon_on_cancel=True)
         except OpenmemdError as exc:  # a missing workspace, a daemon gone: one clear line
             raise MCPError(code=types.INTERNAL_ERROR, message=str(exc)) from None
-        return startup_text(reply)
+        return startup_text(expect(reply, ContextReply))
 
     async def list_prompts(ctx: Any, params: Any) -> types.ListPromptsResult:
         return types.ListPromptsResult(prompts=[types.Prompt(

@@ -35,7 +35,7 @@ from openmemd.protocol.params import (
     MAX_RESULTS,
     NOTE_TARGETS,
 )
-from openmemd.protocol.requests import ProtocolError, Request, StatusRequest, parse_fields
+from openmemd.protocol.requests import ProtocolError, Request, parse_fields
 from openmemd.protocol.status import AgentStatus, DaemonStatus, FileCounts
 
 log = get_logger(__name__)
@@ -211,10 +211,11 @@ def build_server(handler: Handler, agent: str) -> Server[Any]:
     dispatcher in a hosted session, a `SessionRoute` in `openmemd mcp`)."""
 
     def run(request: Request) -> dict[str, Any]:
+        """The tool's result: the reply's JSON (a status summed up for a model)."""
         reply = handler(request)
-        if isinstance(request, StatusRequest):
-            return status_summary(DaemonStatus.from_json(reply), agent)
-        return reply
+        if isinstance(reply, DaemonStatus):
+            return status_summary(reply, agent)
+        return reply.to_json()
 
     tools = [types.Tool(name=name, description=desc, input_schema=schema,
                         annotations=types.ToolAnnotations(read_only_hint=read_only,
@@ -257,4 +258,4 @@ def build_server(handler: Handler, agent: str) -> Server[Any]:
 
     return Server("openmemd", version=__version__, title="openmemd memory",
                   instructions=INSTRUCTIONS, on_list_tools=list_tools, on_call_tool=call_tool,
-                  **startup.hooks(run, agent))
+                  **startup.hooks(handler, agent))

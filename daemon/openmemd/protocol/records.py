@@ -58,9 +58,10 @@ class Field:
         return self.default_factory() if self.default_factory is not None else self.default
 
 
-def field(*, default_factory: Callable[[], Any]) -> Any:
-    """A field whose default is made anew for each record (a mapping)."""
-    return Field(default_factory=default_factory)
+def field(*, default_factory: Callable[[], Any] | None = None, key: str = "") -> Any:
+    """A field whose default is made anew for each record (a mapping), or (without one) a
+    required field whose key the wire spells otherwise (`key`)."""
+    return Field(default_factory=default_factory, key=key)
 
 
 def omitted_if_none(default: Any = None, *, key: str = "") -> Any:
@@ -89,7 +90,7 @@ def json_value(value: Any) -> Any:
     if isinstance(value, tuple):
         return [json_value(item) for item in value]
     if isinstance(value, Mapping):
-        return dict(value)
+        return {k: json_value(v) for k, v in value.items()}
     return value
 
 
@@ -222,7 +223,9 @@ def _read(tp: Any, value: Any) -> Any:
         (item, _) = get_args(tp)
         return tuple(_read(item, v) for v in value) if isinstance(value, list) else ()
     if get_origin(tp) is Mapping:
-        return dict(value) if isinstance(value, Mapping) else {}
+        (_, item) = get_args(tp)
+        return {k: _read(item, v) for k, v in value.items()} if isinstance(value, Mapping) \
+            else {}
     return value
 
 

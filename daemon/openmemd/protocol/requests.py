@@ -174,6 +174,26 @@ def request_id(data: dict[str, Any]) -> str | int | None:
     return req_id
 
 
+# -- the table ----------------------------------------------------------------------------------
+
+# op -> its request record. Each field travels under its camelCase name (or the one in _WIRE)
+# and is read by its kind: a parameter by its rule in `params` (the field's name), a flag
+# (a bool field) as true or false, any other field as free text; a field left at None is not
+# sent, so the daemon applies its own default. `_UNSENT` lists the fields a client leaves out
+# at their default as well (a ping asks the daemon, not an agent).
+REQUESTS: dict[str, type[Request]] = {
+    "ping": PingRequest, "status": StatusRequest, "search": SearchRequest, "get": GetRequest,
+    "sync": SyncRequest, "dream": DreamRequest, "add": AddRequest, "context": ContextRequest}
+_WIRE = {"from_line": "from"}
+_UNSENT = {(PingRequest, "agent"), (SearchRequest, "explain")}
+_TEXT_BYTES = {"text": MAX_NOTE_BYTES}
+
+
+def wire_name(name: str) -> str:
+    head, *rest = name.split("_")
+    return _WIRE.get(name) or head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
 def parse_fields(data: dict[str, Any]) -> Request:
     op = data.get("op")
     if op is None:
@@ -182,66 +202,47 @@ def parse_fields(data: dict[str, Any]) -> Request:
         raise ProtocolError("bad_request", f"'op' must be a string, got {_json_type(op)}")
     if op not in OPS:
         raise ProtocolError("bad_request", f"unknown op {op[:64]!r}: one of {', '.join(OPS)}")
+    kind = REQUESTS[op]
     f = _Fields(data)
-    if op == "ping":
-        return PingRequest(agent=f.agent())
-    if op == "status":
-        return StatusRequest(agent=f.agent(required_default=None), deep=f.flag("deep", False))
-    if op == "search":
-        return SearchRequest(query=f.param("query", required=True), agent=f.agent(),
-                             max_results=f.param("maxResults"), min_score=f.param("minScore"),
-                             sources=f.param("sources"), explain=f.flag("explain", False),
-                             today=f.param("today"))
-    if op == "get":
-        return GetRequest(path=f.param("path", required=True), agent=f.agent(),
-                          from_line=f.param("from"), lines=f.param("lines"),
-                          namespace=f.param("namespace"))
-    if op == "sync":
-        return SyncRequest(agent=f.agent(), force=f.flag("force", False),
-                           wait=f.flag("wait", True))
-    if op == "add":
-        text = f.text("text", required=True, max_bytes=MAX_NOTE_BYTES)
-        if not text.strip():
-            raise ProtocolError("bad_request", "'text' must not be empty")
-        target = f.text("target") or "daily"
-        if target not in NOTE_TARGETS:
-            raise ProtocolError("bad_request", f"'target' must be one of {', '.join(NOTE_TARGETS)}"
-                                               f"; got {target[:32]!r}")
-        return AddRequest(text=text, target=target, agent=f.agent())
-    if op == "context":
-        return ContextRequest(agent=f.agent(), today=f.param("today"))
-    return DreamRequest(agent=f.agent(), phase=f.param("phase") or "all",
-                        dry_run=f.flag("dryRun", False))
+    defaults: dict[str, Any] = kind._field_defaults
+    values: dict[str, Any] = {}
+    for name in kind._fields:
+        wire, default = wire_name(name), defaults.get(name)
+        if name in params.RULES:
+            value = f.param(wire, required=name not in defaults)
+        elif isinstance(default, bool):
+            value = f.flag(wire, default)
+        else:  # free text
+            value = f.text(wire, required=name not in defaults,
+                           max_bytes=_TEXT_BYTES.get(name, 4096))
+        # an optional field left out (or, free text, left empty) takes its default
+        values[name] = default if name in defaults and value in (None, "") else value
+    request: Request = kind(**values)
+    if isinstance(request, AddRequest):
+        _check_note(request)
+    return request
+
+
+def _check_note(request: AddRequest) -> None:
+    if not request.text.strip():
+        raise ProtocolError("bad_request", "'text' must not be empty")
+    if request.target not in NOTE_TARGETS:
+        raise ProtocolError("bad_request", f"'target' must be one of {', '.join(NOTE_TARGETS)}"
+                                           f"; got {request.target[:32]!r}")
 
 
 def to_wire(request: Request) -> dict[str, Any]:
-    """The JSON object a client sends for `request` (what `parse_fields` reads back); fields
-    left at None are left out, so the daemon applies its own defaults."""
-    op = op_name(request)
-    fields: dict[str, Any]
-    if isinstance(request, PingRequest):
-        fields = {}
-    elif isinstance(request, StatusRequest):
-        fields = {"agent": request.agent, "deep": request.deep}
-    elif isinstance(request, SearchRequest):
-        fields = {"query": request.query, "agent": request.agent,
-                  "maxResults": request.max_results, "minScore": request.min_score,
-                  "sources": list(request.sources) if request.sources else None,
-                  "explain": request.explain or None,
-                  "today": request.today.isoformat() if request.today else None}
-    elif isinstance(request, GetRequest):
-        fields = {"path": request.path, "agent": request.agent, "from": request.from_line,
-                  "lines": request.lines, "namespace": request.namespace}
-    elif isinstance(request, SyncRequest):
-        fields = {"agent": request.agent, "force": request.force, "wait": request.wait}
-    elif isinstance(request, DreamRequest):
-        fields = {"agent": request.agent, "phase": request.phase, "dryRun": request.dry_run}
-    elif isinstance(request, ContextRequest):
-        fields = {"agent": request.agent,
-                  "today": request.today.isoformat() if request.today else None}
-    else:
-        fields = {"text": request.text, "target": request.target, "agent": request.agent}
-    return {"op": op, **{k: v for k, v in fields.items() if v is not None}}
+    """The JSON object a client sends for `request` (what `parse_fields` reads back)."""
+    kind = type(request)
+    defaults: dict[str, Any] = kind._field_defaults
+    out: dict[str, Any] = {"op": op_name(request)}
+    for name, value in zip(request._fields, request, strict=True):
+        if value is None or value == () or ((kind, name) in _UNSENT
+                                            and value == defaults.get(name)):
+            continue
+        out[wire_name(name)] = (list(value) if isinstance(value, tuple)
+                                else value.isoformat() if isinstance(value, date) else value)
+    return out
 
 
 def is_long(request: Request) -> bool:
@@ -255,8 +256,8 @@ def op_name(request: Request) -> str:
 
 
 # Wire field -> request parameter (its rule in `params`); messages name the wire field.
-_PARAM = {"maxResults": "max_results", "minScore": "min_score", "from": "from_line"}
-WIRE_NAMES = {**{f: f"'{f}'" for f in params.RULES}, **{p: f"'{w}'" for w, p in _PARAM.items()}}
+_PARAM = {wire_name(name): name for name in params.RULES}
+WIRE_NAMES = {name: f"'{wire_name(name)}'" for name in params.RULES}
 
 
 class _Fields:

@@ -30,22 +30,6 @@ class SearchHit:
     focus_start: int = 0
     focus_end: int = 0
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON shape of OpenClaw's memory_search results (camelCase, no chunk id)."""
-        out: dict[str, Any] = {
-            "path": self.path, "startLine": self.start_line, "endLine": self.end_line,
-            "score": round(self.score, 6), "snippet": self.snippet, "source": self.source}
-        if self.focus_start:
-            out["focus"] = {"startLine": self.focus_start, "endLine": self.focus_end}
-        if self.citation:  # empty when citations are off
-            out["citation"] = self.citation
-        if self.namespace:  # only a backend with namespaces has one: SQLite replies unchanged
-            out["namespace"] = self.namespace
-        if self.explain is not None:
-            out["explain"] = self.explain
-        return out
-
-
 @dataclass(frozen=True)
 class NearestMiss:
     """The candidate that came closest when nothing passed `min_score`: what a lower
@@ -56,10 +40,6 @@ class NearestMiss:
     start_line: int
     end_line: int
     citation: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"score": round(self.score, 6), "path": self.path, "startLine": self.start_line,
-                "endLine": self.end_line, "citation": self.citation}
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,8 @@ from openmemd.api.handler import probe
 from openmemd.config import Settings
 from openmemd.errors import OpenmemdError, UnavailableError
 from openmemd.log import get_logger
+from openmemd.protocol.records import replace
+from openmemd.protocol.replies import AddReply, DreamReply, DreamResult, SyncReply, SyncSummary
 from openmemd.protocol.status import (
     AgentStatus,
     DreamingStatus,
@@ -146,21 +148,21 @@ class AgentRuntime:
             raise UnavailableError(f"agent {self.agent_id!r} is unavailable: {self.error}")
         return self.index
 
-    def sync(self, force: bool, wait: bool, timeout: float = 3600.0) -> dict[str, Any]:
+    def sync(self, force: bool, wait: bool, timeout: float = 3600.0) -> SyncReply:
         self.require_index()
         assert self.indexer is not None
         if not wait:
             self.indexer.request_reconcile("sync request", force=force)
-            return {"queued": True, "queueDepth": self.indexer.depth()}
+            return SyncReply(queued=True, queue_depth=self.indexer.depth())
         future = self.indexer.sync(force=force)
         try:
             report = future.result(timeout)
         except FutureTimeout:
             raise UnavailableError("the sync is still running; check `openmemd status`") \
                 from None
-        return {"report": report}
+        return SyncReply(report=SyncSummary.from_json(report))
 
-    def dream(self, phase: str, dry_run: bool) -> dict[str, Any]:
+    def dream(self, phase: str, dry_run: bool) -> DreamReply:
         index = self.require_index()
         if not self._dream_lock.acquire(blocking=False):
             raise UnavailableError(f"a dreaming sweep is already running for {self.agent_id}")
@@ -175,30 +177,30 @@ class AgentRuntime:
         finally:
             self._dream_lock.release()
         self.last_dream = DreamSweep(iso(started), iso(time.time()), phase, dry_run, None)
-        return {"result": result}
+        return DreamReply(DreamResult.from_json(result))
 
-    def add(self, text: str, target: str, timeout: float = 30.0) -> dict[str, Any]:
+    def add(self, text: str, target: str, timeout: float = 30.0) -> AddReply:
         """Append a note, then index that file on the writer thread before replying, so a
         search right after finds it. A slow indexer does not fail the request: the note is
         written (retrying would add it twice) and the writer indexes it later, with the
         backoff retries of any failed write."""
-        note = dict(self.require_index().add(text, target, sync=False))
+        note = AddReply.from_json(self.require_index().add(text, target, sync=False))
         why = "no writer runs for this index; the next sync indexes the note"
         if self.indexer is not None:
-            future = self.indexer.run_job("add", lambda ix: ix.sync_paths([note["path"]]))
+            future = self.indexer.run_job("add", lambda ix: ix.sync_paths([note.path]))
             try:
                 future.result(timeout)
-                return {**note, "indexed": True}
+                return replace(note, indexed=True)
             except FutureTimeout:
-                log.warning("add_index_slow", agent=self.agent_id, path=note["path"])
+                log.warning("add_index_slow", agent=self.agent_id, path=note.path)
                 why = "indexing is slow right now; the daemon indexes the note when it can"
             except Exception as exc:
-                log.warning("add_index_failed", agent=self.agent_id, path=note["path"],
+                log.warning("add_index_failed", agent=self.agent_id, path=note.path,
                             error=str(exc))
                 why = f"{exc}; the daemon indexes the note when it can"
                 # queued like a watcher change, so a failure retries it (the watcher may be off)
-                self.indexer.submit([Change(note["path"], False)])
-        return {**note, "indexed": False, "indexError": why}
+                self.indexer.submit([Change(note.path, False)])
+        return replace(note, indexed=False, index_error=why)
 
     def status(self, *, deep: bool = False) -> AgentStatus:
         workspace = str(self.workspace) if self.workspace is not None else None

@@ -315,9 +315,9 @@ class Daemon:
                     agent.settings, agent.agent_id, agent.workspace):
                 continue  # OpenClaw dreams there: one dreamer per MEMORY.md
             try:
-                result = agent.dream("all", False)
+                reply = agent.dream("all", False)
                 log.info("dreaming sweep done", agent=agent.agent_id,
-                         summary=(result.get("result") or {}).get("summary"))
+                         promoted=len(reply.result.promoted))
             except UnavailableError as exc:
                 log.info("dreaming skipped", agent=agent.agent_id, reason=str(exc))
             except Exception:

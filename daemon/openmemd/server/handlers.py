@@ -1,4 +1,5 @@
-"""Request handling: typed requests -> reply fields, for the ZeroMQ workers.
+"""Request handling: typed requests -> typed replies, for the ZeroMQ workers (one method per
+op, `protocol.handler.answer`).
 
 Errors are raised as `openmemd.errors` exceptions; the server turns them into error replies
 with their protocol code.
@@ -16,7 +17,19 @@ from openmemd.api import health
 from openmemd.api.handler import context_reply, search_reply
 from openmemd.config import index_location
 from openmemd.errors import NotFoundError
+from openmemd.protocol.handler import answer
 from openmemd.protocol.records import replace
+from openmemd.protocol.replies import (
+    AddReply,
+    ContextReply,
+    DaemonPingReply,
+    DreamReply,
+    GetReply,
+    Reply,
+    SearchReply,
+    ServedAgent,
+    SyncReply,
+)
 from openmemd.protocol.requests import (
     AddRequest,
     ContextRequest,
@@ -58,38 +71,46 @@ class Dispatcher:
         self._install_problems = install_problems or list  # install_watch.py
         self._config_checked = config_checked or list  # the config file it loaded (discovery)
 
-    def __call__(self, request: Request) -> dict[str, Any]:
-        if isinstance(request, PingRequest):
-            # Cheap (no disk access): enough for a client to decide whether this daemon
-            # serves the agent, workspace and index (state dir) it wants.
-            return {"pong": True, "version": __version__, "pid": os.getpid(),
-                    "agents": {a.agent_id: {"workspace": str(a.workspace) if a.workspace
-                                            else None, "ok": a.index is not None,
-                                            "index": index_location(a.settings, a.agent_id)}
-                               for a in self.agents.values()},
-                    # where `openmemd mcp` finds the sessions this daemon hosts (mcp_host.py)
-                    "mcp": self._mcp_socket(),
-                    # the config file it loaded and checked, as it was then: a command it
-                    # answers without checking its own (cli/fast.py) needs this to be that file
-                    "config": self._config_checked()}
-        if isinstance(request, StatusRequest):
-            return self.status(request).to_json()
+    def __call__(self, request: Request) -> Reply:
+        return answer(self, request)
+
+    def ping(self, request: PingRequest) -> DaemonPingReply:
+        """Cheap (no disk access): enough for a client to decide whether this daemon serves
+        the agent, workspace and index (state dir) it wants."""
+        return DaemonPingReply(
+            pong=True, version=__version__, pid=os.getpid(),
+            agents={a.agent_id: ServedAgent(str(a.workspace) if a.workspace else None,
+                                            a.index is not None,
+                                            index_location(a.settings, a.agent_id))
+                    for a in self.agents.values()},
+            # where `openmemd mcp` finds the sessions this daemon hosts (mcp_host.py)
+            mcp=self._mcp_socket(),
+            # the config file it loaded and checked, as it was then: a command it answers
+            # without checking its own (cli/fast.py) needs this to be that file
+            config=tuple(self._config_checked()))
+
+    def search(self, request: SearchRequest) -> SearchReply:
+        return search_reply(self._agent(request.agent).require_index(), request)
+
+    def get(self, request: GetRequest) -> GetReply:
+        index = self._agent(request.agent).require_index()
+        return GetReply.from_json(index.get(request.path, request.from_line, request.lines,
+                                            namespace=request.namespace))
+
+    def sync(self, request: SyncRequest) -> SyncReply:
+        return self._agent(request.agent).sync(request.force, request.wait)
+
+    def dream(self, request: DreamRequest) -> DreamReply:
+        return self._agent(request.agent).dream(request.phase, request.dry_run)
+
+    def add(self, request: AddRequest) -> AddReply:
+        return self._agent(request.agent).add(request.text, request.target)
+
+    def context(self, request: ContextRequest) -> ContextReply:
+        """Read from the Markdown: no index needed."""
         agent = self._agent(request.agent)
-        if isinstance(request, SearchRequest):
-            return search_reply(agent.require_index(), request)
-        if isinstance(request, GetRequest):
-            return dict(agent.require_index().get(request.path, request.from_line, request.lines,
-                                                  namespace=request.namespace))
-        if isinstance(request, SyncRequest):
-            return agent.sync(request.force, request.wait)
-        if isinstance(request, DreamRequest):
-            return agent.dream(request.phase, request.dry_run)
-        if isinstance(request, AddRequest):
-            return agent.add(request.text, request.target)
-        if isinstance(request, ContextRequest):  # read from the Markdown: no index needed
-            return context_reply(agent.workspace or agent.settings.workspace_for(agent.agent_id),
-                                 agent.settings, request)
-        raise NotFoundError(f"no handler for {type(request).__name__}")  # pragma: no cover
+        return context_reply(agent.workspace or agent.settings.workspace_for(agent.agent_id),
+                             agent.settings, request)
 
     def close(self) -> None:
         """The daemon stops its agents itself (server/daemon.py)."""

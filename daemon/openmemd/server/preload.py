@@ -57,8 +57,8 @@ MODULES = (
     "openmemd.store.postgres.store",
     # what the MCP tools' modules load lazily (hosted sessions: see LEFT_LAZY)
     "openmemd.api.route",
+    "openmemd.log",  # a session's route logs on first use (the light path never loads it)
     "openmemd.client",
-    "openmemd.discovery",
     "openmemd.config",  # discovery asks for the full settings only when the light ones do not say
     # libraries imported inside functions
     "dataclasses",

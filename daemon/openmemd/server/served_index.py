@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from openmemd.config import Settings
 from openmemd.progress import Progress
+from openmemd.protocol.replies import SearchReply
 from openmemd.protocol.status import IndexStatus
 
 if TYPE_CHECKING:
@@ -32,10 +33,10 @@ class ServedReport(Protocol):
     def merge(self, other: Self) -> None: ...
 
 
-class ServedHit(Protocol):
-    """One search result, as the socket sends it."""
+class ServedSearch(Protocol):
+    """One search's hits and what its reply says of them."""
 
-    def to_dict(self) -> dict[str, Any]: ...
+    def reply(self, took_ms: float) -> SearchReply: ...
 
 
 class ServedScope(Protocol):
@@ -67,8 +68,11 @@ class ServedIndex(Protocol):
     def search(self, query: str, max_results: int | None = None,
                min_score: float | None = None, sources: Sequence[str] | None = None,
                explain: bool = False, *, record: bool = True,
-               today: date | None = None) -> Sequence[ServedHit]: ...
-    def search_meta(self) -> Mapping[str, Any]: ...
+               today: date | None = None) -> Sequence[object]: ...
+    def searched(self, query: str, max_results: int | None = None,
+                 min_score: float | None = None, sources: Sequence[str] | None = None,
+                 explain: bool = False, *, record: bool = True,
+                 today: date | None = None) -> ServedSearch: ...
     def get(self, path: str, from_line: int | None = None, lines: int | None = None, *,
             namespace: str | None = None) -> Mapping[str, Any]: ...
     def status(self) -> IndexStatus: ...

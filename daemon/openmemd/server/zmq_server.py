@@ -22,7 +22,7 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import zmq
 
@@ -43,7 +43,13 @@ from openmemd.server.workers import Slot, WorkerPool
 
 log = get_logger(__name__)
 
-Handler = Callable[[Request], dict[str, Any]]
+class _Reply(Protocol):
+    """A reply record (`protocol.replies`): JSON from here on."""
+
+    def to_json(self) -> dict[str, Any]: ...
+
+
+Handler = Callable[[Request], _Reply]
 _MAX_FRAMES = 16
 _POLL_MS = 1000
 _SOCKET_CHECK_S = 10.0
@@ -319,7 +325,7 @@ class ZmqServer:
     def _handle(self, env: Envelope) -> bytes:
         """Run the handler; every outcome is a reply. Never raises."""
         try:
-            return ok_reply(self._handler(env.request), env.id)
+            return ok_reply(self._handler(env.request).to_json(), env.id)
         except OpenmemdError as exc:
             self.errors += 1
             return error_reply(exc.code, str(exc), env.id)

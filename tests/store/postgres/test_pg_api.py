@@ -54,7 +54,7 @@ def test_a_shared_namespace_is_searched_and_each_hit_names_its_namespace(
     with MemoryIndex.open(workspace, config=settings) as index:
         index.sync()
         hits = index.search("deploy", min_score=0.0)
-        assert sorted((h.to_dict()["namespace"], h.path) for h in hits) == [
+        assert sorted((h.namespace, h.path) for h in hits) == [
             ("host/main", "memory/2024-05-01.md"), ("host/team", "memory/2024-05-02.md")]
         index.flush_recalls()
     # dreaming records only this workspace's own notes, never another namespace's
