@@ -39,17 +39,18 @@ ALLOWED = {
     # the session's startup context: read with the index's symlink-safe open and skip rule,
     # days in dreaming's timezone, no control characters (index, dreaming.clock, text.controls)
     "context": FOUNDATION | {"index", "dreaming", "text"},
-    # the client sends protocol requests to a daemon; discovery finds which daemon
+    # the client sends protocol requests to a daemon; discovery pings the candidates for
+    # api/route.py, the one place that decides local or daemon (nothing else imports it)
     "client": FOUNDATION | {"protocol"},
     "discovery": FOUNDATION | {"client", "protocol"},
     # api: the facade and the local request handler
     "api": FOUNDATION | {"search", "index", "dreaming", "embed", "store", "notes", "context",
                          "protocol", "client", "discovery"},
     # MCP: tools over the same requests, local or through the daemon
-    "mcp": FOUNDATION | {"api", "client", "discovery", "protocol"},
+    "mcp": FOUNDATION | {"api", "client", "protocol"},
     # the top: the daemon and the command line
     "server": FOUNDATION | {"api", "client", "protocol", "mcp"},
-    "cli": FOUNDATION | {"api", "client", "discovery", "protocol", "mcp"},
+    "cli": FOUNDATION | {"api", "client", "protocol", "mcp"},
 }
 
 # Every import the direction above does not allow, each with its reason. Each entry is
@@ -224,3 +225,17 @@ def test_no_benchmark_figure_in_package_code():
              for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
              if _MEASURED.search(line)]
     assert found == [], "benchmark figures belong in docs/benchmarks.md:\n" + "\n".join(found)
+
+
+def test_one_place_finds_the_daemon():
+    # "Local or daemon" is decided by api/route.py alone; the others ask it (issue 42).
+    importers = set()
+    for path in PACKAGE.rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            names = ([node.module or ""] + [f"{node.module}.{a.name}" for a in node.names]
+                     if isinstance(node, ast.ImportFrom)
+                     else [a.name for a in node.names] if isinstance(node, ast.Import) else [])
+            if "openmemd.discovery" in names:
+                importers.add(path.relative_to(PACKAGE).as_posix())
+    assert importers == {"api/route.py"}
