@@ -91,7 +91,7 @@ def test_a_hostile_workspace_reaches_no_prompt_with_a_control_byte(
     """The command (text and --json, on stdout and stderr) and the local handler's reply."""
     settings = make_settings()
     hostile_workspace(workspace)
-    reply = LocalHandler(settings)(ContextRequest(today=TODAY))
+    reply = LocalHandler(settings)(ContextRequest(today=TODAY)).to_json()
     assert controls_in(reply) == [] and "Dentist at 3pm." in reply["text"]
     assert reply["skipped"] == [{"path": f"memory/{YESTERDAY}.md", "reason": BINARY_WHY}]
     for extra in ((), ("--json",)):
