@@ -21,6 +21,9 @@ Scenarios (each prints one or two lines of figures; goals from issue 9):
                 CR, a NUL past the binary probe, an escape in a file name) and a binary one:
                 control characters in the daemon's `context` reply and in `openmemd context`
                 (text and --json), and whether the binary note is skipped and named (goal 0)
+  refill        e5 (always): a daemon stopped while 64 notes about bikes wait for vectors, then
+                restarted: seconds until the one note naming "Brompton" is in the top 6 for
+                "Brompton bike" (goal: at once, its vector still pending)
 
 Every daemon here runs in a subprocess on a generated workspace under /tmp, keyword-only
 (`provider = "none"`) unless `--provider auto`, and is stopped at the end.
@@ -418,9 +421,59 @@ def context_bytes(args: argparse.Namespace) -> None:
               f"binary note skipped and named: {'yes' if named else 'NO'}")
 
 
+# -- refill ---------------------------------------------------------------------------------
+def refill(args: argparse.Namespace) -> None:
+    rng = random.Random(43)
+    things = ["the bike lane", "a new helmet", "the gears", "a flat tyre", "the commute",
+              "the canal path", "a cargo bike", "the front light", "the bike shop", "the train"]
+    with scratch() as root:
+        ws = root / "ws"
+        (ws / "memory").mkdir(parents=True)
+        for i in range(64):
+            (ws / "memory" / f"2026-02-{1 + i % 28:02d}-{i}.md").write_text(
+                f"# ride {i}\n\n" + " ".join(  # a paragraph: embedding it takes a while
+                    f"Cycled to work; thought about {rng.choice(things)} and "
+                    f"{rng.choice(things)}." for _ in range(12)) + "\n")
+        (ws / "memory" / "2026-01-15.md").write_text(  # the oldest: filled last
+            "# party\n\nLeft the Brompton at Dana's flat after the party.\n")
+        d = Daemon(root, ws, "auto")
+        d.start()
+        try:
+            with d.client() as c:  # stopped as soon as the fill has begun: a rebuild cut short
+                while not c.status()["agents"]["main"]["pendingVectors"]:
+                    time.sleep(0.1)
+            d.stop()
+            d.start()
+            t0 = time.perf_counter()
+            found = None
+            with d.client(timeout=30) as c:
+                pending = c.status()["agents"]["main"]["pendingVectors"]
+                while time.perf_counter() - t0 < 300:
+                    hits = c.search("Brompton bike", explain=True)["results"]
+                    hit = next((h for h in hits[:6] if "Brompton" in h["snippet"]), None)
+                    if hit is not None:
+                        found = (time.perf_counter() - t0, hit["explain"]["vectorScore"] is None,
+                                 c.status()["agents"]["main"]["pendingVectors"])
+                        break
+                    time.sleep(0.25)
+            print(f"refill: {pending} of 65 chunks pending after the restart; the Brompton note "
+                  + (f"in the top 6 after {found[0]:.1f} s (its vector "
+                     f"{'pending' if found[1] else 'filled'}, {found[2]} still pending)"
+                     if found else "NOT in the top 6 after 300 s") + " (goal: at once)")
+        finally:
+            d.stop()
+
+
 SCENARIOS: dict[str, Callable[[argparse.Namespace], None]] = {
-    "dream-append": dream_append, "stale-lock": stale_lock, "fuzz": fuzz, "race": race,
-    "damage": damage, "overflow": overflow, "context-bytes": context_bytes}
+    "dream-append": dream_append,
+    "stale-lock": stale_lock,
+    "fuzz": fuzz,
+    "race": race,
+    "damage": damage,
+    "overflow": overflow,
+    "context-bytes": context_bytes,
+    "refill": refill,
+}
 
 
 def main() -> int:

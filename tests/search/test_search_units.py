@@ -113,6 +113,16 @@ def test_rrf_fusion():
     assert fused["b"] > fused["c"]
 
 
+def test_a_chunk_without_a_vector_is_fused_on_its_keyword_leg_alone():
+    # Pending: its meaning is unknown, not 0; everyone else fuses as before.
+    fused = scoring.weighted_fusion({"a": 0.8}, {"a": 0.5, "p": 0.6}, 0.7, 0.3,
+                                    vectorless={"p"})
+    assert fused == pytest.approx({"a": 0.7 * 0.8 + 0.3 * 0.5, "p": 0.6})
+    ranked = scoring.rrf_fusion(["a"], ["p", "a"], 0.7, 0.3, k=60, vectorless={"p"})
+    assert ranked["p"] == pytest.approx(1.0)  # first on the one leg it has
+    assert ranked["a"] == pytest.approx((0.7 / 61 + 0.3 / 62) / (1 / 61))
+
+
 def test_lexical_boost_is_capped():
     s = scoring.lexical_boost_score(0.5, coverage=1.0, overlap=0.1, path_hits=0, text_length=0)
     assert s == pytest.approx(0.5 + 0.45 + 0.02)

@@ -22,7 +22,8 @@ Modes:
 - **hybrid** (a query vector, hybrid enabled, both legs found something): union by chunk id;
   a candidate missing from one leg's list gets its real score on that leg (looked up by id)
   instead of 0; weighted fusion of the calibrated vector score and the keyword score (a
-  chunk holding one ordinary word of several ranks by its vector score alone, evidence.py), or
+  chunk holding one ordinary word of several ranks by its vector score alone, evidence.py; a
+  chunk with no vector yet, pending, by its keyword score alone), or
   reciprocal-rank fusion, ordered by RRF and gated by the weighted score so `min_score` keeps
   its meaning,
   then decay and MMR (both opt-in), then `score ≥ min_score`, then top K. If nothing passes,
@@ -355,22 +356,28 @@ def _score_fused(candidates: list[_Candidate], vector_hits: list[LegHit],
     hybrid = settings.hybrid
     vector_scores = {c.id: c.vector_score for c in candidates if c.vector_score is not None}
     text_scores = {c.id: c.keyword_score for c in candidates if c.keyword_score is not None}
-    weighted = weighted_fusion(vector_scores, text_scores, hybrid.vector_weight,
-                               hybrid.text_weight)
     # A chunk sharing one ordinary word of several with the query (evidence.coincidental)
     # ranks by its meaning alone: the keyword score is relative to the best keyword hit, so
     # the chunk holding "code" once outranked the one fact that answers "favourite coding
     # language for fresh code" with no word in common.
     chance = {c.id for c in candidates if c.coincidental}
     ranking_text = {i: s for i, s in text_scores.items() if i not in chance}
+    # A chunk with no vector yet (pending after a restart mid-rebuild: the store had none to
+    # look up) is fused on its keyword leg alone, not on a meaning of 0 that any chunk of
+    # weak meaning outranks; having nothing else, a coincidental word passes nothing.
+    pending = {c.id for c in candidates if c.vector_score is None}
+    gate_text = {i: s for i, s in text_scores.items() if i not in chance or i not in pending}
+    weighted = weighted_fusion(vector_scores, gate_text, hybrid.vector_weight,
+                               hybrid.text_weight, vectorless=pending)
     if hybrid.fusion == "rrf":
         # Ranks are those of the legs' own candidate lists (filled-in scores do not rank).
         ranked = rrf_fusion([h.id for h in vector_hits],
                             [h.id for h in keyword_hits if h.id not in chance],
-                            hybrid.vector_weight, hybrid.text_weight, k=hybrid.rrf_k)
+                            hybrid.vector_weight, hybrid.text_weight, k=hybrid.rrf_k,
+                            vectorless=pending)
     elif chance:
         ranked = weighted_fusion(vector_scores, ranking_text, hybrid.vector_weight,
-                                 hybrid.text_weight)
+                                 hybrid.text_weight, vectorless=pending)
     else:
         ranked = weighted
     for c in candidates:

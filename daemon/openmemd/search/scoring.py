@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 DEFAULT_VECTOR_WEIGHT = 0.7
@@ -69,20 +70,29 @@ def normalise_weights(vector_weight: float, text_weight: float) -> tuple[float, 
 
 
 def weighted_fusion(vector_scores: Mapping[str, float], text_scores: Mapping[str, float],
-                    vector_weight: float, text_weight: float) -> dict[str, float]:
-    """score = vw·vector + tw·text over the union of ids (a missing leg scores 0)."""
+                    vector_weight: float, text_weight: float, *,
+                    vectorless: AbstractSet[str] = frozenset()) -> dict[str, float]:
+    """score = vw·vector + tw·text over the union of ids (a missing leg scores 0).
+
+    `vectorless`: ids with no vector at all yet (pending: a first index, a rebuild cut short);
+    an unknown meaning is not a meaning of 0, so they are fused on the leg they have, the
+    weights renormalised over it: their text score stands alone."""
     vw, tw = normalise_weights(vector_weight, text_weight)
     ids = dict.fromkeys([*vector_scores, *text_scores])
-    return {i: vw * vector_scores.get(i, 0.0) + tw * text_scores.get(i, 0.0) for i in ids}
+    return {i: text_scores.get(i, 0.0) if i in vectorless
+            else vw * vector_scores.get(i, 0.0) + tw * text_scores.get(i, 0.0) for i in ids}
 
 
 def rrf_fusion(vector_ranking: Sequence[str], text_ranking: Sequence[str],
                vector_weight: float, text_weight: float, *,
-               k: int = DEFAULT_RRF_K) -> dict[str, float]:
+               k: int = DEFAULT_RRF_K,
+               vectorless: AbstractSet[str] = frozenset()) -> dict[str, float]:
     """Weighted reciprocal-rank fusion, scaled so first in both legs scores 1.0.
 
     raw = Σ w_leg / (k + rank_leg) (rank 1-based); dividing by Σ w_leg / (k + 1) keeps the
     result in 0..1, which the rest of the pipeline (decay, MMR, reporting) expects.
+    `vectorless` ids (no vector yet, as in `weighted_fusion`) are scaled by their keyword leg's
+    best alone: first by keyword scores 1.0.
     """
     vw, tw = normalise_weights(vector_weight, text_weight)
     k = max(1, k)
@@ -91,7 +101,9 @@ def rrf_fusion(vector_ranking: Sequence[str], text_ranking: Sequence[str],
     for weight, ranking in ((vw, vector_ranking), (tw, text_ranking)):
         for rank, item in enumerate(ranking, 1):
             scores[item] = scores.get(item, 0.0) + weight / (k + rank)
-    return {i: s / best for i, s in scores.items()}
+    text_best = tw / (k + 1)
+    return {i: (s / text_best if text_best > 0 else 0.0) if i in vectorless else s / best
+            for i, s in scores.items()}
 
 
 def lexical_boost_score(text_score: float, *, coverage: float, overlap: float,
