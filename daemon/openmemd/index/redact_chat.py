@@ -42,14 +42,18 @@ _SSHPASS = re.compile(r"(?<![\w\-])sshpass\s+(?:-[a-zA-Z]\S*\s+){0,4}?-p\s*(?=\S
 _FLAG_VALUE = re.compile(r"([\"'])([^\n\"']{1,200})\1|[^\s\"'`]+")
 
 # Words that describe a secret rather than being one ("the password is strong").
-_DESCRIPTIONS = frozenset("""
-    a an the my your his her our their its this that it what which not no none null nil empty
-    blank unset set required needed optional mandatory wrong correct incorrect invalid valid
-    missing expired changed reset too strong weak secure insecure long short good bad fine ok
-    okay same different saved stored hidden masked redacted encrypted hashed protected locked
-    in on at for from to of with by as there here still now also just only being been below
-    above attached following shown visible generated sent working broken case-sensitive unknown
-    easy hard simple complex very really pretty quite so unchanged correctly""".split())
+_DESCRIPTIONS = frozenset((
+    "a", "an", "the", "my", "your", "his", "her", "our", "their", "its", "this", "that", "it",
+    "what", "which", "not", "no", "none", "null", "nil", "empty", "blank", "unset", "set",
+    "required", "needed", "optional", "mandatory", "wrong", "correct", "incorrect", "invalid",
+    "valid", "missing", "expired", "changed", "reset", "too", "strong", "weak", "secure",
+    "insecure", "long", "short", "good", "bad", "fine", "ok", "okay", "same", "different", "saved",
+    "stored", "hidden", "masked", "redacted", "encrypted", "hashed", "protected", "locked", "in",
+    "on", "at", "for", "from", "to", "of", "with", "by", "as", "there", "here", "still", "now",
+    "also", "just", "only", "being", "been", "below", "above", "attached", "following", "shown",
+    "visible", "generated", "sent", "working", "broken", "case-sensitive", "unknown", "easy",
+    "hard", "simple", "complex", "very", "really", "pretty", "quite", "so", "unchanged",
+    "correctly"))
 _UNITS = re.compile(r"\s+(?:chars?|characters?|digits?|letters?|symbols?|words?|long|bytes?"
                     r"|or more|minimum|max(?:imum)?)\b", re.I)
 # "the API key was revoked": a lower-case participle says what happened to the secret.
