@@ -159,3 +159,21 @@ def test_redaction_is_linear(line):
         return time.perf_counter() - started
 
     assert min(seconds(line) for _ in range(3)) <= 10 * min(seconds(plain) for _ in range(3))
+
+
+def test_get_masks_openclaws_session_corpus_not_notes(make_settings, workspace):
+    """OpenClaw's dreaming copies transcript messages to memory/.dreams/session-corpus/ (not
+    indexed, but readable by `get`): served masked like a transcript; a note as written."""
+    corpus = workspace / "memory" / ".dreams" / "session-corpus"
+    corpus.mkdir(parents=True)
+    lines = [line for _, line, _, _ in FORMS]
+    (corpus / "2026-01-02.md").write_text("\n".join(f"User: {line}" for line in lines) + "\n")
+    (workspace / "memory" / "2026-01-02.md").write_text(lines[3] + "\n")
+    with MemoryIndex.open(workspace, config=make_settings()) as index:
+        whole = index.get("memory/.dreams/session-corpus/2026-01-02.md")
+        ranged = index.get("memory/.dreams/session-corpus/2026-01-02.md", 4, 1)
+        note = index.get("memory/2026-01-02.md")["text"]
+    assert [form for form, _, masked, _ in FORMS if masked in whole["text"]] == []
+    assert whole["lines"] == len(FORMS)
+    assert ranged["text"] == "User: the password for the router is ***"
+    assert note == lines[3] + "\n"  # the user's own note: never altered
