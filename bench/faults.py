@@ -24,6 +24,9 @@ Scenarios (each prints one or two lines of figures; goals from issue 9):
   refill        e5 (always): a daemon stopped while 64 notes about bikes wait for vectors, then
                 restarted: seconds until the one note naming "Brompton" is in the top 6 for
                 "Brompton bike" (goal: at once, its vector still pending)
+  secrets       a transcript holding each chat form of tests/index/test_redact_chat.py,
+                searched for each line and read with `get` through the daemon: forms whose
+                value is served in clear (goal 0, issue 43)
 
 Every daemon here runs in a subprocess on a generated workspace under /tmp, keyword-only
 (`provider = "none"`) unless `--provider auto`, and is stopped at the end.
@@ -464,6 +467,33 @@ def refill(args: argparse.Namespace) -> None:
             d.stop()
 
 
+# -- secrets --------------------------------------------------------------------------------
+def secrets(args: argparse.Namespace) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from tests.index.test_redact_chat import FORMS
+
+    with scratch() as root:
+        ws = notes_workspace(root, 2)
+        (ws / "sessions").mkdir()
+        (ws / "sessions" / "chat.jsonl").write_text("".join(
+            json.dumps({"type": "message", "message": {"role": "user", "content": line}}) + "\n"
+            for _, line, _, _ in FORMS))
+        d = Daemon(root, ws, args.provider)
+        d.config.write_text(f'sources = ["memory", "sessions"]\n{d.config.read_text()}')
+        d.start()
+        try:
+            with d.client(timeout=60) as c:
+                served = [json.dumps(c.search(line, max_results=20, min_score=0.0))
+                          for _, line, _, _ in FORMS]
+                hits = sum('"path"' in s for s in served)
+                served.append(c.get("sessions/chat.jsonl")["text"])
+        finally:
+            d.stop()
+    clear = [form for form, _, value, _ in FORMS if any(value in s for s in served)]
+    print(f"secrets: {len(FORMS)} chat forms, {hits} searches with hits, get read; "
+          f"forms served in clear: {len(clear)} (goal 0){' ' + str(clear) if clear else ''}")
+
+
 SCENARIOS: dict[str, Callable[[argparse.Namespace], None]] = {
     "dream-append": dream_append,
     "stale-lock": stale_lock,
@@ -473,6 +503,7 @@ SCENARIOS: dict[str, Callable[[argparse.Namespace], None]] = {
     "overflow": overflow,
     "context-bytes": context_bytes,
     "refill": refill,
+    "secrets": secrets,
 }
 
 

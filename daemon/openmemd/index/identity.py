@@ -8,11 +8,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from openmemd.index.blocks import UNITS
+from openmemd.index.redact import RULES as REDACTION_RULES
 
 # Keys of the meta JSON that must match for an index to be reused. `vectorDims` is compared
 # only when both sides know it (an OpenAI model's dims are learnt from its first reply).
 _COMPARED = ("model", "provider", "providerKey", "sources", "scopeHash", "chunkTokens",
-             "chunkOverlap", "chunkUnits", "ftsTokenizer", "tokenizer")
+             "chunkOverlap", "chunkUnits", "ftsTokenizer", "tokenizer", "redaction")
 
 
 def _sha256_json(value: object) -> str:
@@ -54,6 +55,10 @@ class IndexIdentity:
             "chunkUnits": self.chunk_units,
             "ftsTokenizer": self.fts_tokenizer, "tokenizer": self.tokenizer,
         }
+        # Transcripts indexed under older secret rules are re-rendered (rebuilt once), so a
+        # secret those rules left in clear leaves the index too; no transcripts, no key.
+        if "sessions" in self.sources:
+            meta["redaction"] = REDACTION_RULES
         if self.dims:
             meta["vectorDims"] = self.dims
         return meta

@@ -19,10 +19,20 @@ from typing import Any
 from openmemd.errors import BadRequestError, ForbiddenError, NotFoundError
 from openmemd.index.lines.cited import parse_citation, past_end
 from openmemd.index.lines.transcript import read_transcript
+from openmemd.index.redact import redact
 from openmemd.index.safeopen import EscapeError, open_beneath
 from openmemd.index.scan import ScanScope, classify, display_path
 
 READABLE_ROOT_FILES = ("MEMORY.md", "memory.md", "DREAMS.md")
+# OpenClaw's dreaming copies transcript messages here, masked by its own narrower rules: served
+# masked as transcripts are (line by line, so line numbers hold). Notes are served as written.
+SESSION_CORPUS = "memory/.dreams/session-corpus/"
+
+
+def _as_served(rel: str, text: str) -> str:
+    if not rel.startswith(SESSION_CORPUS):
+        return text
+    return "\n".join(redact(line) for line in text.split("\n"))
 
 
 def _relative(scope: ScanScope, path: str) -> str:
@@ -103,7 +113,8 @@ def read_lines(scope: ScanScope, path: str, from_line: int | None = None,
             text = fh.read().decode("utf-8", errors="replace")
             all_lines = text.split("\n")
             total = len(all_lines) - (1 if text.endswith("\n") else 0)
-            return {"path": rel, "text": text, "from": 1, "lines": total, "totalLines": total}
+            return {"path": rel, "text": _as_served(rel, text), "from": 1, "lines": total,
+                    "totalLines": total}
         wanted: list[str] = []
         budget = scope.max_file_bytes
         total = 0
@@ -118,6 +129,6 @@ def read_lines(scope: ScanScope, path: str, from_line: int | None = None,
                                       f"{scope.max_file_bytes}-byte cap; ask for fewer lines")
             wanted.append(line)
     past_end(rel, start, total)
-    return {"path": rel, "text": "\n".join(wanted), "from": start, "lines": len(wanted),
-            "totalLines": total}
+    return {"path": rel, "text": _as_served(rel, "\n".join(wanted)), "from": start,
+            "lines": len(wanted), "totalLines": total}
 
