@@ -83,6 +83,11 @@ def _unreadable(s: Setup) -> None:
     s.prefix = prefix
 
 
+def _read_only(s: Setup) -> None:
+    _unreadable(s)
+    s.index.chmod(0o400)
+
+
 def _state_dir_a_file(s: Setup) -> None:
     shutil.rmtree(s.state)
     s.state.write_text("not a folder\n")
@@ -94,7 +99,7 @@ def _fifo(s: Setup) -> None:
 
 
 BREAK = {"garbage": _garbage, "zero bytes": _zero_bytes, "unreadable": _unreadable,
-         "state dir a file": _state_dir_a_file, "fifo": _fifo}
+         "read-only": _read_only, "state dir a file": _state_dir_a_file, "fifo": _fifo}
 
 
 @pytest.fixture
@@ -122,6 +127,9 @@ DOCTOR_SAYS = {
     "unreadable": "✗ index: the index {index} cannot be read: permission denied (a permission "
                   "problem, not damage: the file is kept) — fix: chown $USER {index} && "
                   "chmod 600 {index}",
+    "read-only": "✗ index: the index {index} cannot be written: permission denied (a "
+                 "permission problem, not damage: the file is kept) — fix: chown $USER {index} "
+                 "&& chmod 600 {index}",
     "state dir a file": "✗ state dir: {state} is not a directory: the index cannot be kept "
                         "there — fix: move it aside (mv {state} {state}.bak), or set state_dir "
                         "to a directory",
@@ -132,7 +140,7 @@ DOCTOR_SAYS = {
 
 # In a subprocess where a regression would hang (a FIFO) or permissions must apply to root;
 # the others in process (a subprocess costs a second of the fast run).
-IN_SUBPROCESS = ("unreadable", "fifo")
+IN_SUBPROCESS = ("unreadable", "read-only", "fifo")
 
 
 @pytest.mark.parametrize("broken", list(BREAK), indirect=True)
@@ -179,6 +187,15 @@ def test_search_status_and_index_say_one_line_and_keep_the_file(broken, request)
             assert done.stderr.count("\n") == 1, (command, done.stderr)
     # kept, not renamed .corrupt- nor rebuilt (its embeddings with it)
     assert broken.listing() == before
+
+
+@pytest.mark.parametrize("broken", ["read-only"], indirect=True)
+def test_a_search_on_an_index_it_cannot_write_says_so_in_one_line(broken):
+    done = broken.run("search", "kestrel")  # without a daemon a search catches the index up
+    assert done.returncode == 1 and done.stderr == (
+        f"openmemd: the index {broken.index} cannot be written: permission denied (a permission "
+        f"problem, not damage: the file is kept); fix: chown $USER {broken.index} && chmod 600 "
+        f"{broken.index} (and chmod 700 {broken.index.parent})\n")
 
 
 @pytest.mark.slow  # a search rebuilding in a subprocess: about 2 s

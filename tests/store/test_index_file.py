@@ -141,3 +141,17 @@ def test_examine_says_what_is_wrong_and_renames_nothing(tmp_path, damage, says):
 def test_examine_a_missing_index_is_fine(tmp_path):
     found = examine.examine(tmp_path / "main.sqlite")
     assert not found.problem and "not created yet" in found.detail
+
+
+def test_unable_to_open_is_damage_only_when_the_file_itself_opens(tmp_path):
+    """SQLite's "unable to open database file" met mid-run: damage (healed) for a missing
+    file, the file's own problem (kept) for a FIFO or anything else it may not open."""
+    from openmemd.store.base import IndexDamagedError
+    from openmemd.store.sqlite.boundary import translate
+
+    exc = db.OperationalError("unable to open database file")
+    path = tmp_path / "main.sqlite"
+    assert isinstance(translate(exc, path), IndexDamagedError)
+    os.mkfifo(path)
+    error = translate(exc, path)
+    assert isinstance(error, IndexUnusableError) and "is a FIFO" in str(error)

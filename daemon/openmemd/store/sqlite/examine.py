@@ -1,7 +1,8 @@
 """`openmemd doctor`'s look at a SQLite index file: read-only, nothing renamed or created.
 
 In the order the problems hide each other: the path (a state dir that is a file, a FIFO,
-refused by `os.stat` and never opened), the permissions (a non-blocking open), the first bytes
+refused by `os.stat` and never opened), the permissions (non-blocking opens for reading and
+for writing, nothing written), the first bytes
 (0 bytes, a file that is not SQLite), then SQLite itself (its schema and `PRAGMA quick_check`).
 A search or an index run moves a damaged file aside and rebuilds it; doctor only says so.
 """
@@ -70,7 +71,9 @@ def _failed(found: index_file.FileProblem) -> BackendCheck:
 
 def examine(path: Path) -> BackendCheck:
     """The index file at `path`, read-only: what is wrong with it and the fix, or its size."""
-    found = index_file.open_problem(path, write=False)
+    # read, then written (a writer opens it so: a search catching up, the daemon), not changed
+    found = (index_file.open_problem(path, write=False)
+             or index_file.open_problem(path, write=True))
     if found is not None:
         return _failed(found)
     if not path.exists():
