@@ -81,7 +81,10 @@ def replace_damaged(db_path: Path, reason: str, old: db.Connection | None) -> Op
     salvaged of the embedding cache. `old` (a connection to the damaged file, possibly
     already unlinked) is read for the salvage and closed. A file SQLite may not open
     (permissions, a FIFO) is not damage: IndexUnusableError, and it stays where it is."""
-    index_file.require_openable(db_path, write=False)
+    kept = index_file.open_problem(db_path, write=False)
+    if kept is not None:
+        _close(old)
+        raise kept.error()
     moved = health.move_aside(db_path)
     log.warning("index_damaged_rebuilding", path=str(db_path), reason=reason,
                 moved_to=str(moved) if moved else None)
