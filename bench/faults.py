@@ -27,6 +27,10 @@ Scenarios (each prints one or two lines of figures; goals from issue 9):
   secrets       a transcript holding each chat form of tests/index/test_redact_chat.py,
                 searched for each line and read with `get` through the daemon: forms whose
                 value is served in clear (goal 0, issue 43)
+  broken-index  the index garbage, 0 bytes, unreadable (as root: under setpriv without
+                CAP_DAC_OVERRIDE), a state dir that is a file, a FIFO at the index path: doctor's
+                verdict, and whether search / status printed a traceback or hung (goal from
+                issue 43: ✗ each, no traceback, no hang, an unreadable index kept)
 
 Every daemon here runs in a subprocess on a generated workspace under /tmp, keyword-only
 (`provider = "none"`) unless `--provider auto`, and is stopped at the end.
@@ -494,6 +498,69 @@ def secrets(args: argparse.Namespace) -> None:
           f"forms served in clear: {len(clear)} (goal 0){' ' + str(clear) if clear else ''}")
 
 
+# -- broken-index ---------------------------------------------------------------------------
+def _break_index(case: str, state: Path) -> list[str] | None:
+    """Break the index as `case` says; the command prefix to run under (None: cannot here)."""
+    index = state / "memory" / "main.sqlite"
+    if case == "garbage":
+        index.write_bytes(b"\x8fnot an index\x00" * 600)
+    elif case == "0 bytes":
+        index.write_bytes(b"")
+    elif case == "unreadable":
+        index.chmod(0)
+        if os.geteuid() == 0:  # root reads any file: drop the capability that lets it
+            no_dac = ["setpriv", "--bounding-set=-dac_override,-dac_read_search"]
+            ok = subprocess.run([*no_dac, "true"], capture_output=True).returncode == 0
+            return no_dac if ok else None
+    elif case == "state dir a file":
+        subprocess.run(["rm", "-rf", str(state)], check=True)
+        state.write_text("not a folder\n")
+    elif case == "fifo":
+        index.unlink()
+        os.mkfifo(index, 0o600)
+    return []
+
+
+def _verdict(prefix: list[str], args: list[str], env: dict[str, str]) -> tuple[str, str]:
+    """(exit code or 'HUNG', 'traceback' or '') of one command, 30 s at most."""
+    try:
+        out = subprocess.run([*prefix, *args], env=env, capture_output=True, text=True,
+                             timeout=30)
+    except subprocess.TimeoutExpired:
+        return "HUNG", ""
+    return str(out.returncode), "traceback" if "Traceback" in out.stderr else ""
+
+
+def broken_index(args: argparse.Namespace) -> None:
+    for case in ("garbage", "0 bytes", "unreadable", "state dir a file", "fifo"):
+        with scratch() as root:
+            ws = notes_workspace(root, 3)
+            d = Daemon(root, ws, "none")  # never started: the commands work in process
+            env = {**d.env, "OPENMEMD_ENDPOINT": f"ipc://{root}/none.sock"}
+            subprocess.run(d.args("index"), env=env, capture_output=True, check=True)
+            prefix = _break_index(case, root / "state")
+            if prefix is None:
+                print(f"broken-index {case}: not measured (root without setpriv)")
+                continue
+            try:
+                doc = subprocess.run([*prefix, *d.args("doctor")], env=env, text=True,
+                                     capture_output=True, timeout=30).stdout
+                marks = [ln for ln in doc.splitlines() if ln[2:].startswith(("index:",
+                                                                             "state dir:"))]
+                said = " / ".join(ln[:72] + "…" for ln in marks if not ln.startswith("✓")) \
+                    or " / ".join(ln[:40] for ln in marks) or "no index line"
+            except subprocess.TimeoutExpired:
+                said = "doctor HUNG"
+            search = _verdict(prefix, d.args("search", "peanuts"), env)
+            status = _verdict(prefix, d.args("status"), env)
+            kept = sorted(p.name for p in (root / "state" / "memory").glob("main.sqlite*")) \
+                if (root / "state").is_dir() else []
+            print(f"broken-index {case}: doctor {said}; search exit {search[0]}"
+                  f"{' ' + search[1] if search[1] else ', no traceback'}; status exit "
+                  f"{status[0]}{' ' + status[1] if status[1] else ', no traceback'}; "
+                  f"files after: {', '.join(kept) or '-'}")
+
+
 SCENARIOS: dict[str, Callable[[argparse.Namespace], None]] = {
     "dream-append": dream_append,
     "stale-lock": stale_lock,
@@ -504,6 +571,7 @@ SCENARIOS: dict[str, Callable[[argparse.Namespace], None]] = {
     "context-bytes": context_bytes,
     "refill": refill,
     "secrets": secrets,
+    "broken-index": broken_index,
 }
 
 

@@ -136,8 +136,9 @@ def private_dir(path: Path) -> Path:
 def private_file(path: str | Path) -> None:
     """Make sure `path` exists as a 0600 file (SQLite then gives its -wal/-shm the same mode)."""
     try:
-        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | getattr(os, "O_CLOEXEC", 0),
-                         PRIVATE_FILE_MODE))
+        # O_NONBLOCK: a FIFO in the file's place must not block the open (it fails instead)
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | getattr(os, "O_NONBLOCK", 0)
+                         | getattr(os, "O_CLOEXEC", 0), PRIVATE_FILE_MODE))
     except OSError:
         return  # no directory, no space: SQLite's own open reports it as it always did
     _tighten(path, PRIVATE_FILE_MODE)

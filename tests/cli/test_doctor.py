@@ -58,8 +58,10 @@ def test_healthy_workspace_without_daemon(doctor, tmp_path, workspace):
     code, out = doctor()
     assert code == 1, out  # the only problem: no daemon keeps the index fresh
     assert [ln[0] for ln in out.splitlines() if ln[:1] in ("✓", "!", "✗")] == [
-        "✓"] * 7 + ["!"], out
+        "✓"] * 8 + ["!"], out
     assert line(out, "workspace") == f"✓ workspace: {workspace} (agent main)"
+    assert line(out, "index") == (f"✓ index: {tmp_path / 'state' / 'memory' / 'main.sqlite'} "
+                                  "not created yet (the first index or search builds it)")
     assert line(out, "sqlite-vec").startswith("✓ sqlite-vec: sqlite-vec v")
     embedding = line(out, "embedding")
     assert embedding.startswith("✓ embedding: model e5-small-multilingual loaded in ")
@@ -69,7 +71,7 @@ def test_healthy_workspace_without_daemon(doctor, tmp_path, workspace):
     assert line(out, "daemon") == (
         "! daemon: no daemon is running: commands work in process, but nothing watches the "
         "workspace or runs dreaming — fix: openmemd service install (or openmemd run)")
-    assert out.endswith("\n8 checks: 0 failed, 1 warned\n")
+    assert out.endswith("\n9 checks: 0 failed, 1 warned\n")
     # it only reads: no index, no state dir, the workspace untouched
     assert not (tmp_path / "state").exists()
     assert tree(workspace) == before
@@ -81,7 +83,7 @@ def test_json_shape(doctor):
     assert code == report["exitCode"] == 1 and report["result"] == "warn"
     assert set(report) == {"version", "agent", "workspace", "result", "exitCode", "checks"}
     assert [c["name"] for c in report["checks"]] == [
-        "openclaw.json", "workspace", "state dir", "disk", "sqlite-vec", "embedding",
+        "openclaw.json", "workspace", "state dir", "disk", "sqlite-vec", "index", "embedding",
         "watch limits", "daemon"]
     for check in report["checks"]:
         assert set(check) == {"name", "level", "message", "fix"}

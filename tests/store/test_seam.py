@@ -43,7 +43,7 @@ def test_api_uses_only_open_store_and_the_interface() -> None:
     wrong = {m: sorted(t for t in targets
                        if t not in ("store", "store.open_store", "store.warm_in_background",
                                     "store.open_location", "store.is_database",
-                                    "store.check_backend")
+                                    "store.check_backend", "store.check_index")
                        and not t.startswith("store.base"))
              for m, targets in store_imports("api").items()}
     assert {m: t for m, t in wrong.items() if t} == {}

@@ -139,6 +139,10 @@ def state_permissions(ctx: Context) -> Check:
     """The rules of paths.private_state: directories 0700, files 0600. Only openmemd's own
     entries are looked at: a state_dir the user chose may hold other things."""
     root = ctx.settings.state_path()
+    if root.exists() and not root.is_dir():  # every command would fail on it
+        return Check("state dir", FAIL, f"{root} is not a directory: the index cannot be kept "
+                     "there", f"move it aside (mv {root} {root}.bak), or set state_dir to a "
+                     "directory")
     if not root.is_dir():
         return Check("state dir", OK, f"{root} not created yet (the first index creates it "
                      "0700)")
@@ -318,6 +322,7 @@ CHECKS: tuple[tuple[str, Callable[[Context], Check | None]], ...] = (
     ("disk", disk_state),
     ("disk", disk_workspace),
     ("store", lambda ctx: engine.backend(ctx.settings)),
+    ("index", lambda ctx: engine.index(ctx.settings, ctx.agent)),
     ("embedding", lambda ctx: engine.embedding(ctx.settings)),
     ("watch limits", watch_limits),
     ("daemon", daemon),

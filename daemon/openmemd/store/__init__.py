@@ -38,10 +38,17 @@ def open_store(settings: Settings, agent_id: str, *, long_lived: bool = False,
 
         return open_postgres_store(settings, agent_id, long_lived=long_lived,
                                    workspace=workspace)
+    from openmemd.store.sqlite.index_file import from_os_error, location_problem
     from openmemd.store.sqlite.store import SqliteStore
 
     path = settings.index_path(agent_id)
-    paths.private_state(path.parent, settings.state_path())  # 0700, its files 0600
+    found = location_problem(path)  # a state dir that is a file, a FIFO: said, never opened
+    if found is not None:
+        raise found.error()
+    try:
+        paths.private_state(path.parent, settings.state_path())  # 0700, its files 0600
+    except OSError as exc:
+        raise from_os_error(exc, path, write=True).error() from None
     return SqliteStore(path, long_lived=long_lived)
 
 
@@ -59,6 +66,16 @@ def check_backend(settings: Settings) -> BackendCheck:
     from openmemd.store.sqlite.db import check_driver
 
     return check_driver()
+
+
+def check_index(settings: Settings, agent_id: str) -> BackendCheck | None:
+    """`openmemd doctor`: what is wrong with `agent_id`'s index file and the fix, read-only
+    (nothing renamed, nothing created). None for PostgreSQL: its server check covers it."""
+    if settings.store.backend == "postgres":
+        return None
+    from openmemd.store.sqlite.examine import examine
+
+    return examine(settings.index_path(agent_id))
 
 
 URL_SCHEMES = ("postgresql://", "postgres://")

@@ -22,7 +22,8 @@ Vectors cross this interface as float32 numpy arrays; each backend stores them a
 Errors: a backend raises `errors.IndexLockedError` when another writer holds the index,
 `IndexDamagedError` when the stored index is damaged (the caller heals it, see
 `IndexStore.heal`), `DiskFullError` when there is no space, and `StoreUnavailableError` when
-the storage cannot be reached right now (a server down); all are `UnavailableError`s.
+the storage cannot be reached right now (a server down; `IndexUnusableError`: a file it may
+not open, which is kept); all are `UnavailableError`s.
 `RowRejectedError` means one file's rows were refused; only that file is skipped.
 """
 
@@ -58,6 +59,12 @@ class DiskFullError(UnavailableError):
 
 class StoreUnavailableError(UnavailableError):
     """The storage cannot be reached right now (e.g. the database server is down)."""
+
+
+class IndexUnusableError(StoreUnavailableError):
+    """The index file cannot be opened for a reason that is not damage (permissions, a FIFO or
+    a folder in its place, a state dir that is a regular file): the file is kept, and the
+    message names it and the fix. Never healed by moving the file aside."""
 
 
 class RowRejectedError(BadRequestError):

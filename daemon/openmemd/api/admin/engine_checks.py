@@ -51,6 +51,22 @@ def backend(settings: Settings) -> Check:
     return Check(found.name, FAIL if found.fatal else WARN, found.problem, found.fix)
 
 
+def index(settings: Settings, agent: str) -> Check | None:
+    """The agent's index file, opened read-only: garbage, truncated, unreadable, a FIFO in its
+    place, each with its fix. None where the state dir check already says it is not a folder."""
+    from openmemd.store import check_index
+
+    root = settings.state_path()
+    if root.exists() and not root.is_dir():
+        return None
+    found = check_index(settings, agent)
+    if found is None:
+        return None
+    if not found.problem:
+        return Check(found.name, OK, found.detail)
+    return Check(found.name, FAIL if found.fatal else WARN, found.problem, found.fix)
+
+
 def embedding(settings: Settings) -> Check:
     """The configured model loads and embeds one text (a remote one: one short request)."""
     emb = settings.embedding

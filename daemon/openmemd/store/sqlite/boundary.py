@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from openmemd.store.base import IndexDamagedError, RowRejectedError, StoreUnavailableError
-from openmemd.store.sqlite import db, health
+from openmemd.store.sqlite import db, health, index_file
 
 
 def translate(exc: BaseException, db_path: Path) -> BaseException:
@@ -25,9 +25,17 @@ def translate(exc: BaseException, db_path: Path) -> BaseException:
     if not isinstance(exc, db.DatabaseError):
         return exc
     if health.is_damage(exc):
+        # "unable to open" may be a permission: said as such, the file kept (not healed)
+        found = index_file.open_problem(db_path, write=False) if _cannot_open(exc) else None
+        if found is not None:
+            return found.error()
         # The message is the reason `heal` records (status shows it).
         return IndexDamagedError(str(exc))
     return StoreUnavailableError(f"the index {db_path} cannot be used right now: {exc}")
+
+
+def _cannot_open(exc: BaseException) -> bool:
+    return "unable to open" in str(exc).lower()
 
 
 @contextmanager

@@ -17,6 +17,7 @@ from typing import Any
 
 from openmemd import paths
 from openmemd.store.checks import BackendCheck
+from openmemd.store.sqlite.index_file import require_openable
 
 try:  # pragma: no branch
     import sqlean as sqlite3
@@ -57,12 +58,17 @@ class VectorSupport:
     reason: str = ""
 
 
-def connect(path: str | Path, *, readonly: bool = False,
+def connect(path: str | Path, *, readonly: bool = False, immutable: bool = False,
             check_same_thread: bool = True) -> tuple[Connection, VectorSupport]:
-    """Open the index database with WAL, busy_timeout and sqlite-vec (when it loads)."""
+    """Open the index database with WAL, busy_timeout and sqlite-vec (when it loads).
+
+    Raises IndexUnusableError, before SQLite sees it, for a file it may not open (permissions,
+    a FIFO, a folder): never damage. `immutable` (read-only): no -wal/-shm is created (doctor,
+    on a file no process has open)."""
+    require_openable(path, write=not readonly)
     module = _module()
     if readonly:
-        uri = f"file:{Path(path).as_posix()}?mode=ro"
+        uri = f"file:{Path(path).as_posix()}?mode=ro{'&immutable=1' if immutable else ''}"
         conn = module.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000,
                               check_same_thread=check_same_thread, isolation_level=None)
     else:

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from openmemd.log import get_logger
-from openmemd.store.base import DiskFullError, Recovery
-from openmemd.store.sqlite import db, health, reindex, schema
+from openmemd.store.base import DiskFullError, IndexUnusableError, Recovery
+from openmemd.store.sqlite import db, health, index_file, reindex, schema
 from openmemd.store.sqlite.health import FileIdentity
 
 log = get_logger(__name__)
@@ -79,7 +79,12 @@ def _create(db_path: Path) -> None:
 def replace_damaged(db_path: Path, reason: str, old: db.Connection | None) -> Opened:
     """Move the damaged files aside and open a fresh database holding what could be
     salvaged of the embedding cache. `old` (a connection to the damaged file, possibly
-    already unlinked) is read for the salvage and closed."""
+    already unlinked) is read for the salvage and closed. A file SQLite may not open
+    (permissions, a FIFO) is not damage: IndexUnusableError, and it stays where it is."""
+    kept = index_file.open_problem(db_path, write=False)
+    if kept is not None:
+        _close(old)
+        raise kept.error()
     moved = health.move_aside(db_path)
     log.warning("index_damaged_rebuilding", path=str(db_path), reason=reason,
                 moved_to=str(moved) if moved else None)
@@ -153,6 +158,8 @@ def confirm_damage(db_path: Path) -> str:
     try:
         conn, _ = db.connect(db_path, readonly=True, check_same_thread=False)
         return health.quick_check(conn, db_path)
+    except IndexUnusableError:
+        return ""  # not damage: the readers say what it is (permissions, a FIFO)
     except db.DatabaseError as exc:
         return "" if health.is_disk_full(exc, db_path) else str(exc)
     finally:
