@@ -24,6 +24,7 @@ from openmemd.api.status import index_status
 from openmemd.config import DEFAULT_AGENT, Settings, load_settings
 from openmemd.embed.shared import ProviderHealth, provider_for
 from openmemd.errors import BadRequestError, IndexLockedError, WorkspaceError
+from openmemd.index import agent_sessions
 from openmemd.index import identity as ident
 from openmemd.index.lines.cited import parse_citation
 from openmemd.index.lines.read import read_lines
@@ -60,7 +61,8 @@ class MemoryIndex:
         self.db_path = settings.index_path(agent_id)
         self.scope = ScanScope(workspace, tuple(settings.sources), tuple(settings.extra_paths),
                                settings.sync.max_file_bytes, sessions_location(settings,
-                                                                               agent_id, workspace))
+                                                                               agent_id, workspace),
+                               agent_sessions.roots(tuple(settings.sources)))
         self.choice = provider_for(settings)
         self.provider = self.choice.provider
         self.store = open_store(settings, agent_id, long_lived=long_lived, workspace=workspace)

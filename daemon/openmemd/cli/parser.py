@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from openmemd import __version__
-from openmemd.config.locate import DEFAULT_AGENT, PHASE_CHOICES
+from openmemd.config.locate import DEFAULT_AGENT, PHASE_CHOICES, SOURCES
 from openmemd.protocol.params import MAX_NOTE_BYTES
 
 if TYPE_CHECKING:
@@ -107,7 +107,7 @@ def _search(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-results", type=int, metavar="N", help="results to return (default 6)")
     p.add_argument("--min-score", type=float, metavar="X", help="score threshold 0..1 "
                    "(default 0.35)")
-    p.add_argument("--source", action="append", choices=("memory", "sessions"), dest="sources",
+    p.add_argument("--source", action="append", choices=SOURCES, dest="sources",
                    help="restrict to a source (repeatable)")
     p.add_argument("--explain", action="store_true", help="show how each score was made")
     p.add_argument("--today", metavar="YYYY-MM-DD", help='the day "yesterday" and "last week" '

@@ -7,6 +7,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from openmemd.index.agent_sessions import AGENT_SOURCES
 from openmemd.index.blocks import UNITS
 from openmemd.index.redact import RULES as REDACTION_RULES
 
@@ -57,7 +58,7 @@ class IndexIdentity:
         }
         # Transcripts indexed under older secret rules are re-rendered (rebuilt once), so a
         # secret those rules left in clear leaves the index too; no transcripts, no key.
-        if "sessions" in self.sources:
+        if {"sessions", *AGENT_SOURCES} & set(self.sources):
             meta["redaction"] = REDACTION_RULES
         if self.dims:
             meta["vectorDims"] = self.dims

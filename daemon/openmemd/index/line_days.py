@@ -25,6 +25,7 @@ from dataclasses import replace
 from datetime import date, datetime, timezone, tzinfo
 
 from openmemd.index.blocks import LONG_TERM_FILES
+from openmemd.index.lines.transcript import render_entry
 from openmemd.index.scan import (
     FileEntry,
     ScanScope,
@@ -33,7 +34,6 @@ from openmemd.index.scan import (
     scan_workspace,
     stat_entry,
 )
-from openmemd.index.sessions import render_session
 from openmemd.text.headings import dated_sections
 
 MAX_TRANSCRIPTS = 64  # transcripts read for one query, newest first
@@ -57,8 +57,9 @@ class LineDays:
         lines and their days. `sources`: the sources searched (None: all)."""
         wanted = [s for s in scope.sources if sources is None or s in sources]
         entries: list[FileEntry] = []
-        if "sessions" in wanted:
-            recent = [e for e in scan_workspace(replace(scope, sources=("sessions",)))
+        dated = tuple(s for s in wanted if s != "memory")  # transcripts, agents' sessions
+        if dated:
+            recent = [e for e in scan_workspace(replace(scope, sources=dated))
                       if (_day(e.mtime_ms, tz) or date.min) >= first]
             recent.sort(key=lambda e: e.mtime_ms, reverse=True)
             entries += recent[:MAX_TRANSCRIPTS]
@@ -84,8 +85,8 @@ class LineDays:
             text = read_content(scope, entry).text
         except SkipFile:
             return {}  # unreadable, too big, gone: not indexed either
-        if entry.source == "sessions":
-            rendered = render_session(text)
+        if entry.source != "memory":
+            rendered = render_entry(entry.source, entry.path, text)
             days = {line: day for line, ms in zip(rendered.line_map, rendered.timestamps,
                                                   strict=True)
                     if (day := _day(ms, tz)) is not None}

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from openmemd.index import transcripts
+from openmemd.index import agent_sessions, transcripts
 from openmemd.index.chunking import sha256_hex
 from openmemd.index.safeopen import EscapeError, open_beneath
 
@@ -66,6 +66,14 @@ class ScanScope:
     extra_paths: tuple[str, ...] = ()
     max_file_bytes: int = 5 * 1024 * 1024
     sessions_dir: Path | None = None  # transcripts outside the workspace (OpenClaw's state dir)
+    # other agents' session folders (source, folder): `index.agent_sessions`
+    agent_roots: tuple[tuple[str, Path], ...] = ()
+
+    def agent_root(self, source: str) -> Path | None:
+        """The session folder of an agent source that is indexed (None: not indexed)."""
+        if source not in self.sources:
+            return None
+        return next((Path(r) for s, r in self.agent_roots if s == source), None)
 
     def extra_roots(self) -> list[str]:
         """Extra paths as workspace-relative posix paths; ones outside the workspace dropped."""
@@ -197,6 +205,10 @@ def walk_workspace(scope: ScanScope) -> WorkspaceScan:
     issues = [link_issue(ws, rel) for rel in dict.fromkeys(links)]
     if "sessions" in scope.sources:
         _scan_sessions(scope, found)
+    for source, _ in scope.agent_roots:
+        root = scope.agent_root(source)
+        if root is not None and _is_real_dir(root):
+            _walk_agent(root, source, found)
     return WorkspaceScan(list(found.values()), issues)
 
 
@@ -216,6 +228,28 @@ def _scan_sessions(scope: ScanScope, found: dict[str, FileEntry]) -> None:
                         f"sessions/{de.name}", "sessions", de.stat(follow_symlinks=False))
                 except OSError:
                     continue
+
+
+def _walk_agent(root: Path, source: str, found: dict[str, FileEntry]) -> None:
+    """Every session file under an agent's folder, as `<source>/<rel>`; links not followed."""
+    stack = [(str(root), source)]
+    while stack:
+        directory, rel_dir = stack.pop()
+        try:
+            it = os.scandir(directory)
+        except OSError:
+            continue
+        with it:
+            for de in it:
+                if de.is_dir(follow_symlinks=False):
+                    stack.append((de.path, f"{rel_dir}/{de.name}"))
+                elif agent_sessions.is_session_name(de.name) and de.is_file(
+                        follow_symlinks=False):
+                    try:
+                        found[f"{rel_dir}/{de.name}"] = _entry(
+                            f"{rel_dir}/{de.name}", source, de.stat(follow_symlinks=False))
+                    except OSError:
+                        continue
 
 
 def _is_real_dir(path: Path) -> bool:
@@ -259,13 +293,17 @@ def classify(scope: ScanScope, rel_path: str) -> str | None:
     if "sessions" in scope.sources and len(parts) == 2 and parts[0] == "sessions" \
             and transcripts.is_transcript_name(parts[1]):
         return "sessions"
+    if len(parts) > 1 and scope.agent_root(parts[0]) is not None \
+            and agent_sessions.is_session_name(parts[-1]) and ".." not in parts:
+        return parts[0]
     return None
 
 
 def stat_entry(scope: ScanScope, rel_path: str) -> FileEntry | None:
     """The entry for one path if it exists and is indexable (used by targeted syncs)."""
     source = classify(scope, rel_path)
-    root, full = transcripts.locate(scope.workspace, scope.sessions_dir, rel_path)
+    root, full = transcripts.locate(scope.workspace, scope.sessions_dir, rel_path,
+                                    scope.agent_roots)
     if source is None or _has_symlink_parent(root, os.path.relpath(full, root)) \
             or (root != scope.workspace and not _is_real_dir(root)):
         return None
@@ -299,7 +337,11 @@ def read_content(scope: ScanScope, entry: FileEntry) -> FileContent:
     if bad_name:
         raise SkipFile(bad_name)
     # Transcripts may live in OpenClaw's state dir: each is opened beneath its own root.
-    root, full = transcripts.locate(scope.workspace, scope.sessions_dir, entry.path)
+    root, full = transcripts.locate(scope.workspace, scope.sessions_dir, entry.path,
+                                    scope.agent_roots)
+    cap = scope.max_file_bytes
+    if entry.source in agent_sessions.AGENT_SOURCES:
+        cap = max(cap, agent_sessions.MAX_SESSION_BYTES)
     try:
         fd = open_beneath(root, full.relative_to(root).as_posix())
     except EscapeError:
@@ -310,16 +352,15 @@ def read_content(scope: ScanScope, entry: FileEntry) -> FileContent:
         st = os.fstat(fh.fileno())
         if not stat.S_ISREG(st.st_mode):
             raise SkipFile("not a regular file")
-        if st.st_size > scope.max_file_bytes:
-            raise SkipFile(f"larger than the {scope.max_file_bytes}-byte cap "
-                           f"({st.st_size} bytes)")
-        raw = fh.read(scope.max_file_bytes + 1)
-    if len(raw) > scope.max_file_bytes:
-        raise SkipFile(f"larger than the {scope.max_file_bytes}-byte cap")
+        if st.st_size > cap:
+            raise SkipFile(f"larger than the {cap}-byte cap ({st.st_size} bytes)")
+        raw = fh.read(cap + 1)
+    if len(raw) > cap:
+        raise SkipFile(f"larger than the {cap}-byte cap")
     warning = ""
     binary = binary_issue(raw)
     if binary:
-        if entry.source != "sessions":
+        if entry.source == "memory":
             raise SkipFile(binary)
         # A transcript is a line per record: a torn write or a preallocated block leaves NULs
         # in some lines, which are not JSON and are skipped as any bad line is; the rest counts.

@@ -20,6 +20,7 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from openmemd.index import tiktoken_offline
+from openmemd.index.agent_sessions import AppendReader
 from openmemd.index.blocks import chunk_blocks, is_long_term
 from openmemd.index.chunking import Chunk, chunk_ids, chunk_text
 from openmemd.index.report import FTS_ONLY_MODEL, Progress, SyncReport, VectorTarget
@@ -62,6 +63,7 @@ class IndexSync:
         self.model = self.vector_fill.model
         self._encoding: tiktoken.Encoding | None = None  # see _tokenizer
         self._skips = SkipMemo(writer)
+        self._agents = AppendReader()  # where each agent session file was last read to
 
     # -- phase 1 -------------------------------------------------------------------------------
     def sync(self, *, force: bool = False, progress: Progress | None = None) -> SyncReport:
@@ -167,6 +169,13 @@ class IndexSync:
 
     def _read(self, entry: FileEntry) -> tuple[FileContent, Sequence[int] | None]:
         """The text to index and, for transcripts, the JSONL line of each rendered line."""
+        root = self.scope.agent_root(entry.source)
+        if root is not None:  # another agent's session file: read on from where we stopped
+            try:
+                session, warning = self._agents.read(root, entry.source, entry.path)
+            except OSError as exc:
+                raise SkipFile(f"cannot read: {exc.strerror or exc}") from None
+            return FileContent(session.text, session.hash, warning), session.line_map
         content = read_content(self.scope, entry)
         if entry.source != "sessions":
             return content, None
@@ -214,4 +223,5 @@ class IndexSync:
         return len(rows)
 
     def _delete(self, path: str) -> None:
+        self._agents.forget(path)
         in_transaction(self.writer, lambda: self.writer.delete_file(path))

@@ -35,10 +35,14 @@ def root_of(workspace: Path, sessions_dir: Path | None) -> Path:
     return Path(sessions_dir or Path(workspace) / "sessions")
 
 
-def locate(workspace: Path, sessions_dir: Path | None, rel: str) -> tuple[Path, Path]:
+def locate(workspace: Path, sessions_dir: Path | None, rel: str,
+           agent_roots: tuple[tuple[str, Path], ...] = ()) -> tuple[Path, Path]:
     """(containment root, absolute path) of an index path: transcripts under their folder,
-    everything else under the workspace."""
+    other agents' session files under theirs, everything else under the workspace."""
     rel = Path(rel).as_posix()
+    for source, root in agent_roots:
+        if rel.startswith(source + "/"):
+            return Path(root), Path(root) / rel[len(source) + 1:]
     if rel.startswith(PREFIX) and "/" not in rel[len(PREFIX):] and sessions_dir is not None:
         root = root_of(workspace, sessions_dir)
         return root, root / rel[len(PREFIX):]

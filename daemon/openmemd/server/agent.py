@@ -28,6 +28,7 @@ from openmemd.protocol.status import (
     WatchStatus,
 )
 from openmemd.server import openclaw_side
+from openmemd.server.agent_watch import watch_agent_sessions
 from openmemd.server.indexer import Indexer
 from openmemd.server.served_index import ServedIndex
 from openmemd.server.util import iso
@@ -64,6 +65,7 @@ class AgentRuntime:
         self.indexer: Indexer | None = None
         self.watcher: Watcher | None = None
         self.sessions_watcher: Watcher | None = None  # OpenClaw's transcripts folder
+        self.agent_watchers: list[Watcher] = []  # Claude Code's and Codex's session folders
         self.error: str | None = None
         self.workspace: Path | None = None
         self._dream_lock = threading.Lock()
@@ -100,10 +102,13 @@ class AgentRuntime:
             self.sessions_watcher = openclaw_side.watch_sessions(
                 index.scope.sessions_dir, indexer, self.settings, self.agent_id,
                 self._force_polling)
+            self.agent_watchers = watch_agent_sessions(
+                index.scope.agent_roots, indexer, self.settings, self.agent_id,
+                self._force_polling)
 
     def stop(self, timeout: float = 10.0) -> bool:
         """Stop watcher and indexer and close the index; False if the writer did not finish."""
-        for watcher in (self.watcher, self.sessions_watcher):
+        for watcher in (self.watcher, self.sessions_watcher, *self.agent_watchers):
             if watcher is not None:
                 watcher.stop(timeout=min(timeout, 3.0))
         finished = self.indexer.stop(timeout) if self.indexer is not None else True
@@ -119,7 +124,7 @@ class AgentRuntime:
 
     def check(self) -> None:
         """Periodic liveness check (daemon main loop)."""
-        for watcher in (self.watcher, self.sessions_watcher):
+        for watcher in (self.watcher, self.sessions_watcher, *self.agent_watchers):
             if watcher is not None:
                 watcher.check()
         # A deleted or replaced index file is rebuilt at once, even if nothing searches.

@@ -45,6 +45,8 @@ class ServedScope(Protocol):
 
     @property
     def sessions_dir(self) -> Path | None: ...
+    @property
+    def agent_roots(self) -> tuple[tuple[str, Path], ...]: ...
 
 
 class ServedIndex(Protocol):

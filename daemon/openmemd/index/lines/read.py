@@ -88,7 +88,7 @@ def read_lines(scope: ScanScope, path: str, from_line: int | None = None,
     if isinstance(path, str):
         cited = parse_citation(path, from_line, lines)
         path, from_line, lines = cited.path, cited.from_line, cited.lines
-    if classify(scope, _relative(scope, path)) == "sessions":  # the lines search cited
+    if classify(scope, _relative(scope, path)) not in (None, "memory"):  # transcript lines
         return read_transcript(scope, _relative(scope, path), from_line, lines)
     rel, _ = resolve_readable(scope, path)
     start = from_line or 1

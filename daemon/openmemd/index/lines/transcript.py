@@ -11,9 +11,18 @@ from __future__ import annotations
 from typing import Any
 
 from openmemd.errors import ForbiddenError, NotFoundError
+from openmemd.index.agent_sessions import AGENT_SOURCES, render_bytes
 from openmemd.index.lines.cited import past_end
 from openmemd.index.scan import ScanScope, SkipFile, read_content, stat_entry
-from openmemd.index.sessions import render_session
+from openmemd.index.sessions import RenderedSession, render_session
+
+
+def render_entry(source: str, path: str, text: str) -> RenderedSession:
+    """A transcript's or another agent's session file's message lines, as the index holds
+    them."""
+    if source in AGENT_SOURCES:
+        return render_bytes(source, path, text.encode("utf-8"))
+    return render_session(text)
 
 
 def read_transcript(scope: ScanScope, rel: str, from_line: int | None,
@@ -30,7 +39,7 @@ def read_transcript(scope: ScanScope, rel: str, from_line: int | None,
     start = from_line or 1
     end = start + lines - 1 if lines is not None else total
     past_end(rel, start, total)
-    rendered = render_session(content.text)
+    rendered = render_entry(entry.source, rel, content.text)
     picked = [(number, text) for number, text in zip(rendered.line_map,
                                                      rendered.text.split("\n"), strict=False)
               if start <= number <= end]
