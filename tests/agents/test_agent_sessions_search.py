@@ -77,10 +77,18 @@ def test_codex_fact_found_once_and_read(homes, cli) -> None:
 
 
 def test_date_question_finds_the_session_of_that_day(homes, cli) -> None:
+    # another session, a month older, says more about billing decisions
+    older = datetime.combine(date.today() - timedelta(days=33), time(12, 0)).astimezone()
+    record = {"type": "user", "sessionId": "old", "cwd": PROJECT, "timestamp": older.isoformat(),
+              "message": {"role": "user", "content": "We decide billing: billing decided, "
+                                                     "billing invoices monthly, decide billing."}}
+    (homes["claude"].parent / "old.jsonl").write_text(json.dumps(record) + "\n")
+    assert search(cli, "what did we decide about billing")[0]["path"].endswith("old.jsonl")
     hits = search(cli, "what did we decide about billing last Friday",
                   "--today", date.today().isoformat())
-    assert hits and hits[0]["source"] == "claude-code"
-    assert "billing" in str(hits[0]["snippet"]).lower()
+    assert hits and hits[0]["path"] == f"claude-code/{homes['claude'].parent.name}/" \
+        f"{homes['claude'].name}"
+    assert "quokka" in str(hits[0]["snippet"])
 
 
 def test_project_narrows_the_search(homes, cli) -> None:
