@@ -31,9 +31,12 @@ ALLOWED = {
     "text": set(),
     "store": FOUNDATION | {"text"},
     "embed": FOUNDATION,
+    # other agents' session files read into message lines: pure parsing of their formats,
+    # below index (which masks, chunks and stores what they give)
+    "agents": set(),
     # the three below api
     "search": FOUNDATION | {"embed", "store", "text"},
-    "index": FOUNDATION | {"embed", "store", "text"},
+    "index": FOUNDATION | {"embed", "store", "text", "agents"},
     "dreaming": FOUNDATION | {"embed", "store", "text"},
     "notes": FOUNDATION | {"dreaming", "search", "protocol"},  # `MemoryIndex.add`: an agent's note
     # the session's startup context: read with the index's symlink-safe open and skip rule,

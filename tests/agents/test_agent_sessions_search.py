@@ -72,7 +72,8 @@ def test_codex_fact_found_once_and_read(homes, cli) -> None:
     assert lines == {(3, 10)}  # one chunk; the event_msg copies are not indexed
     code, out = cli("get", str(hits[0]["path"]), "--json")
     got = json.loads(out)
-    assert got["text"].count("pelican layout.") == 2  # the message and the compaction summary
+    # the message and the compaction summary
+    assert code == 0 and got["text"].count("pelican layout.") == 2
     assert got["lineNumbers"] == [3, 6, 8, 10] and "wombat" not in got["text"]
 
 

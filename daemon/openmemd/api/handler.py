@@ -70,7 +70,7 @@ class Searchable(Protocol):
     def searched(self, query: str, max_results: int | None = None,
                  min_score: float | None = None, sources: Sequence[str] | None = None,
                  explain: bool = False, *, record: bool = True,
-                 today: date | None = None) -> _Searched: ...
+                 today: date | None = None, project: str | None = None) -> _Searched: ...
 
 
 def search_reply(index: Searchable, request: SearchRequest) -> SearchReply:
@@ -80,7 +80,8 @@ def search_reply(index: Searchable, request: SearchRequest) -> SearchReply:
     found = index.searched(request.query, max_results=request.max_results,
                            min_score=request.min_score,
                            sources=list(request.sources) if request.sources else None,
-                           explain=request.explain, today=request.today)
+                           explain=request.explain, today=request.today,
+                           project=request.project)
     return found.reply(took_ms=round((time.perf_counter() - started) * 1000, 2))
 
 

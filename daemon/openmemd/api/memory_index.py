@@ -235,10 +235,11 @@ class MemoryIndex:
     def searched(self, query: str, max_results: int | None = None,
                  min_score: float | None = None, sources: Sequence[str] | None = None,
                  explain: bool = False, *, record: bool = True,
-                 today: date | None = None) -> Searched:
-        """A search's hits and what its reply says of them (`Searched`)."""
+                 today: date | None = None, project: str | None = None) -> Searched:
+        """A search's hits and what its reply says of them (`Searched`). `project`: only
+        other agents' sessions that ran in this folder (or one inside it)."""
         return self._searcher.search(query, max_results, min_score, sources, explain,
-                                     record=record, today=today)
+                                     record=record, today=today, project=project)
 
     def get(self, path: str, from_line: int | None = None, lines: int | None = None, *,
             namespace: str | None = None) -> dict[str, Any]:

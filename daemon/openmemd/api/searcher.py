@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import os
 import time
 from collections.abc import Callable, Sequence
 from datetime import date, datetime, timezone
@@ -25,6 +26,7 @@ from openmemd.dreaming.clock import day_bucket, resolve_timezone
 from openmemd.embed.base import EmbeddingError, EmbeddingProvider
 from openmemd.embed.shared import ProviderHealth, QueryVectors
 from openmemd.errors import BadRequestError, IndexLockedError, UnavailableError
+from openmemd.index.agent_sessions import SessionProjects
 from openmemd.index.line_days import LineDays
 from openmemd.log import get_logger
 from openmemd.protocol import params
@@ -62,6 +64,9 @@ T = TypeVar("T")
 FOREGROUND_FILL_S = 1.0
 # What a read can raise about the index itself (the store's errors, see store.base).
 _STORE_ERRORS = (IndexDamagedError, DiskFullError, StoreUnavailableError)
+
+
+PROJECT_OVERSAMPLE = 5  # candidates asked for per hit wanted when a project narrows a search
 
 
 class Searched(NamedTuple):
@@ -147,14 +152,19 @@ class Searcher:
         self.on_damage: Callable[[str], None] | None = None
         self._query_vectors = QueryVectors(settings.embedding.query_cache_size)
         self._line_days = LineDays()  # transcripts' and MEMORY.md's days, for dated queries
+        self._projects = SessionProjects()  # the folders agents' sessions ran in
         self._built = False  # see ensure_built
 
     def search(self, query: str, max_results: int | None = None,
                min_score: float | None = None, sources: Sequence[str] | None = None,
                explain: bool = False, *, record: bool = True,
-               today: date | None = None) -> Searched:
+               today: date | None = None, project: str | None = None) -> Searched:
         """`today`: the day "yesterday" and "last week" count from (default: the local date, in
-        `dreaming.timezone`); pinned by tests and replays."""
+        `dreaming.timezone`); pinned by tests and replays. `project`: only other agents'
+        sessions that ran in this absolute folder."""
+        if project is not None:
+            return self._in_project(query, max_results, min_score, sources, explain,
+                                    record=record, today=today, project=project)
         # the protocol's own rule (type, valid Unicode, MAX_QUERY_BYTES): one limit whichever
         # way a query comes in
         query = params.text("query", query, params.MAX_QUERY_BYTES, empty_ok=True).strip()
@@ -210,6 +220,26 @@ class Searcher:
         cited = citations.apply(hits, self.settings.citations)  # after recording: raw snippets
         return self._searched(cited, mode=self._mode(degraded[0]), dates=dates_said,
                               nearest=nearest, pending_vectors=pending)
+
+    def _in_project(self, query: str, max_results: int | None, min_score: float | None,
+                    sources: Sequence[str] | None, explain: bool, *, record: bool,
+                    today: date | None, project: str) -> Searched:
+        """A search of the agent sources only, its hits kept when their session ran in
+        `project`; more candidates are asked for, as the filter comes after ranking."""
+        if not os.path.isabs(project):
+            raise BadRequestError(f"project must be an absolute path; got {project[:200]!r}")
+        scope = self.maintainer.scope
+        agents = [s for s in (sources or scope.sources) if scope.agent_root(s) is not None]
+        if not agents:
+            raise BadRequestError("project narrows Claude Code and Codex sessions, and neither "
+                                  'is indexed: add "claude-code" or "codex" to sources')
+        wanted = self.settings.query.max_results if max_results is None else max_results
+        found = self.search(query, min(wanted * PROJECT_OVERSAMPLE, 100), min_score, agents,
+                            explain, record=False, today=today)
+        kept = [h for h in found.hits if self._projects.has(scope.agent_root(h.source), h.path,
+                                                       h.source, project)]
+        # not recorded for dreaming: the hits carry their citations by now (a later change)
+        return found._replace(hits=kept[:wanted])
 
     def _understand(self, query: str, today: date | None, sources: Sequence[str] | None,
                     where: CandidateFilter) -> Understood:

@@ -53,7 +53,8 @@ def search_request(args: argparse.Namespace) -> SearchRequest:
         query=" ".join(args.query), agent=args.agent, max_results=args.max_results,
         min_score=args.min_score, sources=tuple(args.sources) if args.sources else None,
         explain=args.explain or not args.json,  # text output marks the relaxed fallback
-        today=params.today(args.today) if args.today else None)
+        today=params.today(args.today) if args.today else None,
+        project=os.path.abspath(os.path.expanduser(args.project)) if args.project else None)
 
 
 def get_request(args: argparse.Namespace) -> GetRequest:

@@ -112,6 +112,8 @@ def _search(p: argparse.ArgumentParser) -> None:
     p.add_argument("--explain", action="store_true", help="show how each score was made")
     p.add_argument("--today", metavar="YYYY-MM-DD", help='the day "yesterday" and "last week" '
                    "count from (default: today)")
+    p.add_argument("--project", metavar="PATH", help="only Claude Code / Codex sessions that "
+                   "ran in this folder (default: everything)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
 

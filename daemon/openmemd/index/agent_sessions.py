@@ -162,3 +162,31 @@ def in_project(projects: tuple[str, ...], project: str) -> bool:
     want = os.path.normpath(project)
     return any(p == want or p.startswith(want.rstrip("/") + "/")
                for p in (os.path.normpath(x) for x in projects))
+
+
+class SessionProjects:
+    """Which folders each agent session file ran in, read from its first records and kept
+    while the file's size and mtime stay the same."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._held: dict[str, tuple[tuple[int, int], tuple[str, ...]]] = {}
+
+    def has(self, root: Path | None, path: str, source: str, project: str) -> bool:
+        """Whether `path` (under its agent's folder `root`) ran in `project`."""
+        if root is None:
+            return False
+        try:
+            st = os.lstat(root / path.split("/", 1)[1])
+        except OSError:
+            return False
+        key = (st.st_mtime_ns, st.st_size)
+        with self._lock:
+            held = self._held.get(path)
+        if held is None or held[0] != key:
+            held = (key, file_projects(root, path, source))
+            with self._lock:
+                if len(self._held) > 4096:
+                    self._held.clear()
+                self._held[path] = held
+        return in_project(held[1], project)

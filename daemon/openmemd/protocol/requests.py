@@ -65,6 +65,7 @@ class SearchRequest(NamedTuple):
     sources: tuple[str, ...] | None = None
     explain: bool = False
     today: date | None = None  # what "yesterday" counts from (default: the local date)
+    project: str | None = None  # an absolute folder: only agent sessions that ran in it
 
 
 class GetRequest(NamedTuple):
