@@ -98,3 +98,11 @@ def test_project_narrows_the_search(homes, cli) -> None:
     assert only and {h["source"] for h in only} == {"claude-code"}
     garden = search(cli, "marigolds OR quokka", "--project", OTHER_PROJECT + "/")
     assert garden and {h["source"] for h in garden} == {"codex"}
+
+
+def test_project_travels_on_the_wire_and_through_mcp_arguments() -> None:
+    from openmemd.protocol.requests import SearchRequest, parse_fields, to_wire
+
+    request = SearchRequest("billing", project=PROJECT)
+    assert to_wire(request)["project"] == PROJECT
+    assert parse_fields(to_wire(request)) == request

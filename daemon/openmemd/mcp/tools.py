@@ -60,8 +60,11 @@ _SEARCH_SCHEMA = {
                      "description": "Drop results scoring below this, 0..1 (default 0.35)."},
         "sources": {"type": "array", "minItems": 1, "uniqueItems": True,
                     "items": {"type": "string", "enum": list(SOURCES)},
-                    "description": "Restrict to notes ('memory') or session transcripts "
-                                   "('sessions')."},
+                    "description": "Restrict to notes ('memory'), session transcripts "
+                                   "('sessions') or Claude Code / Codex sessions."},
+        "project": {"type": "string", "minLength": 1,
+                    "description": "An absolute folder: only Claude Code / Codex sessions "
+                                   "that ran in it (default: search everything)."},
     },
     "required": ["query"],
     "additionalProperties": False,
