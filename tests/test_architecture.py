@@ -48,9 +48,11 @@ ALLOWED = {
                          "protocol", "client", "discovery"},
     # MCP: tools over the same requests, local or through the daemon
     "mcp": FOUNDATION | {"api", "client", "protocol"},
+    # other agents on this machine: their settings files (connect/disconnect)
+    "agents": FOUNDATION,
     # the top: the daemon and the command line
     "server": FOUNDATION | {"api", "client", "protocol", "mcp"},
-    "cli": FOUNDATION | {"api", "client", "protocol", "mcp"},
+    "cli": FOUNDATION | {"api", "client", "protocol", "mcp", "agents"},
 }
 
 # Every import the direction above does not allow, each with its reason. Each entry is

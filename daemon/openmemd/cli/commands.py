@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from openmemd.cli import config_cmd, mcp_cmd, store_cmd
+from openmemd.cli import config_cmd, connect_cmd, mcp_cmd, store_cmd
 from openmemd.cli.ask import ask, handler_for
 from openmemd.cli.fast import (
     EXIT_OK,
@@ -197,6 +197,7 @@ COMMANDS: dict[str, Callable[[Settings, argparse.Namespace], int]] = {
     "workspace": cmd_workspace,
     "config": config_cmd.run, "add": mcp_cmd.cmd_add, "mcp": mcp_cmd.cmd_mcp,
     "store": store_cmd.run, "context": cmd_context,
+    "connect": connect_cmd.run, "disconnect": connect_cmd.run,
 }
 
 

@@ -20,7 +20,7 @@ from openmemd import paths
 from openmemd.errors import ConfigError
 
 DEFAULT_AGENT = "main"
-SOURCES = ("memory", "sessions")
+SOURCES = ("memory", "sessions", "claude-code", "codex")
 # Dreaming's phases in run order (one [dreaming.<phase>] table each); "all" runs them all.
 PHASES = ("light", "rem", "deep")
 PHASE_CHOICES = (*PHASES, "all")
