@@ -52,6 +52,7 @@ class McpServerTable:
         table = tomlkit.table()
         for key, value in self.entry.items():
             table[key] = value
+        table.add(tomlkit.nl())  # a blank line before whatever table follows
         servers[SERVER_NAME] = table
         return dump_toml(doc, state), {"entry": self.entry, "previous": previous,
                                        "createdTable": "mcp_servers" not in load_toml(state)}

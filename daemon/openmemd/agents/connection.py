@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, cast
 
 from openmemd.agents import claude_code_settings, codex_settings
 from openmemd.agents.safe_edit import (
@@ -70,7 +70,8 @@ def plan_disconnect(agent: str, wiring: Wiring, record: dict[str, Any]) -> list[
     for name, done in record.get("edits", {}).items():
         if name not in by_name:
             continue
-        edit = dataclasses.replace(by_name[name], path=Path(done["path"]))  # type: ignore[type-var]
+        # the file connect wrote, even if $CLAUDE_CONFIG_DIR or $CODEX_HOME changed since
+        edit = cast(Edit, dataclasses.replace(cast(Any, by_name[name]), path=Path(done["path"])))
         before = read_state(edit.path)
         after = _original(before, done)
         if after is _KEEP:
@@ -110,9 +111,8 @@ def apply(agent: str, steps: list[Step], record_path: Path, *, connecting: bool,
             say(f"added {what}: {step.before.path}"
                 + (f" (backup: {saved})" if saved else " (new file)"))
         else:
-            say(f"removed {what}: {step.before.path}"
-                + (" (restored as it was)" if step.after is None or not step.before.exists
-                   else ""))
+            say(f"removed {what}: {step.before.path}" + (" (openmemd had created the file)"
+                                                          if step.after is None else ""))
 
 
 def read_record(record_path: Path) -> dict[str, Any]:

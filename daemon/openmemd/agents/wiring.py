@@ -30,8 +30,11 @@ class Edit(Protocol):
     """One file of one agent: `add` gives the new bytes and what was added (None: nothing to
     change), `remove` the bytes without what `add` recorded (None: nothing of it is left)."""
 
-    name: str
-    path: Path
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def path(self) -> Path: ...
 
     def add(self, state: FileState) -> tuple[bytes, dict[str, Any]] | None: ...
 
