@@ -270,3 +270,26 @@ def test_existing_sources_are_kept_and_restored(home):
     assert text.startswith("# mine\n") and "max_results = 9" in text
     assert main(["disconnect", "codex"]) == 0
     assert config.read_text() == original
+
+
+def test_killed_right_after_a_write_disconnect_still_undoes_it(home, monkeypatch):
+    before = fake_agents(home)
+    from openmemd.agents import connection
+
+    real = connection.replace
+
+    def killed(before, after):
+        real(before, after)
+        if before.path.parent.name != "connected":  # the record's own writes go through
+            raise KeyboardInterrupt  # as if the process died right after the rename
+
+    monkeypatch.setattr(connection, "replace", killed)
+    assert main(["connect", "claude-code"]) != 0
+    monkeypatch.setattr(connection, "replace", real)
+    assert openmemd_config(home).exists()  # the first file was written
+    assert main(["disconnect", "claude-code"]) == 0
+    for path, data in before.items():
+        assert path.read_bytes() == data
+    assert not openmemd_config(home).exists()
+    assert main(["connect", "claude-code"]) == 0  # and a new run does the whole job
+    assert "openmemd" in json.loads((home / ".claude.json").read_text())["mcpServers"]

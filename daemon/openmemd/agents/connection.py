@@ -100,12 +100,15 @@ def _original(now: FileState, done: dict[str, Any]) -> object:
 
 def apply(agent: str, steps: list[Step], record_path: Path, *, connecting: bool,
           say: Callable[[str], None]) -> None:
-    """Write the steps in order, the record updated after each (a failure halfway leaves a
-    record of what was done, and running the command again finishes it)."""
+    """Write the steps in order. Connect records each addition before writing it (killed in
+    between, disconnect finds it, or finds nothing to remove); disconnect forgets it after."""
     for step in steps:
         saved = backup(step.before) if connecting else None
+        if connecting:
+            _update_record(record_path, agent, step, saved, connecting)
         replace(step.before, step.after)
-        _update_record(record_path, agent, step, saved, connecting)
+        if not connecting:
+            _update_record(record_path, agent, step, saved, connecting)
         what = WHAT.get(step.edit.name, step.edit.name).format(agent=agent)
         if connecting:
             say(f"added {what}: {step.before.path}"

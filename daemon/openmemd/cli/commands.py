@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from openmemd.cli import config_cmd, connect_cmd, mcp_cmd, store_cmd
+from openmemd.cli import config_cmd, mcp_cmd, store_cmd
 from openmemd.cli.ask import ask, handler_for
 from openmemd.cli.fast import (
     EXIT_OK,
@@ -171,6 +171,12 @@ def cmd_context(settings: Settings, args: argparse.Namespace) -> int:
     return show_context(args, ask(settings, args, context_request(args), ContextReply))
 
 
+def cmd_connect(settings: Settings, args: argparse.Namespace) -> int:
+    from openmemd.cli import connect_cmd  # tomlkit and the agents' modules: only here
+
+    return connect_cmd.run(settings, args)
+
+
 def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
     from openmemd.server.daemon import run_daemon
 
@@ -197,7 +203,7 @@ COMMANDS: dict[str, Callable[[Settings, argparse.Namespace], int]] = {
     "workspace": cmd_workspace,
     "config": config_cmd.run, "add": mcp_cmd.cmd_add, "mcp": mcp_cmd.cmd_mcp,
     "store": store_cmd.run, "context": cmd_context,
-    "connect": connect_cmd.run, "disconnect": connect_cmd.run,
+    "connect": cmd_connect, "disconnect": cmd_connect,
 }
 
 
