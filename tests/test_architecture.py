@@ -31,9 +31,10 @@ ALLOWED = {
     "text": set(),
     "store": FOUNDATION | {"text"},
     "embed": FOUNDATION,
-    # other agents' session files read into message lines: pure parsing of their formats,
-    # below index (which masks, chunks and stores what they give)
-    "agents": set(),
+    # other agents on this machine: their session files read into message lines (pure parsing,
+    # below index, which masks, chunks and stores what they give) and their settings files
+    # (connect/disconnect, which write openmemd's config: config, paths)
+    "agents": FOUNDATION,
     # the three below api
     "search": FOUNDATION | {"embed", "store", "text"},
     "index": FOUNDATION | {"embed", "store", "text", "agents"},
@@ -53,7 +54,7 @@ ALLOWED = {
     "mcp": FOUNDATION | {"api", "client", "protocol"},
     # the top: the daemon and the command line
     "server": FOUNDATION | {"api", "client", "protocol", "mcp"},
-    "cli": FOUNDATION | {"api", "client", "protocol", "mcp"},
+    "cli": FOUNDATION | {"api", "client", "protocol", "mcp", "agents"},
 }
 
 # Every import the direction above does not allow, each with its reason. Each entry is

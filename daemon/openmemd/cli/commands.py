@@ -171,6 +171,12 @@ def cmd_context(settings: Settings, args: argparse.Namespace) -> int:
     return show_context(args, ask(settings, args, context_request(args), ContextReply))
 
 
+def cmd_connect(settings: Settings, args: argparse.Namespace) -> int:
+    from openmemd.cli import connect_cmd  # tomlkit and the agents' modules: only here
+
+    return connect_cmd.run(settings, args)
+
+
 def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
     from openmemd.server.daemon import run_daemon
 
@@ -197,6 +203,7 @@ COMMANDS: dict[str, Callable[[Settings, argparse.Namespace], int]] = {
     "workspace": cmd_workspace,
     "config": config_cmd.run, "add": mcp_cmd.cmd_add, "mcp": mcp_cmd.cmd_mcp,
     "store": store_cmd.run, "context": cmd_context,
+    "connect": cmd_connect, "disconnect": cmd_connect,
 }
 
 

@@ -16,6 +16,7 @@ from openmemd.protocol.params import MAX_NOTE_BYTES
 if TYPE_CHECKING:
     from openmemd.config import Settings
 
+AGENTS = ("claude-code", "codex")  # what `openmemd connect` wires
 HOSTS = ("claude-code", "claude-desktop", "codex", "cursor", "openclaw")  # openmemd mcp's
 
 
@@ -170,6 +171,12 @@ def _mcp(p: argparse.ArgumentParser) -> None:
                    help=f"print how to register this server with HOST ({', '.join(HOSTS)})")
 
 
+def _connect(p: argparse.ArgumentParser) -> None:
+    p.add_argument("target", metavar="AGENT", choices=AGENTS, help=" or ".join(AGENTS))
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the change as a unified diff, write nothing")
+
+
 def _store(p: argparse.ArgumentParser) -> None:
     p.add_argument("action", choices=("copy", "adopt"),
                    help="copy: --from to --to; adopt: make the configured namespace this "
@@ -205,6 +212,9 @@ COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
     "config": ("show the effective settings and where each came from", _config),
     "add": ("append a note to today's memory file (or MEMORY.md)", _add),
     "mcp": ("serve the memory to an agent over MCP (stdio)", _mcp),
+    "connect": ("wire an agent (claude-code, codex) to openmemd in its own settings: MCP "
+                "server, its sessions as a source, startup context", _connect),
+    "disconnect": ("undo `openmemd connect`, exactly", _connect),
     "store": ("copy an index between backends (SQLite file, PostgreSQL), or adopt a "
               "PostgreSQL namespace another workspace filled", _store),
 }
