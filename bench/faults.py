@@ -17,13 +17,18 @@ Scenarios (each prints one or two lines of figures; goals from issue 9):
                 seconds until a search finds a known note again (goal ≤ 60 s, no restart)
   overflow      2,500 notes deleted at once with a small kernel event queue: seconds until
                 status shows the deletions (goal ≤ 10 s)
+  adds-during-index  a first index with the default local model (e5) of a generated workspace;
+                8 concurrent `openmemd add` and one `openmemd status` while it runs: each
+                one's latency (goal: adds ≤ 10 s, status ≤ 3 s) and whether every note landed
+                exactly once
   context-bytes hostile notes (every C0 and C1 control, DEL, CSI / OSC / DCS / APC sequences,
                 CR, a NUL past the binary probe, an escape in a file name) and a binary one:
                 control characters in the daemon's `context` reply and in `openmemd context`
                 (text and --json), and whether the binary note is skipped and named (goal 0)
 
 Every daemon here runs in a subprocess on a generated workspace under /tmp, keyword-only
-(`provider = "none"`) unless `--provider auto`, and is stopped at the end.
+(`provider = "none"`) unless `--provider auto` (adds-during-index always embeds), and is
+stopped at the end.
 """
 
 from __future__ import annotations
@@ -418,9 +423,77 @@ def context_bytes(args: argparse.Namespace) -> None:
               f"binary note skipped and named: {'yes' if named else 'NO'}")
 
 
+# -- adds-during-index ----------------------------------------------------------------------
+def _timed_cli(d: Daemon, out: dict[str, Any], key: str, *extra: str) -> None:
+    """Run `openmemd EXTRA...` against `d`; record (seconds, exit code, output)."""
+    t0 = time.perf_counter()
+    try:
+        done = subprocess.run(d.args(*extra), env=d.env, capture_output=True, text=True,
+                              timeout=180)
+        out[key] = (time.perf_counter() - t0, done.returncode, done.stdout + done.stderr)
+    except subprocess.TimeoutExpired:
+        out[key] = (time.perf_counter() - t0, None, "no answer in 180 s")
+
+
+def _indexer_state(d: Daemon) -> tuple[str, int]:
+    with d.client(timeout=60) as c:
+        st = c.status()["agents"]["main"]
+    return (st.get("indexer") or {}).get("state", "?"), int(st.get("pendingVectors") or 0)
+
+
+def adds_during_index(args: argparse.Namespace) -> None:
+    with scratch() as root:
+        ws = notes_workspace(root, args.index_notes)
+        d = Daemon(root, ws, "auto")
+        # Started by hand: Daemon.start waits for a sync, and the index must still be building.
+        d.proc = subprocess.Popen(d.args("run", "--foreground"), env=d.env,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            deadline = time.monotonic() + 120
+            state = "?"
+            while time.monotonic() < deadline:  # until the vectors are being embedded
+                with contextlib.suppress(Exception):
+                    state, pending = _indexer_state(d)
+                    if pending and state not in ("idle", "?"):
+                        break
+                time.sleep(0.2)
+            else:
+                raise SystemExit(f"adds-during-index: the first index never started ({state})")
+            tag = f"{os.getpid()}-{time.time_ns()}"
+            out: dict[str, Any] = {}
+            threads = [threading.Thread(target=_timed_cli, args=(
+                d, out, f"add {i}", "add", f"adds-during-index note {i} tag {tag}"))
+                for i in range(8)]
+            threads.append(threading.Thread(target=_timed_cli, args=(
+                d, out, "status", "status", "--json")))
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            after, pending = _indexer_state(d)
+            for key in [*(f"add {i}" for i in range(8)), "status"]:
+                seconds, code, text = out[key]
+                health = ""
+                if key == "status" and code is not None:
+                    with contextlib.suppress(ValueError):
+                        health = " health " + json.loads(text[text.index("{"):]).get("health")
+                print(f"adds-during-index: {key}: {seconds:.2f} s, exit {code}{health}")
+            adds = [out[f"add {i}"][0] for i in range(8)]
+            landed = "".join(p.read_text() for p in (ws / "memory").glob("*.md")
+                             if p.stem.count("-") == 2)
+            counts = [landed.count(f"adds-during-index note {i} tag {tag}\n") for i in range(8)]
+            print(f"adds-during-index: {args.index_notes} notes, e5 first index "
+                  f"({state} at the start, {after} with {pending} vectors pending at the end): "
+                  f"adds max {max(adds):.2f} s (goal ≤ 10 s), status {out['status'][0]:.2f} s "
+                  f"(goal ≤ 3 s); notes landed {counts} (goal exactly once each)")
+        finally:
+            d.stop()
+
+
 SCENARIOS: dict[str, Callable[[argparse.Namespace], None]] = {
     "dream-append": dream_append, "stale-lock": stale_lock, "fuzz": fuzz, "race": race,
-    "damage": damage, "overflow": overflow, "context-bytes": context_bytes}
+    "damage": damage, "overflow": overflow, "context-bytes": context_bytes,
+    "adds-during-index": adds_during_index}
 
 
 def main() -> int:
@@ -431,6 +504,7 @@ def main() -> int:
     ap.add_argument("--race-seconds", type=float, default=60.0)
     ap.add_argument("--damage-notes", type=int, default=200)
     ap.add_argument("--overflow-notes", type=int, default=2500)
+    ap.add_argument("--index-notes", type=int, default=400)
     args = ap.parse_args()
     for name in args.only:
         SCENARIOS[name](args)
