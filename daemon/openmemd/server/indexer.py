@@ -228,6 +228,8 @@ class Indexer:
                     action = functools.partial(self._do_reconcile, force, reasons, waiters)
                 else:
                     action = functools.partial(self._do_batch, self._take_paths_locked())
+                # not "idle" from here on, before the action names what it does (`free`)
+                self.state = "starting"
             try:
                 action()
             except BaseException:  # never let the writer die
