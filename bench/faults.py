@@ -17,6 +17,11 @@ Scenarios (each prints one or two lines of figures; goals from issue 9):
                 seconds until a search finds a known note again (goal ≤ 60 s, no restart)
   overflow      2,500 notes deleted at once with a small kernel event queue: seconds until
                 status shows the deletions (goal ≤ 10 s)
+  adds-during-index  a first index with the default local model (e5) of a generated workspace;
+                8 concurrent `openmemd add` and one `openmemd status` while it runs: each
+                one's latency (goal: adds ≤ 10 s, status ≤ 3 s) and whether every note landed
+                exactly once; then 32 clients asking add, search, status and ping in turn for
+                30 s: answers, failures and the slowest of each op
   context-bytes hostile notes (every C0 and C1 control, DEL, CSI / OSC / DCS / APC sequences,
                 CR, a NUL past the binary probe, an escape in a file name) and a binary one:
                 control characters in the daemon's `context` reply and in `openmemd context`
@@ -33,7 +38,8 @@ Scenarios (each prints one or two lines of figures; goals from issue 9):
                 issue 43: ✗ each, no traceback, no hang, an unreadable index kept)
 
 Every daemon here runs in a subprocess on a generated workspace under /tmp, keyword-only
-(`provider = "none"`) unless `--provider auto`, and is stopped at the end.
+(`provider = "none"`) unless `--provider auto` (adds-during-index always embeds), and is
+stopped at the end.
 """
 
 from __future__ import annotations
@@ -561,6 +567,131 @@ def broken_index(args: argparse.Namespace) -> None:
                   f"files after: {', '.join(kept) or '-'}")
 
 
+# -- adds-during-index ----------------------------------------------------------------------
+def _timed_cli(d: Daemon, out: dict[str, Any], key: str, *extra: str) -> None:
+    """Run `openmemd EXTRA...` against `d`; record (seconds, exit code, output)."""
+    t0 = time.perf_counter()
+    try:
+        done = subprocess.run(d.args(*extra), env=d.env, capture_output=True, text=True,
+                              timeout=180)
+        out[key] = (time.perf_counter() - t0, done.returncode, done.stdout + done.stderr)
+    except subprocess.TimeoutExpired:
+        out[key] = (time.perf_counter() - t0, None, "no answer in 180 s")
+
+
+def _indexer_state(d: Daemon) -> tuple[str, int]:
+    """The indexer's state (with its progress) and the chunks waiting for a vector."""
+    with d.client(timeout=60) as c:
+        st = c.status()["agents"]["main"]
+    indexer = st.get("indexer") or {}
+    step = indexer.get("progress") or {}
+    state = indexer.get("state", "?") + (f" ({step['phase']} {step['done']}/{step['total']})"
+                                         if step else "")
+    return state, int(st.get("pendingVectors") or 0)
+
+
+def _wait_for_fill(d: Daemon) -> str:
+    """Wait until the first index embeds (its keyword rows written, vectors being filled)."""
+    deadline = time.monotonic() + 120
+    state = "?"
+    while time.monotonic() < deadline:
+        with contextlib.suppress(Exception):
+            state, pending = _indexer_state(d)
+            if pending and "(vectors " in state:
+                return state
+        time.sleep(0.2)
+    raise SystemExit(f"adds-during-index: the first index never started ({state})")
+
+
+def _cli_round(d: Daemon, tag: str) -> dict[str, float]:
+    """8 `openmemd add` and one `openmemd status --json` at once, as processes."""
+    out: dict[str, Any] = {}
+    threads = [threading.Thread(target=_timed_cli, args=(
+        d, out, f"add {i}", "add", f"adds-during-index note {i} tag {tag}")) for i in range(8)]
+    threads.append(threading.Thread(target=_timed_cli, args=(d, out, "status", "status",
+                                                               "--json")))
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for key, (seconds, code, text) in sorted(out.items()):
+        health = ""
+        if key == "status" and code is not None:
+            with contextlib.suppress(ValueError):
+                health = " health " + json.loads(text[text.index("{"):]).get("health")
+        queued = " (reply: queued for indexing)" if "queued for indexing" in text else ""
+        print(f"adds-during-index: {key}: {seconds:.2f} s, exit {code}{health}{queued}")
+    return {key: value[0] for key, value in out.items()}
+
+
+def _mixed_round(d: Daemon, clients: int, seconds: float) -> None:
+    """`clients` connections asking add, search, status and ping in turn for `seconds`: how
+    many answers, and the slowest of each op."""
+    slowest: dict[str, float] = {}
+    answered, failed = [0], [0]
+    lock = threading.Lock()
+    stop = time.monotonic() + seconds
+    ops: list[tuple[str, Callable[[Any, int], Any]]] = [
+        ("add", lambda c, n: c.add(f"mixed client note {n}", timeout=120)),
+        ("search", lambda c, n: c.search("budget meeting", timeout=120)),
+        ("status", lambda c, n: c.status(timeout=120)),
+        ("ping", lambda c, n: c.ping(timeout=120))]
+
+    def client(k: int) -> None:
+        n = k
+        with d.client(timeout=120) as c:
+            while time.monotonic() < stop:
+                name, call = ops[n % len(ops)]
+                t0 = time.perf_counter()
+                try:
+                    call(c, n)
+                    ok = True
+                except Exception:
+                    ok = False
+                took = time.perf_counter() - t0
+                with lock:
+                    answered[0] += ok
+                    failed[0] += not ok
+                    slowest[name] = max(slowest.get(name, 0.0), took)
+                n += clients
+    threads = [threading.Thread(target=client, args=(k,)) for k in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    print(f"adds-during-index: {clients} mixed clients for {seconds:.0f} s: {answered[0]} "
+          f"answered, {failed[0]} failed; slowest " + ", ".join(
+              f"{op} {s:.2f} s" for op, s in sorted(slowest.items())))
+
+
+def adds_during_index(args: argparse.Namespace) -> None:
+    with scratch() as root:
+        ws = notes_workspace(root, args.index_notes)
+        d = Daemon(root, ws, "auto")
+        # Started by hand: Daemon.start waits for a sync, and the index must still be building.
+        d.proc = subprocess.Popen(d.args("run", "--foreground"), env=d.env,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            state = _wait_for_fill(d)
+            tag = f"{os.getpid()}-{time.time_ns()}"
+            took = _cli_round(d, tag)
+            after, pending = _indexer_state(d)
+            adds = [took[f"add {i}"] for i in range(8)]
+            landed = "".join(p.read_text() for p in (ws / "memory").glob("*.md")
+                             if p.stem.count("-") == 2)
+            counts = [landed.count(f"adds-during-index note {i} tag {tag}\n") for i in range(8)]
+            print(f"adds-during-index: {args.index_notes} notes, e5 first index "
+                  f"({state} at the start, {after} with {pending} vectors pending at the end): "
+                  f"adds max {max(adds):.2f} s (goal ≤ 10 s), status {took['status']:.2f} s "
+                  f"(goal ≤ 3 s); notes landed {counts} (goal exactly once each)")
+            if args.mixed_clients:
+                _mixed_round(d, args.mixed_clients, args.mixed_seconds)
+                print(f"adds-during-index: indexer after the mixed round: "
+                      f"{' with '.join(map(str, _indexer_state(d)))} vectors pending")
+        finally:
+            d.stop()
+
+
 SCENARIOS: dict[str, Callable[[argparse.Namespace], None]] = {
     "dream-append": dream_append,
     "stale-lock": stale_lock,
@@ -572,6 +703,7 @@ SCENARIOS: dict[str, Callable[[argparse.Namespace], None]] = {
     "refill": refill,
     "secrets": secrets,
     "broken-index": broken_index,
+    "adds-during-index": adds_during_index,
 }
 
 
@@ -583,6 +715,9 @@ def main() -> int:
     ap.add_argument("--race-seconds", type=float, default=60.0)
     ap.add_argument("--damage-notes", type=int, default=200)
     ap.add_argument("--overflow-notes", type=int, default=2500)
+    ap.add_argument("--index-notes", type=int, default=400)
+    ap.add_argument("--mixed-clients", type=int, default=32)
+    ap.add_argument("--mixed-seconds", type=float, default=30.0)
     args = ap.parse_args()
     for name in args.only:
         SCENARIOS[name](args)

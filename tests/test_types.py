@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # Test modules with a stand-in checked against the Protocol it stands in for
 # (`_: ServedIndex = FakeIndex()`, `_: Handler = Stub()`).
 SEAM_FAKES = [
-    "tests/server/test_server_writer.py",  # FakeIndex: a complete ServedIndex
+    "tests/server/test_server_indexer.py",  # FakeIndex: a complete ServedIndex
     "tests/server/test_server_zmq.py",  # Stub: a request Handler of the ZeroMQ server
     "tests/server/test_server_robust.py",  # Stub: the same
 ]

@@ -96,9 +96,11 @@ def recalls_of(d: Daemon, path: str) -> int:
 def test_add_op_indexes_the_note_before_replying(daemon: Daemon) -> None:
     daemon.start()
     with daemon.client() as c:
+        # (a busy writer -- the start-up reconcile -- would queue the note: test_daemon_add_busy)
+        assert wait_for(lambda: c.status()["agents"]["main"]["indexer"]["state"] == "idle", 30)
         note = c.add("The boiler code is 7741", "long-term")
-        assert note["citation"] == "MEMORY.md#L3" and note["indexed"] is True
-        # No waiting: the daemon's writer indexed the file before it replied.
+        assert note["citation"] == "MEMORY.md#L3" and note["indexed"] is True, note
+        # No waiting: the daemon's idle writer indexed the file before it replied.
         hits = c.search("boiler code", min_score=0.0)["results"]
         assert [h["path"] for h in hits] == ["MEMORY.md"]
         for bad, message in (({"text": ""}, "must not be empty"),

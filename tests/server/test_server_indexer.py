@@ -22,6 +22,7 @@ from openmemd.errors import NotFoundError, UnavailableError
 from openmemd.progress import Progress
 from openmemd.protocol.replies import Hit, SearchReply
 from openmemd.protocol.status import IndexStatus
+from openmemd.server.agent import AgentRuntime
 from openmemd.server.indexer import Indexer
 from openmemd.server.served_index import ServedIndex
 from openmemd.server.watcher import Change
@@ -129,7 +130,7 @@ class FakeIndex:
     def add(self, text: str, target: str = "daily", *, sync: bool = True) -> dict[str, Any]:
         path = "MEMORY.md" if target == "long-term" else "memory/today.md"
         self.notes.append(path)
-        return {"path": path, "target": target}
+        return {"path": path, "startLine": 3, "endLine": 3, "citation": f"{path}#L3"}
 
     # -- writing --------------------------------------------------------------------------
     def sync(self, force: bool = False, progress: Progress | None = None, *,
@@ -333,6 +334,33 @@ def test_jobs_run_on_the_writer_thread(setup: tuple[FakeIndex, Indexer]) -> None
     with pytest.raises(ZeroDivisionError):
         boom.result(5)
     assert ix.is_alive()
+
+
+def runtime(index: FakeIndex, ix: Indexer) -> AgentRuntime:
+    agent = AgentRuntime("main", Settings(), opener=lambda s, a: index)
+    agent.index, agent.indexer = index, ix
+    return agent
+
+
+def test_an_add_never_waits_for_a_busy_writer(setup: tuple[FakeIndex, Indexer]) -> None:
+    index, ix = setup
+    index.gate.clear()  # the writer is held in a reconcile (a first index: minutes)
+    ix.request_reconcile("start-up")
+    assert wait_for(lambda: index.concurrent == 1)
+    note = runtime(index, ix).add("a note", "daily")
+    assert note.indexed is False and note.index_error is not None
+    assert note.index_error.startswith("queued for indexing: the indexer is busy (reconciling")
+    index.gate.set()  # then the writer takes the note's file like a watcher change
+    assert wait_for(lambda: ("paths", ["memory/today.md"]) in index.calls)
+
+
+def test_an_idle_writer_indexes_the_note_before_the_reply(
+        setup: tuple[FakeIndex, Indexer]) -> None:
+    index, ix = setup
+    note = runtime(index, ix).add("a note", "daily")
+    assert note.indexed is True and note.index_error is None
+    assert index.calls[0] == ("paths", ["memory/today.md"])  # its keyword rows, before the reply
+    assert wait_for(lambda: index.fills == 1)  # and its vector next
 
 
 def test_stop_abandons_a_long_reconcile_and_fails_waiters() -> None:

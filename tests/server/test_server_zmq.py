@@ -13,9 +13,11 @@ from typing import Any
 import pytest
 import zmq
 
+from helpers import wait_for
 from openmemd.errors import ForbiddenError, NotFoundError
 from openmemd.protocol.endpoint import EndpointError, lock_path, parse_endpoint
 from openmemd.protocol.requests import GetRequest, PingRequest, Request, SearchRequest
+from openmemd.server import workers
 from openmemd.server.zmq_server import Handler, ServerError, ZmqServer, split_envelope
 
 
@@ -191,6 +193,36 @@ def test_slow_request_does_not_block_others(server: tuple[ZmqServer, Stub]) -> N
     finally:
         slow.close()
         fast.close()
+
+
+def test_ping_and_status_never_queue_behind_busy_workers(
+        sockdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Every request worker held and more requests waiting for one: ping and status are still
+    # answered (their own threads), and the server's problems say requests are queuing.
+    monkeypatch.setattr(workers, "QUEUING_S", 0.0, raising=False)
+    stub = Stub()
+    stub.release.clear()
+    srv = ZmqServer(f"ipc://{sockdir}/c.sock", stub, workers=1)
+    srv.start()
+    slow = [req_socket(srv) for _ in range(3)]
+    fast = req_socket(srv)
+    try:
+        for s in slow:
+            s.send(json.dumps({"op": "search", "query": "slow"}).encode())
+        assert wait_for(lambda: srv.stats()["pools"]["requests"]["queued"] == 2, 5)
+        assert ask(fast, {"op": "ping"})["pong"] is True
+        assert ask(fast, {"op": "status"})["type"] == "StatusRequest"
+        queuing = [p for p in srv.problems() if "queuing" in p]
+        assert queuing and queuing[0].startswith("2 request(s) queuing for "), srv.problems()
+        assert "all 1 request workers are busy (search)" in queuing[0]
+        stub.release.set()
+        assert [json.loads(s.recv())["echo"] for s in slow] == ["slow"] * 3
+        assert not [p for p in srv.problems() if "queuing" in p]
+    finally:
+        stub.release.set()
+        for s in [*slow, fast]:
+            s.close()
+        srv.stop(timeout=3)
 
 
 def test_full_queue_is_answered_unavailable(sockdir: Path) -> None:

@@ -83,12 +83,9 @@ DAEMON_TOP = ["running", "health", "problems", "version", "pid", "endpoint", "st
               "scheduler.jobs.prune-cache", "scheduler.jobs.checkpoint",
               "scheduler.jobs.dreaming", "server", "server.requests", "server.errors",
               "server.rejected", "server.queued", "server.workers", "server.pools",
-              "server.pools.requests", "server.pools.requests.threads",
-              "server.pools.requests.busy", "server.pools.requests.queued",
-              "server.pools.requests.deaths", "server.pools.requests.longestBusySeconds",
-              "server.pools.longOps", "server.pools.longOps.threads",
-              "server.pools.longOps.busy", "server.pools.longOps.queued",
-              "server.pools.longOps.deaths", "server.pools.longOps.longestBusySeconds",
+              *[f"server.pools.{pool}{key}" for pool in ("requests", "longOps", "control")
+                for key in ("", ".threads", ".busy", ".queued", ".oldestQueuedSeconds",
+                            ".deaths", ".longestBusySeconds")],
               "server.problems", "agents", "agents.main",
               *[f"agents.main.{p}" for p in DAEMON_AGENT]]
 # No daemon, no index file yet: what `openmemd status --json --deep` shows in process.

@@ -147,9 +147,10 @@ TOOLS: dict[str, tuple[str, str, dict[str, Any], bool]] = {
         "Remember something: appends one bullet to today's note memory/YYYY-MM-DD.md, or to "
         "MEMORY.md with target 'long-term'. Use it for durable facts the user wants "
         "remembered (decisions, preferences, people, dates, todos), one fact per call; never "
-        "for secrets. It only appends, and a memory_search right after finds it. Returns "
-        "{path, startLine, endLine, citation, indexed}; the note is saved even when "
-        "indexed is false (indexError says why): do not add it again."), _ADD_SCHEMA, False),
+        "for secrets. It only appends; when indexed is true a memory_search right after "
+        "finds it. Returns {path, startLine, endLine, citation, indexed}; the note is saved "
+        "even when indexed is false (indexError says why, e.g. queued while the memory is "
+        "being indexed; it becomes searchable soon): do not add it again."), _ADD_SCHEMA, False),
     "memory_context": ("context", (
         "Load the user's memory for the start of a session: USER.md, MEMORY.md (long-term "
         "memory) and the daily notes of today and yesterday, within their size budgets. Call "

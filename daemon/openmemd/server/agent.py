@@ -40,6 +40,10 @@ IndexOpener = Callable[[Settings, str], ServedIndex]
 # What shapes an open index: a reload cannot apply it to a running agent (its index would be
 # rebuilt under its readers); it takes effect at the next start, and `status` says so.
 RESTART_NEEDED = ("sources", "extra_paths", "chunking", "embedding", "cache")
+# How long an add waits for an idle writer to write its note's keyword rows (milliseconds
+# of work): enough for a search right after to find the note, never long enough to hold a
+# request worker. A busy writer is not waited for at all.
+ADD_WAIT_S = 0.5
 RESTART_NEEDED_SYNC = ("watch", "watch_polling", "watch_poll_seconds", "max_file_bytes")
 
 
@@ -184,28 +188,36 @@ class AgentRuntime:
         self.last_dream = DreamSweep(iso(started), iso(time.time()), phase, dry_run, None)
         return DreamReply(DreamResult.from_json(result))
 
-    def add(self, text: str, target: str, timeout: float = 30.0) -> AddReply:
-        """Append a note, then index that file on the writer thread before replying, so a
-        search right after finds it. A slow indexer does not fail the request: the note is
-        written (retrying would add it twice) and the writer indexes it later, with the
-        backoff retries of any failed write."""
+    def add(self, text: str, target: str) -> AddReply:
+        """Append a note and hand its file to the writer thread; never wait behind the writer's
+        other work (a first index, a fill: minutes). An idle writer writes the note's keyword
+        rows at once (waited for, at most ADD_WAIT_S), so a search right after finds it, and
+        embeds it next; a busy one takes the file between two embedding batches, and the reply
+        says the note is queued. Either way the note is written: retrying would add it twice."""
         note = AddReply.from_json(self.require_index().add(text, target, sync=False))
-        why = "no writer runs for this index; the next sync indexes the note"
-        if self.indexer is not None:
-            future = self.indexer.run_job("add", lambda ix: ix.sync_paths([note.path]))
-            try:
-                future.result(timeout)
-                return replace(note, indexed=True)
-            except FutureTimeout:
-                log.warning("add_index_slow", agent=self.agent_id, path=note.path)
-                why = "indexing is slow right now; the daemon indexes the note when it can"
-            except Exception as exc:
-                log.warning("add_index_failed", agent=self.agent_id, path=note.path,
-                            error=str(exc))
-                why = f"{exc}; the daemon indexes the note when it can"
-                # queued like a watcher change, so a failure retries it (the watcher may be off)
-                self.indexer.submit([Change(note.path, False)])
-        return replace(note, indexed=False, index_error=why)
+        indexer = self.indexer
+        if indexer is None:
+            return replace(note, indexed=False, index_error="no writer runs for this index; "
+                           "the next sync indexes the note")
+        free = indexer.free()
+        keywords = (indexer.run_job("add", lambda ix: ix.sync_paths([note.path],
+                                                                   fill_vectors=False))
+                    if free else None)
+        # queued like a watcher change (the watcher may be off): embedded next, and a failed
+        # write of it is retried like any other
+        indexer.submit([Change(note.path, False)])
+        if keywords is None:
+            return replace(note, indexed=False, index_error=queued(indexer.doing()))
+        try:
+            keywords.result(ADD_WAIT_S)
+            return replace(note, indexed=True)
+        except FutureTimeout:  # the writer took up other work meanwhile; ours stays queued
+            return replace(note, indexed=False, index_error=queued(indexer.doing()))
+        except Exception as exc:
+            log.warning("add_index_failed", agent=self.agent_id, path=note.path,
+                        error=str(exc))
+            return replace(note, indexed=False,
+                           index_error=f"{exc}; the daemon indexes the note when it can")
 
     def status(self, *, deep: bool = False) -> AgentStatus:
         workspace = str(self.workspace) if self.workspace is not None else None
@@ -231,6 +243,12 @@ class AgentRuntime:
             sessions_watch=sessions_watch,
             restart_needed=tuple(self.restart_needed),
             probe=probe(self.index) if deep else None)
+
+
+def queued(doing: str) -> str:
+    """Why an added note is not searchable yet, and that it will be (no need to add it again)."""
+    return (f"queued for indexing: the indexer is busy ({doing}); a search finds the note once "
+            "it gets to it (`openmemd status` shows the queue)")
 
 
 def changed(old: Any, new: Any, fields: tuple[str, ...], prefix: str = "") -> list[str]:

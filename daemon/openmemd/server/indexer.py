@@ -171,6 +171,18 @@ class Indexer:
                 self._cond.notify()
         return fut
 
+    def free(self) -> bool:
+        """Nothing queued and nothing running: a job given now starts at once."""
+        with self._cond:
+            return (not (self._jobs or self._paths or self._reconcile or self._stopping)
+                    and self.state in ("idle", "waiting to retry"))
+
+    def doing(self) -> str:
+        """What the writer is busy with, in a few words ("reconciling: vectors 1200/5000")."""
+        snap = self.progress
+        return self.state + (f": {snap.phase} {snap.done}/{snap.total}" if snap is not None
+                             else "")
+
     def depth(self) -> int:
         with self._cond:
             return len(self._paths) + len(self._jobs) + (1 if self._reconcile else 0)
@@ -216,6 +228,8 @@ class Indexer:
                     action = functools.partial(self._do_reconcile, force, reasons, waiters)
                 else:
                     action = functools.partial(self._do_batch, self._take_paths_locked())
+                # not "idle" from here on, before the action names what it does (`free`)
+                self.state = "starting"
             try:
                 action()
             except BaseException:  # never let the writer die

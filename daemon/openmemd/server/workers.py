@@ -13,6 +13,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -28,6 +29,9 @@ Envelope = list[bytes]
 Work = Callable[[Envelope, Any, "Slot"], "bytes | None"]
 DEATHS_SHOWN_S = 600.0  # a replaced worker stays in `status` problems this long
 _SEND_TIMEOUT_MS = 5000
+# A request waiting this long for a worker thread makes `status` degraded ("N requests
+# queuing"): every thread is busy, and a client may be about to time out.
+QUEUING_S = 2.0
 
 
 class Slot:
@@ -58,7 +62,8 @@ class WorkerPool:
         self._work = work
         self._ctx = context
         self._reply_url = reply_url
-        self.queue: queue.Queue[tuple[Envelope, Any] | None] = queue.Queue(queue_size)
+        # (envelope, payload, monotonic time queued): `waiting` reads the oldest one's age
+        self.queue: queue.Queue[tuple[Envelope, Any, float] | None] = queue.Queue(queue_size)
         self.stuck_after_s = stuck_after_s
         self._free = threading.BoundedSemaphore(self.size) if reserve else None
         self.slots = [Slot(f"{name}-{i}") for i in range(self.size)]
@@ -89,7 +94,7 @@ class WorkerPool:
         if self._free is not None and not self._free.acquire(blocking=False):
             return False
         try:
-            self.queue.put_nowait((envelope, payload))
+            self.queue.put_nowait((envelope, payload, time.monotonic()))
         except queue.Full:
             self._release()
             return False
@@ -122,7 +127,7 @@ class WorkerPool:
                 item = self.queue.get()
                 if item is None:
                     return
-                envelope, payload = item
+                envelope, payload, _queued = item
                 slot.begin(envelope)
                 try:
                     reply = self._work(envelope, payload, slot)
@@ -190,9 +195,27 @@ class WorkerPool:
                              f"for {now - since:.0f}s (limit {self.stuck_after_s:.0f}s)")
         return found
 
+    def waiting(self, now: float | None = None) -> tuple[int, float]:
+        """How many items wait for a thread, and how long the oldest has waited (seconds)."""
+        now = time.monotonic() if now is None else now
+        with self.queue.mutex:  # a peek at the deque: the oldest item is at its head
+            items = [i for i in self.queue.queue if i is not None]
+        return len(items), (now - items[0][2]) if items else 0.0
+
+    def queuing(self, now: float | None = None) -> list[str]:
+        """The line `status` shows while requests wait longer than QUEUING_S for a thread:
+        every thread is busy, and what with."""
+        count, oldest = self.waiting(now)
+        if not count or oldest < QUEUING_S:
+            return []
+        ops = Counter(s.op or "a request" for s in self.slots if s.busy_since is not None)
+        doing = ", ".join(f"{op} ×{n}" if n > 1 else op for op, n in ops.most_common())
+        return [f"{count} request(s) queuing for {oldest:.0f}s: all {self.size} {self.name} "
+                f"workers are busy ({doing or 'finishing'})"]
+
     def problems(self, now: float | None = None) -> list[str]:
         now = time.monotonic() if now is None else now
-        found = self.stalled(now)
+        found = self.stalled(now) + self.queuing(now)
         if self._last_death is not None and now - self._last_death[0] < DEATHS_SHOWN_S:
             at, reason = self._last_death
             found.append(f"{self.deaths} {self.name} worker thread(s) died since start (last "
@@ -202,7 +225,8 @@ class WorkerPool:
     def stats(self, now: float | None = None) -> dict[str, Any]:
         now = time.monotonic() if now is None else now
         busy = [s for s in self.slots if s.busy_since is not None]
-        return {"threads": self.size, "busy": len(busy), "queued": self.queue.qsize(),
-                "deaths": self.deaths,
+        queued, oldest = self.waiting(now)
+        return {"threads": self.size, "busy": len(busy), "queued": queued,
+                "oldestQueuedSeconds": round(oldest, 1), "deaths": self.deaths,
                 "longestBusySeconds": round(max((now - (s.busy_since or now)) for s in busy), 1)
                 if busy else 0.0}

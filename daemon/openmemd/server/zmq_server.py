@@ -10,7 +10,10 @@ reply in the same shape. Every request gets exactly one reply; a full queue is a
 
 Long operations (`sync` with wait, `dream`) are handed to a separate small pool, so they never
 occupy the request workers that searches need; when all its threads are busy, a further long
-operation is answered `unavailable` at once. Worker threads are supervised (workers.py): one
+operation is answered `unavailable` at once. `ping` and `status` have their own threads too
+(the control pool): the I/O thread reads a small message's op and hands these two over
+directly, so they never wait behind busy request workers -- and `status` can say that requests
+are queuing. Worker threads are supervised (workers.py): one
 that dies is replaced and its request answered; a stuck one shows in `problems()`.
 """
 
@@ -52,6 +55,10 @@ class _Reply(Protocol):
 Handler = Callable[[Request], _Reply]
 _MAX_FRAMES = 16
 _POLL_MS = 1000
+# Messages up to this size are parsed by the I/O thread to find `ping` and `status` (a few
+# microseconds); a larger one is never either of them in practice and goes to the workers.
+_PEEK_BYTES = 4096
+_CONTROL_OPS = frozenset({"ping", "status"})
 _SOCKET_CHECK_S = 10.0
 # A short request (search, get, status, ping) running longer than this is stuck: status says
 # so and the daemon stops feeding the systemd watchdog. Long operations have their own bound:
@@ -87,9 +94,13 @@ class ZmqServer:
                                 reply_url=self._inproc,
                                 queue_size=queue_size or self._workers_n * 32,
                                 stuck_after_s=stuck_after_s)
-        self._long = WorkerPool("long-op", long_workers, self._work_long, context=self._ctx,
+        self._long = WorkerPool("long-op", long_workers, self._work_parsed, context=self._ctx,
                                 reply_url=self._inproc, stuck_after_s=long_stuck_after_s,
                                 reserve=True)
+        self._control = WorkerPool("control", 2, self._work_parsed, context=self._ctx,
+                                   reply_url=self._inproc, queue_size=64,
+                                   stuck_after_s=stuck_after_s)
+        self._pools = (self._pool, self._long, self._control)
         self._stopping = threading.Event()
         self._frontend: zmq.Socket[Any] | None = None
         self._pull: zmq.Socket[Any] | None = None
@@ -109,8 +120,8 @@ class ZmqServer:
         self._pull = self._ctx.socket(zmq.PULL)
         self._pull.setsockopt(zmq.LINGER, 0)
         self._pull.bind(self._inproc)
-        self._pool.start()
-        self._long.start()
+        for pool in self._pools:
+            pool.start()
         self._io_thread = threading.Thread(target=self._io_loop, name="openmemd-zmq", daemon=True)
         self._io_thread.start()
         log.info("server_listening", endpoint=self.endpoint.url, workers=self._workers_n)
@@ -121,9 +132,9 @@ class ZmqServer:
         self._stopping.set()
         self._wake_io_thread()
         deadline = time.monotonic() + timeout
-        for pool in (self._pool, self._long):
+        for pool in self._pools:
             pool.signal_stop(deadline)
-        for pool in (self._pool, self._long):
+        for pool in self._pools:
             pool.join(deadline)
         if self._io_thread is not None:
             self._io_thread.join(max(0.5, deadline - time.monotonic()))
@@ -149,18 +160,19 @@ class ZmqServer:
 
     def threads_done(self) -> bool:
         """True when no server thread still holds a socket (the context may be terminated)."""
-        return not self.is_alive() and not self._pool.alive() and not self._long.alive()
+        return not self.is_alive() and not any(pool.alive() for pool in self._pools)
 
     def stalled(self) -> list[str]:
         """Why the server no longer serves (empty when it does): the I/O loop has not turned,
         or a worker is dead or stuck. The daemon feeds the systemd watchdog only when empty."""
         now = time.monotonic()
-        return self._loop_problems(now) + self._pool.stalled(now) + self._long.stalled(now)
+        return self._loop_problems(now) + [p for pool in self._pools for p in pool.stalled(now)]
 
     def problems(self) -> list[str]:
-        """`stalled()` plus recent worker deaths (replaced): the lines `status` shows."""
+        """`stalled()` plus recent worker deaths (replaced) and requests queuing for a worker:
+        the lines `status` shows."""
         now = time.monotonic()
-        return self._loop_problems(now) + self._pool.problems(now) + self._long.problems(now)
+        return self._loop_problems(now) + [p for pool in self._pools for p in pool.problems(now)]
 
     def _loop_problems(self, now: float) -> list[str]:
         if self._io_thread is not None and not self._io_thread.is_alive():
@@ -171,8 +183,9 @@ class ZmqServer:
 
     def stats(self) -> dict[str, Any]:
         return {"requests": self.requests, "errors": self.errors, "rejected": self.rejected,
-                "queued": self._pool.queue.qsize(), "workers": self._workers_n,
-                "pools": {"requests": self._pool.stats(), "longOps": self._long.stats()},
+                "queued": self._pool.waiting()[0], "workers": self._workers_n,
+                "pools": {"requests": self._pool.stats(), "longOps": self._long.stats(),
+                          "control": self._control.stats()},
                 "problems": self.problems()}
 
     # -- sockets --------------------------------------------------------------------------
@@ -278,12 +291,25 @@ class ZmqServer:
                 self.errors += 1
                 self._send(frontend, [*envelope, error_reply("bad_request", problem)])
                 continue
-            if self._pool.submit(envelope, body):
+            pool, payload = self._route(body)
+            if pool.submit(envelope, payload):
                 self._inflight += 1
             else:
                 self.rejected += 1
                 self._send(frontend, [*envelope, error_reply(
                     "unavailable", "server busy: too many requests queued; retry shortly")])
+
+    def _route(self, body: bytes) -> tuple[WorkerPool, bytes | Envelope]:
+        """The pool a message goes to: `ping` and `status` to the control threads (parsed
+        here), everything else, and whatever does not parse, to the request workers."""
+        if len(body) > _PEEK_BYTES:
+            return self._pool, body
+        try:
+            env = parse_request(body, max_bytes=self.max_message_bytes)
+        except Exception:  # ProtocolError, or worse: the worker parses it again and answers
+            return self._pool, body
+        return (self._control, env) if op_name(env.request) in _CONTROL_OPS else (self._pool,
+                                                                                   body)
 
     @staticmethod
     def _send(frontend: zmq.Socket[Any], frames: list[bytes]) -> None:
@@ -293,7 +319,7 @@ class ZmqServer:
             log.debug("reply_dropped", error=str(exc))
 
     def _supervise(self, frontend: zmq.Socket[Any]) -> None:
-        for pool in (self._pool, self._long):
+        for pool in self._pools:
             for envelope in pool.supervise():
                 self._inflight -= 1
                 self.errors += 1
@@ -318,7 +344,7 @@ class ZmqServer:
                            "with wait, dream) are already running; retry when one finishes",
                            env.id)
 
-    def _work_long(self, envelope: list[bytes], env: Envelope, slot: Slot) -> bytes:
+    def _work_parsed(self, envelope: list[bytes], env: Envelope, slot: Slot) -> bytes:
         slot.op = op_name(env.request)
         return self._handle(env)
 
