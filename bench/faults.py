@@ -17,6 +17,9 @@ Scenarios (each prints one or two lines of figures; goals from issue 9):
                 seconds until a search finds a known note again (goal ≤ 60 s, no restart)
   overflow      2,500 notes deleted at once with a small kernel event queue: seconds until
                 status shows the deletions (goal ≤ 10 s)
+  date-reader   reading the dates of a 4 KB date-heavy query ("Jan 1 " x 666, "may 8\\n" x 683,
+                372 different days) and of 1, 2, 4, 8 KB of "Jan 1 ": time over that of a plain
+                query of the same length (goal ≤ 3, issue 43); in process, no daemon
 
 Every daemon here runs in a subprocess on a generated workspace under /tmp, keyword-only
 (`provider = "none"`) unless `--provider auto`, and is stopped at the end.
@@ -355,9 +358,39 @@ def overflow(args: argparse.Namespace) -> None:
             d.stop()
 
 
+# -- date-reader ----------------------------------------------------------------------------
+def date_reader(args: argparse.Namespace) -> None:
+    from openmemd.search.dates.query import understand_dates
+
+    def reading(query: str) -> float:  # best of 3; a new `today` each run: no cache carries
+        times = []
+        for run in range(3):
+            t0 = time.perf_counter()
+            understand_dates(query, datetime(2026, 12, 1 + run).date())
+            times.append(time.perf_counter() - t0)
+        return min(times)
+
+    def sized(unit: str, size: int) -> str:
+        return (unit * (size // len(unit) + 1))[:size]
+
+    months = ("Jan", "Feb", "Mar", "Apr", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+    days = " ".join(f"{m} {d} {y}" for y in range(2020, 2026) for m in months for d in range(1, 29))
+    # prose the pre-check lets through ("this", "one"), naming no date
+    plain = "we talked about this one thing and the database schema for the migration plan "
+    understand_dates("Jan 1", datetime(2026, 12, 1).date())  # dateparser's import, paid once
+    cases = [(r'"Jan 1 " x 666', "Jan 1 " * 666), (r'"may 8\n" to 4 KB', sized("may 8\n", 4096)),
+             ("different days to 4 KB", sized(days, 4096)),
+             *((f'"Jan 1 " to {k} KB', sized("Jan 1 ", 1024 * k)) for k in (1, 2, 4, 8))]
+    for name, query in cases:
+        heavy, base = reading(query), reading(sized(plain, len(query)))
+        print(f"date-reader: {name} ({len(query)} B): {heavy:.3f} s, plain {base:.3f} s, "
+              f"ratio {heavy / base:.1f} (goal ≤ 3)")
+
+
 SCENARIOS: dict[str, Callable[[argparse.Namespace], None]] = {
     "dream-append": dream_append, "stale-lock": stale_lock, "fuzz": fuzz, "race": race,
-    "damage": damage, "overflow": overflow}
+    "damage": damage, "overflow": overflow,
+    "date-reader": date_reader}
 
 
 def main() -> int:
