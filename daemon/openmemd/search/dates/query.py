@@ -19,6 +19,7 @@ library (`dateparser`) is imported only when a phrase of English date words is f
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import datetime as dt
 import itertools
@@ -53,8 +54,7 @@ _MAYBE = re.compile(
     r"|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
     # a day of the month in words ("on the third", "on the twenty-first")
     r"|first|second|third|fifth|ninth|twelfth|twent|thirt)", re.IGNORECASE)
-_CJK_END = re.compile(f"(?:{CJK_RUN.pattern})$")
-_CJK_START = re.compile(CJK_RUN.pattern)
+_CJK = re.compile(CJK_RUN.pattern)
 # Words a span takes along when it goes: the preposition before it, "the".
 _LEAD = re.compile(r"(?:\b(?:on|in|from|of|for|at|during|since|around|towards?|between|the)\s+|"
                    r"[在于於从從自])\s*$", re.IGNORECASE)
@@ -208,11 +208,13 @@ def _anchor(query: str, spans: list[Span]) -> dt.date | None:
 def _choose(spans: list[Span]) -> list[Span]:
     """The longest spans that do not overlap, in query order ("Monday, May 8th 2023" over
     "Monday" and "May 8th")."""
-    chosen: list[Span] = []
+    chosen: list[Span] = []  # by start; apart, so by end too: a span's neighbours tell
     for span in sorted(spans, key=lambda s: (s.start - s.end, s.start)):
-        if all(span.end <= c.start or span.start >= c.end for c in chosen):
-            chosen.append(span)
-    return sorted(chosen, key=lambda s: s.start)
+        # the chosen spans starting before this one ends: the last of them ends latest
+        at = bisect.bisect_left(chosen, span.end, key=lambda c: c.start)
+        if at == 0 or chosen[at - 1].end <= span.start:
+            bisect.insort(chosen, span, key=lambda c: (c.start, c.end))
+    return chosen
 
 
 def _remove(query: str, spans: list[Span]) -> str:
@@ -228,12 +230,13 @@ def _remove(query: str, spans: list[Span]) -> str:
         if trail:
             at = trail.end()
     parts.append(query[at:])
-    text = ""
+    words: list[str] = []
     for part in (p.strip() for p in parts):
         if part:  # no space where a date stood between two CJK words (我昨天做了 → 我做了)
-            cjk = bool(text) and _CJK_END.search(text) and _CJK_START.match(part)
-            text += part if not text or cjk else " " + part
-    text = re.sub(r"\(\s*\)|（\s*）", " ", text)  # the brackets a date stood in: "notes ( )"
+            if words and not (_CJK.match(words[-1][-1]) and _CJK.match(part)):
+                words.append(" ")
+            words.append(part)
+    text = re.sub(r"\(\s*\)|（\s*）", " ", "".join(words))  # the brackets a date stood in: "notes ( )"
     for opening, closing in ("()", "（）"):  # a bracket whose date went: "anything )?"
         if text.count(opening) != text.count(closing):
             text = text.replace(opening, " ").replace(closing, " ")
