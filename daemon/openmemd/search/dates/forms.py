@@ -37,8 +37,8 @@ the end of a year its first and last four months, a half of a month days 1-15 an
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 from openmemd.search.dates.arithmetic import (
@@ -124,6 +124,7 @@ _DAY_TO = (("", _TO, _DAYNUM), (r"between\s+", r"\s+and\s+(?:the\s+)?", _DAYNUM)
            ("", _AND, _SECOND_DAY))
 
 
+@functools.lru_cache(maxsize=512)  # a phrase said again in a query is read once
 def parse_words(text: str, today: dt.date) -> tuple[dt.date, str] | None:
     """(date, period) of an English date phrase, by dateparser; None if it cannot read it.
 
@@ -303,17 +304,37 @@ _FORMS: tuple[Form, ...] = (
 )
 
 
-def find_spans(query: str, today: dt.date, *, southern: bool = False) -> Iterator[Span]:
-    """Every date phrase some form resolves (overlapping ones included); `southern`: the
-    user's seasons are the southern hemisphere's."""
+# A person's question names a handful of dates, each matched by one to three forms ("Monday,
+# May 8th 2023" whole, "Monday", "May 8th"): the first MAX_READINGS matches are read (each may
+# cost a dateparser call) and the rest of the query is left as words, so that a query's reading
+# costs what its length does, however many dates it holds (issue 43: 4 KB of "Jan 1 ").
+MAX_READINGS = 32
+
+
+@dataclass(frozen=True)
+class Found:
+    """What the forms read in `query[:until]`: every date phrase some form resolves (overlapping
+    ones included); `until` is the query's length unless MAX_READINGS cut the reading short."""
+
+    spans: list[Span]
+    until: int
+
+
+def find_spans(query: str, today: dt.date, *, southern: bool = False) -> Found:
+    """The date phrases of `query` (up to MAX_READINGS matches); `southern`: the user's seasons
+    are the southern hemisphere's."""
     seasons = SOUTHERN_FORMS if southern else NORTHERN_FORMS
-    for pattern, resolve in (*_FORMS, *NUMERIC_FORMS, *RELATIVE_FORMS, *CN_FORMS, *PERIOD_FORMS,
-                             *HOLIDAY_FORMS, *seasons):
-        for match in pattern.finditer(query):
-            resolved = resolve(match, today)
-            if resolved is None:
-                continue
-            first, last = resolved[0], resolved[1]
+    matches = [(match, resolve) for pattern, resolve in (
+        *_FORMS, *NUMERIC_FORMS, *RELATIVE_FORMS, *CN_FORMS, *PERIOD_FORMS, *HOLIDAY_FORMS,
+        *seasons) for match in pattern.finditer(query)]
+    starts = sorted(match.start() for match, _ in matches)
+    # every match at one place is read, or none: the cut falls before a start
+    until = starts[MAX_READINGS] if len(starts) > MAX_READINGS else len(query)
+    spans = []
+    for match, resolve in matches:
+        resolved = resolve(match, today) if match.start() < until else None
+        if resolved is not None:
             given = resolved[2] if len(resolved) == 3 else True
-            yield Span(match.start(), match.end(), first, last, given, resolve in RELATIVE,
-                       resolve in TOPICAL)
+            spans.append(Span(match.start(), match.end(), resolved[0], resolved[1], given,
+                              resolve in RELATIVE, resolve in TOPICAL))
+    return Found(spans, until)

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from openmemd.search.dates.arithmetic import WEEKDAY_WORD
-from openmemd.search.dates.forms import Span, find_spans
+from openmemd.search.dates.forms import MAX_READINGS, Span, find_spans
 from openmemd.search.dates.offsets import counted_from_named
 from openmemd.search.dates.spans import (
     beside_named,
@@ -119,12 +119,15 @@ class DateQuery:
     none: the query is about the date itself). `line_days`: for each file with lines of the
     range the index cannot date by itself (a transcript's messages by their JSONL line, a
     long-term file's dated sections), each such line's day (filled in by the caller, who can
-    read files: `index/line_days.py`)."""
+    read files: `index/line_days.py`). `read_until`: where reading dates stopped in a query
+    holding more than `forms.MAX_READINGS` of them (the rest is searched as words), None when
+    all of it was read."""
 
     ranges: tuple[DateRange, ...]
     query: str
     topic: QueryTerms = QueryTerms((), ())
     line_days: Mapping[str, Mapping[int, dt.date]] = field(default_factory=dict)
+    read_until: int | None = field(default=None, repr=False)  # the reply says it, `to_meta`
 
     @property
     def about_date(self) -> bool:
@@ -157,6 +160,10 @@ class DateQuery:
                                 "about": "date" if self.about_date else "topic"}
         if len(self.ranges) > 1:
             meta["ranges"] = [r.to_dict() for r in self.ranges]
+        if self.read_until is not None:
+            meta["note"] = (f"dates read in the query's first {self.read_until} characters only"
+                            f" (its first {MAX_READINGS} date-like phrases); the rest is searched"
+                            " as words")
         return meta
 
 
@@ -165,12 +172,13 @@ def understand_dates(query: str, today: dt.date, *, southern: bool = False) -> D
     the southern hemisphere's); None when it names none."""
     if not query or not _MAYBE.search(query):
         return None
-    spans = beside_named(query, _choose(list(find_spans(query, today, southern=southern))))
+    found = find_spans(query, today, southern=southern)
+    spans = beside_named(query, _choose(found.spans))
     if not spans:
         return None
     anchor = _anchor(query, spans)
     if anchor is not None:  # "last Friday before 23 January 2022": that Friday, not today's
-        spans = _choose(list(find_spans(query, anchor, southern=southern)))
+        spans = _choose(find_spans(query, anchor, southern=southern).spans)
     spans = counted_from_named(query, joined(query, with_parts(query, spans, today),
                                              anchor or today), today)
     spans = bracketed(query, weeks(query, since(query, spans, today)))
@@ -184,7 +192,8 @@ def understand_dates(query: str, today: dt.date, *, southern: bool = False) -> D
         return None
     ranges = tuple(DateRange(s.first, s.last, query[s.start:s.end].strip(), s.year_given)
                    for s in _with_named_days(spans, topic))
-    return DateQuery(ranges, rest, topic)
+    return DateQuery(ranges, rest, topic,
+                     read_until=found.until if found.until < len(query) else None)
 
 
 def _with_named_days(spans: list[Span], topic: QueryTerms) -> list[Span]:
@@ -236,7 +245,8 @@ def _remove(query: str, spans: list[Span]) -> str:
             if words and not (_CJK.match(words[-1][-1]) and _CJK.match(part)):
                 words.append(" ")
             words.append(part)
-    text = re.sub(r"\(\s*\)|（\s*）", " ", "".join(words))  # the brackets a date stood in: "notes ( )"
+    # the brackets a date stood in: "notes ( )"
+    text = re.sub(r"\(\s*\)|（\s*）", " ", "".join(words))
     for opening, closing in ("()", "（）"):  # a bracket whose date went: "anything )?"
         if text.count(opening) != text.count(closing):
             text = text.replace(opening, " ").replace(closing, " ")
