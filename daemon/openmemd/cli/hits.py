@@ -89,7 +89,8 @@ def show_search(args: argparse.Namespace, reply: dict[str, Any],
     if meta.get("dates"):
         d = meta["dates"]
         span = d["from"] if d["from"] == d["to"] else f"{d['from']} to {d['to']}"
-        print(f"Dates: {span} (\"{d['text']}\")\n")
+        note = f"\n{d['note']}" if d.get("note") else ""  # reading stopped: a query full of dates
+        print(f"Dates: {span} (\"{d['text']}\"){note}\n")
 
     def min_score() -> float:
         return settings().query.min_score if args.min_score is None else float(args.min_score)

@@ -107,3 +107,11 @@ def test_a_question_naming_a_handful_of_dates_is_read_whole(question: str) -> No
     found = understand_dates(question, TODAY)
     assert found is not None and found.read_until is None
     assert "note" not in found.to_meta()
+
+
+def test_a_list_of_days_is_read_as_far_as_a_months_days_go() -> None:
+    """"May 8, 9 and 10" is a list of days; from each number of a run of 40, the pattern used to
+    read to the run's end (the square of its length): it reads a month's 31 days at most."""
+    found = understand_dates("9, " * 40 + "and 10 May", TODAY)
+    assert found is not None and found.ranges[0].end == dt.date(2026, 5, 10)
+    assert found.ranges[0].text.count("9") <= 30

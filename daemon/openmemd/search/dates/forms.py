@@ -115,8 +115,10 @@ _A_PART_BEHIND = "(?i:" + "|".join(f"(?<={w})" for w in (
 _TO = r"\s*(?:-|–|—|to|through|thru|until|till)\s*(?:the\s+)?"
 # Days of one month: "May 8th and 9th", "the 8th or 9th of May", "May 8, 9 and 10" (read as the
 # days from the first to the last). After the month, the last number needs its suffix or the
-# phrase's end: "May 8 and 10 people came" counts people.
-_AND = rf"(?:,\s*(?:the\s+)?{_DAYNUM})*,?\s+(?:and|or|&)\s+(?:the\s+)?"
+# phrase's end: "May 8 and 10 people came" counts people. A month's 31 days at most: from each
+# number of a longer run ("9, 9, 9, ...") the pattern would read to its end, the square of its
+# length.
+_AND = rf"(?:,\s*(?:the\s+)?{_DAYNUM}){{0,29}},?\s+(?:and|or|&)\s+(?:the\s+)?"
 _SECOND_DAY = (r"(?:(?:3[01]|[12]\d|0?[1-9])(?:st|nd|rd|th)(?![a-z0-9])"
                r"|(?:3[01]|[12]\d|0?[1-9])(?=\s*(?:[,.?!;)]|$|,?\s*(?:19|20)\d\d)))")
 # (what leads, what joins the two days, what the second day after a month may be)

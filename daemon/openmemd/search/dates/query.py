@@ -162,7 +162,7 @@ class DateQuery:
             meta["ranges"] = [r.to_dict() for r in self.ranges]
         if self.read_until is not None:
             meta["note"] = (f"dates read in the query's first {self.read_until} characters only"
-                            f" (its first {MAX_READINGS} date-like phrases); the rest is searched"
+                            f" (its first {MAX_READINGS} date-like matches); the rest is searched"
                             " as words")
         return meta
 
