@@ -36,6 +36,10 @@ Scenarios (each prints one or two lines of figures; goals from issue 9):
                 CAP_DAC_OVERRIDE), a state dir that is a file, a FIFO at the index path: doctor's
                 verdict, and whether search / status printed a traceback or hung (goal from
                 issue 43: ✗ each, no traceback, no hang, an unreadable index kept)
+  date-reader   reading the dates of a 4 KB date-heavy query ("Jan 1 " x 666, "may 8\\n" x 683,
+                372 different days, a list of 1,364 days) and of 1, 2, 4, 8 KB of "Jan 1 ":
+                CPU time over that of a plain query of the same length (goal ≤ 3, issue 43);
+                in process, no daemon
 
 Every daemon here runs in a subprocess on a generated workspace under /tmp, keyword-only
 (`provider = "none"`) unless `--provider auto` (adds-during-index always embeds), and is
@@ -692,6 +696,38 @@ def adds_during_index(args: argparse.Namespace) -> None:
             d.stop()
 
 
+# -- date-reader ----------------------------------------------------------------------------
+def date_reader(args: argparse.Namespace) -> None:
+    from openmemd.search.dates.query import understand_dates
+
+    def reading(query: str) -> float:
+        """CPU seconds, best of 3 (the other agents' load on a shared machine does not count);
+        a new `today` each run, so no reading is cached from the last."""
+        times = []
+        for run in range(3):
+            t0 = time.process_time()
+            understand_dates(query, datetime(2026, 12, 1 + run).date())
+            times.append(time.process_time() - t0)
+        return min(times)
+
+    def sized(unit: str, size: int) -> str:
+        return (unit * (size // len(unit) + 1))[:size]
+
+    months = ("Jan", "Feb", "Mar", "Apr", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+    days = " ".join(f"{m} {d} {y}" for y in range(2020, 2026) for m in months for d in range(1, 29))
+    # prose the pre-check lets through ("this", "one"), naming no date
+    plain = "we talked about this one thing and the database schema for the migration plan "
+    understand_dates("Jan 1", datetime(2026, 12, 1).date())  # dateparser's import, paid once
+    cases = [(r'"Jan 1 " x 666', "Jan 1 " * 666), (r'"may 8\n" to 4 KB', sized("may 8\n", 4096)),
+             ("different days to 4 KB", sized(days, 4096)),
+             ('"May 8, 9, 9, ..." to 4 KB', "May 8" + sized(", 9", 4091)),
+             *((f'"Jan 1 " to {k} KB', sized("Jan 1 ", 1024 * k)) for k in (1, 2, 4, 8))]
+    for name, query in cases:
+        heavy, base = reading(query), reading(sized(plain, len(query)))
+        print(f"date-reader: {name} ({len(query)} B): {heavy:.3f} s, plain {base:.3f} s, "
+              f"ratio {heavy / base:.1f} (goal ≤ 3)")
+
+
 SCENARIOS: dict[str, Callable[[argparse.Namespace], None]] = {
     "dream-append": dream_append,
     "stale-lock": stale_lock,
@@ -704,6 +740,7 @@ SCENARIOS: dict[str, Callable[[argparse.Namespace], None]] = {
     "secrets": secrets,
     "broken-index": broken_index,
     "adds-during-index": adds_during_index,
+    "date-reader": date_reader,
 }
 
 

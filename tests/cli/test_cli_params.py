@@ -81,6 +81,11 @@ def test_good_parameters_still_work(run) -> None:
     assert code == 0 and out == "The favourite tea is genmaicha.\n"
 
 
+def test_a_query_packed_with_dates_says_where_reading_stopped(run) -> None:
+    code, out, _ = run("search", "tea " + "Jan 1 " * 100, "--today", "2026-07-10")
+    assert code == 0 and "dates read in the query's first 100 characters only" in out
+
+
 @pytest.mark.parametrize("endpoint", ["bogus://x", "tcp://nohost", "ipc://"])
 def test_bogus_endpoint_is_one_line_exit_2(run, endpoint: str) -> None:
     code, out, err = run("search", "tea", endpoint=endpoint)

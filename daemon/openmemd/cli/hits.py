@@ -101,7 +101,8 @@ def show_search(args: argparse.Namespace, reply: SearchReply,
     dates = reply.dates
     if dates is not None:
         span = dates.start if dates.start == dates.end else f"{dates.start} to {dates.end}"
-        print(f"Dates: {span} (\"{dates.text}\")\n")
+        note = f"\n{dates.note}" if dates.note else ""  # reading stopped: a query full of dates
+        print(f"Dates: {span} (\"{dates.text}\"){note}\n")
 
     def min_score() -> float:
         return settings().query.min_score if args.min_score is None else float(args.min_score)

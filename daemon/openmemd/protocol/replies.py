@@ -141,6 +141,8 @@ class DatesSaid(JsonRecord):
     about: str = "topic"  # "date": the question is about the date itself
     ranges: tuple[DateRange, ...] = omitted_if_empty(default=())  # when it named several
     nearest_notes: NearestNotes | None = omitted_if_none(default=None)
+    # where reading stopped, in a query naming more dates than are read (`dates.forms`)
+    note: str | None = omitted_if_none(default=None)
 
 
 class SearchReply(JsonRecord):

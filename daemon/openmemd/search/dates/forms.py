@@ -37,8 +37,8 @@ the end of a year its first and last four months, a half of a month days 1-15 an
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 from openmemd.search.dates.arithmetic import (
@@ -115,8 +115,10 @@ _A_PART_BEHIND = "(?i:" + "|".join(f"(?<={w})" for w in (
 _TO = r"\s*(?:-|–|—|to|through|thru|until|till)\s*(?:the\s+)?"
 # Days of one month: "May 8th and 9th", "the 8th or 9th of May", "May 8, 9 and 10" (read as the
 # days from the first to the last). After the month, the last number needs its suffix or the
-# phrase's end: "May 8 and 10 people came" counts people.
-_AND = rf"(?:,\s*(?:the\s+)?{_DAYNUM})*,?\s+(?:and|or|&)\s+(?:the\s+)?"
+# phrase's end: "May 8 and 10 people came" counts people. A month's 31 days at most: from each
+# number of a longer run ("9, 9, 9, ...") the pattern would read to its end, the square of its
+# length.
+_AND = rf"(?:,\s*(?:the\s+)?{_DAYNUM}){{0,29}},?\s+(?:and|or|&)\s+(?:the\s+)?"
 _SECOND_DAY = (r"(?:(?:3[01]|[12]\d|0?[1-9])(?:st|nd|rd|th)(?![a-z0-9])"
                r"|(?:3[01]|[12]\d|0?[1-9])(?=\s*(?:[,.?!;)]|$|,?\s*(?:19|20)\d\d)))")
 # (what leads, what joins the two days, what the second day after a month may be)
@@ -124,6 +126,7 @@ _DAY_TO = (("", _TO, _DAYNUM), (r"between\s+", r"\s+and\s+(?:the\s+)?", _DAYNUM)
            ("", _AND, _SECOND_DAY))
 
 
+@functools.lru_cache(maxsize=512)  # a phrase said again in a query is read once
 def parse_words(text: str, today: dt.date) -> tuple[dt.date, str] | None:
     """(date, period) of an English date phrase, by dateparser; None if it cannot read it.
 
@@ -303,17 +306,37 @@ _FORMS: tuple[Form, ...] = (
 )
 
 
-def find_spans(query: str, today: dt.date, *, southern: bool = False) -> Iterator[Span]:
-    """Every date phrase some form resolves (overlapping ones included); `southern`: the
-    user's seasons are the southern hemisphere's."""
+# A person's question names a handful of dates, each matched by one to three forms ("Monday,
+# May 8th 2023" whole, "Monday", "May 8th"): the first MAX_READINGS matches are read (each may
+# cost a dateparser call) and the rest of the query is left as words, so that a query's reading
+# costs what its length does, however many dates it holds (issue 43: 4 KB of "Jan 1 ").
+MAX_READINGS = 32
+
+
+@dataclass(frozen=True)
+class Found:
+    """What the forms read in `query[:until]`: every date phrase some form resolves (overlapping
+    ones included); `until` is the query's length unless MAX_READINGS cut the reading short."""
+
+    spans: list[Span]
+    until: int
+
+
+def find_spans(query: str, today: dt.date, *, southern: bool = False) -> Found:
+    """The date phrases of `query` (up to MAX_READINGS matches); `southern`: the user's seasons
+    are the southern hemisphere's."""
     seasons = SOUTHERN_FORMS if southern else NORTHERN_FORMS
-    for pattern, resolve in (*_FORMS, *NUMERIC_FORMS, *RELATIVE_FORMS, *CN_FORMS, *PERIOD_FORMS,
-                             *HOLIDAY_FORMS, *seasons):
-        for match in pattern.finditer(query):
-            resolved = resolve(match, today)
-            if resolved is None:
-                continue
-            first, last = resolved[0], resolved[1]
+    matches = [(match, resolve) for pattern, resolve in (
+        *_FORMS, *NUMERIC_FORMS, *RELATIVE_FORMS, *CN_FORMS, *PERIOD_FORMS, *HOLIDAY_FORMS,
+        *seasons) for match in pattern.finditer(query)]
+    starts = sorted(match.start() for match, _ in matches)
+    # every match at one place is read, or none: the cut falls before a start
+    until = starts[MAX_READINGS] if len(starts) > MAX_READINGS else len(query)
+    spans = []
+    for match, resolve in matches:
+        resolved = resolve(match, today) if match.start() < until else None
+        if resolved is not None:
             given = resolved[2] if len(resolved) == 3 else True
-            yield Span(match.start(), match.end(), first, last, given, resolve in RELATIVE,
-                       resolve in TOPICAL)
+            spans.append(Span(match.start(), match.end(), resolved[0], resolved[1], given,
+                              resolve in RELATIVE, resolve in TOPICAL))
+    return Found(spans, until)

@@ -37,6 +37,7 @@ from openmemd.search.dates.arithmetic import (
     ymd,
 )
 from openmemd.search.dates.forms import Span
+from openmemd.search.dates.spans import words_before
 
 # "the day after", "two days before", "a week following", "the weekend of" (then the day)
 _FROM_DAY = re.compile(r"\b(?P<n>the|an?|one|two|three|four|five|six|seven|eight|nine|ten"
@@ -62,9 +63,8 @@ def counted_from_named(query: str, spans: list[Span], today: dt.date) -> list[Sp
     for s in spans:
         if out and s.start < out[-1].end:
             continue  # "weekend" or "2022" of "July 4th weekend 2022", taken with the day
-        before = query[:s.start]
         short = (s.last - s.first).days <= 2  # a day, or days a weekend may be ("May 6-7")
-        counted = _from_day(s, _FROM_DAY.search(before)) if short else None
+        counted = _from_day(s, words_before(_FROM_DAY, query, s.start)) if short else None
         weekend = _WEEKEND_AFTER.match(query, s.end)
         if counted is None and short and not s.relative and weekend:
             first: dt.date | None = s.first
@@ -76,7 +76,7 @@ def counted_from_named(query: str, spans: list[Span], today: dt.date) -> list[Sp
                                 s.year_given or bool(weekend["year"])))
                 continue
         if counted is None and _whole_month(s):
-            counted = _of_month(s, _OF_MONTH.search(before), today)
+            counted = _of_month(s, words_before(_OF_MONTH, query, s.start), today)
         if counted is None:
             out.append(s)
             continue

@@ -19,6 +19,7 @@ library (`dateparser`) is imported only when a phrase of English date words is f
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import datetime as dt
 import itertools
@@ -28,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from openmemd.search.dates.arithmetic import WEEKDAY_WORD
-from openmemd.search.dates.forms import Span, find_spans
+from openmemd.search.dates.forms import MAX_READINGS, Span, find_spans
 from openmemd.search.dates.offsets import counted_from_named
 from openmemd.search.dates.spans import (
     beside_named,
@@ -53,8 +54,7 @@ _MAYBE = re.compile(
     r"|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
     # a day of the month in words ("on the third", "on the twenty-first")
     r"|first|second|third|fifth|ninth|twelfth|twent|thirt)", re.IGNORECASE)
-_CJK_END = re.compile(f"(?:{CJK_RUN.pattern})$")
-_CJK_START = re.compile(CJK_RUN.pattern)
+_CJK = re.compile(CJK_RUN.pattern)
 # Words a span takes along when it goes: the preposition before it, "the".
 _LEAD = re.compile(r"(?:\b(?:on|in|from|of|for|at|during|since|around|towards?|between|the)\s+|"
                    r"[在于於从從自])\s*$", re.IGNORECASE)
@@ -119,12 +119,15 @@ class DateQuery:
     none: the query is about the date itself). `line_days`: for each file with lines of the
     range the index cannot date by itself (a transcript's messages by their JSONL line, a
     long-term file's dated sections), each such line's day (filled in by the caller, who can
-    read files: `index/line_days.py`)."""
+    read files: `index/line_days.py`). `read_until`: where reading dates stopped in a query
+    holding more than `forms.MAX_READINGS` of them (the rest is searched as words), None when
+    all of it was read."""
 
     ranges: tuple[DateRange, ...]
     query: str
     topic: QueryTerms = QueryTerms((), ())
     line_days: Mapping[str, Mapping[int, dt.date]] = field(default_factory=dict)
+    read_until: int | None = field(default=None, repr=False)  # the reply says it, `to_meta`
 
     @property
     def about_date(self) -> bool:
@@ -157,6 +160,10 @@ class DateQuery:
                                 "about": "date" if self.about_date else "topic"}
         if len(self.ranges) > 1:
             meta["ranges"] = [r.to_dict() for r in self.ranges]
+        if self.read_until is not None:
+            meta["note"] = (f"dates read in the query's first {self.read_until} characters only"
+                            f" (its first {MAX_READINGS} date-like matches); the rest is searched"
+                            " as words")
         return meta
 
 
@@ -165,12 +172,13 @@ def understand_dates(query: str, today: dt.date, *, southern: bool = False) -> D
     the southern hemisphere's); None when it names none."""
     if not query or not _MAYBE.search(query):
         return None
-    spans = beside_named(query, _choose(list(find_spans(query, today, southern=southern))))
+    found = find_spans(query, today, southern=southern)
+    spans = beside_named(query, _choose(found.spans))
     if not spans:
         return None
     anchor = _anchor(query, spans)
     if anchor is not None:  # "last Friday before 23 January 2022": that Friday, not today's
-        spans = _choose(list(find_spans(query, anchor, southern=southern)))
+        spans = _choose(find_spans(query, anchor, southern=southern).spans)
     spans = counted_from_named(query, joined(query, with_parts(query, spans, today),
                                              anchor or today), today)
     spans = bracketed(query, weeks(query, since(query, spans, today)))
@@ -184,7 +192,8 @@ def understand_dates(query: str, today: dt.date, *, southern: bool = False) -> D
         return None
     ranges = tuple(DateRange(s.first, s.last, query[s.start:s.end].strip(), s.year_given)
                    for s in _with_named_days(spans, topic))
-    return DateQuery(ranges, rest, topic)
+    return DateQuery(ranges, rest, topic,
+                     read_until=found.until if found.until < len(query) else None)
 
 
 def _with_named_days(spans: list[Span], topic: QueryTerms) -> list[Span]:
@@ -208,11 +217,13 @@ def _anchor(query: str, spans: list[Span]) -> dt.date | None:
 def _choose(spans: list[Span]) -> list[Span]:
     """The longest spans that do not overlap, in query order ("Monday, May 8th 2023" over
     "Monday" and "May 8th")."""
-    chosen: list[Span] = []
+    chosen: list[Span] = []  # by start; apart, so by end too: a span's neighbours tell
     for span in sorted(spans, key=lambda s: (s.start - s.end, s.start)):
-        if all(span.end <= c.start or span.start >= c.end for c in chosen):
-            chosen.append(span)
-    return sorted(chosen, key=lambda s: s.start)
+        # the chosen spans starting before this one ends: the last of them ends latest
+        at = bisect.bisect_left(chosen, span.end, key=lambda c: c.start)
+        if at == 0 or chosen[at - 1].end <= span.start:
+            bisect.insort(chosen, span, key=lambda c: (c.start, c.end))
+    return chosen
 
 
 def _remove(query: str, spans: list[Span]) -> str:
@@ -228,12 +239,14 @@ def _remove(query: str, spans: list[Span]) -> str:
         if trail:
             at = trail.end()
     parts.append(query[at:])
-    text = ""
+    words: list[str] = []
     for part in (p.strip() for p in parts):
         if part:  # no space where a date stood between two CJK words (我昨天做了 → 我做了)
-            cjk = bool(text) and _CJK_END.search(text) and _CJK_START.match(part)
-            text += part if not text or cjk else " " + part
-    text = re.sub(r"\(\s*\)|（\s*）", " ", text)  # the brackets a date stood in: "notes ( )"
+            if words and not (_CJK.match(words[-1][-1]) and _CJK.match(part)):
+                words.append(" ")
+            words.append(part)
+    # the brackets a date stood in: "notes ( )"
+    text = re.sub(r"\(\s*\)|（\s*）", " ", "".join(words))
     for opening, closing in ("()", "（）"):  # a bracket whose date went: "anything )?"
         if text.count(opening) != text.count(closing):
             text = text.replace(opening, " ").replace(closing, " ")

@@ -51,6 +51,18 @@ _YEARS_DAY = re.compile(r"\s*的\s*")  # 2023年的5月8日: the day of that yea
 _OF_RELATIVE_YEAR = re.compile(r"\s*,?\s*(?:of\s+|in\s+)?", re.IGNORECASE)  # "May 8 last year"
 _BETWEEN = re.compile(r"\bbetween\s+$", re.IGNORECASE)
 _WEEK = dt.timedelta(days=7)
+_CLOSING = {closing: re.compile(rf"\s*{re.escape(closing)}") for closing in ")）"}
+# How far before a date the words leading to it ("the end of", "since", "the week of", "two
+# days before") are looked for. Searching the whole text before each date instead made reading
+# a query quadratic in its length (issue 43): 4 KB of "Jan 1 " took seconds.
+LOOK_BEHIND = 256
+
+
+def words_before(pattern: re.Pattern[str], query: str, at: int) -> re.Match[str] | None:
+    """`pattern` (ending in `$`) searched in the text before `at`, as `pattern.search(query[:at])`
+    would for a match within LOOK_BEHIND characters of `at` (word boundaries and lookbehinds
+    still see the characters before the window); positions are the query's."""
+    return pattern.search(query, max(0, at - LOOK_BEHIND), at)
 
 
 def beside_named(query: str, spans: list[Span]) -> list[Span]:
@@ -97,7 +109,7 @@ def joined(query: str, spans: list[Span], today: dt.date) -> list[Span]:
             span = _in_year(span, prev.first.year)
             out[-1] = Span(prev.start, span.end, span.first, span.last)
         elif prev is not None and (_JOIN.match(gap) or (
-                _AND.match(gap) and _BETWEEN.search(query[:prev.start]))):
+                _AND.match(gap) and words_before(_BETWEEN, query, prev.start))):
             if not prev.year_given and span.year_given:
                 prev = _in_year(prev, span.first.year)
                 if prev.first > span.last:  # "December to March 2023": December 2022
@@ -145,9 +157,9 @@ def bracketed(query: str, spans: list[Span]) -> list[Span]:
         end = span.end
         for opening, closing in ("()", "（）"):
             inner = query[span.start:end]
-            after = re.match(rf"\s*{re.escape(closing)}", query[end:])
+            after = _CLOSING[closing].match(query, end)
             if after and inner.count(opening) > inner.count(closing):
-                end += after.end()
+                end = after.end()
         out.append(dataclasses.replace(span, end=end))
     return out
 
@@ -170,7 +182,7 @@ def with_parts(query: str, spans: list[Span], today: dt.date) -> list[Span]:
     out = []
     for s in spans:
         of = _OF.match(query, s.start)
-        before = _PART_BEFORE.search(query[:of.end() if of else s.start])
+        before = words_before(_PART_BEFORE, query, of.end() if of else s.start)
         after = _PART_AFTER_CJK.match(query, s.end)
         found = before or after
         if found is None or (s.last - s.first).days < 6:
@@ -192,7 +204,7 @@ def since(query: str, spans: list[Span], today: dt.date) -> list[Span]:
     out = []
     for s in spans:
         now = _UNTIL_NOW.match(query, s.end)
-        if now or _SINCE_BEFORE.search(query[:s.start]) or _SINCE_IN.match(query, s.start):
+        if now or words_before(_SINCE_BEFORE, query, s.start) or _SINCE_IN.match(query, s.start):
             last = today if s.first <= today else s.last
             s = Span(s.start, now.end() if now else s.end, s.first, last, s.year_given)
         out.append(s)
@@ -203,7 +215,7 @@ def weeks(query: str, spans: list[Span]) -> list[Span]:
     """"the week of March 27": the week holding the day, the words "the week of" with it."""
     out = []
     for s in spans:
-        before, after = _WEEK_BEFORE.search(query[:s.start]), _WEEK_AFTER.match(query, s.end)
+        before, after = words_before(_WEEK_BEFORE, query, s.start), _WEEK_AFTER.match(query, s.end)
         if s.first == s.last and (before or after):
             first, last = week_of(s.first)
             s = Span(before.start() if before else s.start, after.end() if after else s.end,
