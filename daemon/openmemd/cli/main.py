@@ -17,6 +17,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return 2
     args = parser.parse_args(argv)
+    if args.command == "context" and args.hook:  # fails open: it never prints an error
+        from openmemd.cli.context_hook import run as run_hook
+
+        return run_hook(args)
     code = fast.guarded(lambda: fast.run(args))
     if code is not None:
         return code
