@@ -46,11 +46,14 @@ ALLOWED = {
     # api: the facade and the local request handler
     "api": FOUNDATION | {"search", "index", "dreaming", "embed", "store", "notes", "context",
                          "protocol", "client", "discovery"},
+    # other coding agents (Claude Code, Codex): their formats; the hook's side of the wire is
+    # pure (agents/claude_code_hook.py), the command that runs it is cli's
+    "agents": FOUNDATION,
     # MCP: tools over the same requests, local or through the daemon
     "mcp": FOUNDATION | {"api", "client", "protocol"},
     # the top: the daemon and the command line
     "server": FOUNDATION | {"api", "client", "protocol", "mcp"},
-    "cli": FOUNDATION | {"api", "client", "protocol", "mcp"},
+    "cli": FOUNDATION | {"api", "client", "protocol", "mcp", "agents"},
 }
 
 # Every import the direction above does not allow, each with its reason. Each entry is

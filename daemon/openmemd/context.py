@@ -326,16 +326,18 @@ def fit(ctx: StartupContext, max_chars: int) -> StartupContext:
     """`ctx` with its rendered block within `max_chars` characters, by OpenClaw's priorities
     (module docstring): the daily notes first, today's before yesterday's, then USER.md and
     MEMORY.md in their order. A file cut whole keeps its tag and marker while they fit (the
-    model learns it exists and searches it); one that does not even fit so is left out."""
+    model learns it exists and searches it); one that does not even fit so is left out, with
+    every file after it."""
     if len(render(ctx)) <= max_chars:
         return ctx
     files = ctx.files
     order = sorted(range(len(files)), key=lambda i: (files[i].kind != "daily", i))
     shown: dict[int, LoadedFile] = {}
-    for i in order:  # which files keep at least their tag and marker
+    for i in order:  # which files keep at least their tag and marker: the first ones
         trial = {**shown, i: _cut(files[i], 0)}
-        if _length(ctx, trial) <= max_chars:
-            shown = trial
+        if _length(ctx, trial) > max_chars:
+            break
+        shown = trial
     for i in order:  # then their text, in the same order
         if i in shown:
             shown[i] = _grow(ctx, shown, i, files[i], max_chars)
@@ -344,15 +346,18 @@ def fit(ctx: StartupContext, max_chars: int) -> StartupContext:
 
 def _grow(ctx: StartupContext, shown: dict[int, LoadedFile], i: int, whole: LoadedFile,
           max_chars: int) -> LoadedFile:
-    """`whole` with as many of its lines as the block has room for beside `shown`."""
-    keep = len(whole.text)
-    while keep > 0:
-        candidate = _cut(whole, keep)
-        over = _length(ctx, {**shown, i: candidate}) - max_chars
-        if over <= 0:
-            return candidate
-        keep = min(keep - over, len(candidate.text) - 1)  # a marker's digits may grow too
-    return _cut(whole, 0)
+    """`whole` with as many of its lines as the block has room for beside `shown`: found by
+    bisection, since a kept line may render longer than it is (a neutralised tag)."""
+    if _length(ctx, {**shown, i: whole}) <= max_chars:
+        return whole
+    lo, hi = 0, len(whole.text)  # lo fits (the emptied file does: see `fit`), hi does not
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if _length(ctx, {**shown, i: _cut(whole, mid)}) <= max_chars:
+            lo = mid
+        else:
+            hi = mid
+    return _cut(whole, lo)
 
 
 def _cut(f: LoadedFile, chars: int) -> LoadedFile:
