@@ -9,9 +9,10 @@ The venv's `openmemd` console script is run as Claude Code runs the hook: the ho
 stdin, no flags but the hook's, the defaults found in the platform directories (XDG_* and HOME
 pointed into a temp dir). The workspace holds a MEMORY.md of --memory-kb KB (over Claude
 Code's 10,000-character cap: fitted every run) and notes of today and yesterday. Runs
-alternate (pass, `openmemd context`, the hook, pass, ...) so all see the same load; then the daemon is stopped
-and the in-process runs alternate the same way. Every run's output is checked: Claude Code's
-JSON, within the cap. Median and 95th percentile, wall and CPU (user + system) time.
+alternate (pass, `openmemd context`, the hook, pass, ...) so all see the same load; then the
+daemon is stopped and the in-process runs alternate the same way. Every hook run's output is
+checked: Claude Code's JSON, within the cap. Median and 95th percentile, wall and CPU (user +
+system) time.
 """
 
 from __future__ import annotations

@@ -7,7 +7,6 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from openmemd.cli import fast
 from openmemd.cli.parser import build_parser
 
 
@@ -21,6 +20,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from openmemd.cli.context_hook import run as run_hook
 
         return run_hook(args)
+    from openmemd.cli import fast  # here: the hook does without its output code
+
     code = fast.guarded(lambda: fast.run(args))
     if code is not None:
         return code
