@@ -102,7 +102,9 @@ def _reply(args: argparse.Namespace, seen: dict[str, Any], deadline: float) -> s
                 break
     finally:
         handler.close()
-    raise HookFailure(f"the context does not fit in {host.LIMIT} characters")
+    # a daemon older than this command ignores maxChars: restarting it brings the fit
+    raise HookFailure(f"the context does not fit in {host.LIMIT} characters (a daemon "
+                      f"older than this openmemd? restart it)")
 
 
 def _handler(args: argparse.Namespace, deadline: float) -> Handler:
