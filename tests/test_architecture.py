@@ -33,7 +33,8 @@ ALLOWED = {
     "embed": FOUNDATION,
     # other agents on this machine: their session files read into message lines (pure parsing,
     # below index, which masks, chunks and stores what they give) and their settings files
-    # (connect/disconnect, which write openmemd's config: config, paths)
+    # (connect/disconnect, which write openmemd's config: config, paths); the hook's side of
+    # the wire is pure (claude_code_hook), the command that runs it is cli's
     "agents": FOUNDATION,
     # the three below api
     "search": FOUNDATION | {"embed", "store", "text"},

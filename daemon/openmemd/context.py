@@ -20,6 +20,12 @@ name that is not UTF-8: `index.scan`'s rule, in its words), is listed in `skippe
 in the block in one line, never an error. The rendered block says the files are data, not
 instructions, and wraps them in tags that their text cannot close.
 
+A host that keeps only so much of it (Claude Code's hook output: 10,000 characters) asks for
+the whole block within `max_chars` (`fit`): the daily notes keep what their own budget gave
+them, as OpenClaw gives them a budget no long MEMORY.md can crowd out, today's before
+yesterday's; USER.md and MEMORY.md take what is left, in OpenClaw's order, cut at a line with
+the same marker. Only when the notes alone do not fit is yesterday cut first, then today.
+
 Nothing that goes into an agent's prompt holds a control character: a note's text loses them
 and its escape sequences (`text.controls`) before the budgets count it, so a budget counts
 what is sent; a file name shows them as `\\x1b` escapes.
@@ -32,7 +38,7 @@ import errno
 import os
 import re
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -120,9 +126,10 @@ class StartupContext:
 # -- assembly -----------------------------------------------------------------------------------
 
 def startup_context(workspace: str | os.PathLike[str], settings: Settings,
-                    today: str | date | None = None) -> StartupContext:
+                    today: str | date | None = None, max_chars: int | None = None
+                    ) -> StartupContext:
     """The context of a session starting `today` (an ISO date; None = today in the dreaming
-    timezone) in `workspace`."""
+    timezone) in `workspace`; its rendered block within `max_chars` when given (`fit`)."""
     root = Path(workspace).expanduser()
     if not root.is_dir():
         raise WorkspaceError(f"workspace {root} does not exist or is not a directory")
@@ -135,9 +142,10 @@ def startup_context(workspace: str | os.PathLike[str], settings: Settings,
     # leaves out in characters; the byte cap still holds when a budget needs more
     read_cap = max(settings.sync.max_file_bytes, _MAX_UTF8 * budgets.bootstrap_max_chars)
     files = [*_bootstrap(reader, budgets, read_cap), *_daily(reader, days, budgets)]
-    return StartupContext(escape_controls(str(root)), day.isoformat(),
-                          getattr(tz, "key", None) or str(tz), days, budgets, tuple(files),
-                          tuple(reader.skipped))
+    ctx = StartupContext(escape_controls(str(root)), day.isoformat(),
+                         getattr(tz, "key", None) or str(tz), days, budgets, tuple(files),
+                         tuple(reader.skipped))
+    return ctx if max_chars is None else fit(ctx, max_chars)
 
 
 def _day(value: str | date) -> date:
@@ -307,6 +315,61 @@ class _Reader:
             return []
         finally:
             os.close(fd)
+
+
+# -- fitting a host's limit -----------------------------------------------------------------------
+
+MAX_CHARS_BUDGET = "maxChars"  # the name a cut by `max_chars` is listed under
+
+
+def fit(ctx: StartupContext, max_chars: int) -> StartupContext:
+    """`ctx` with its rendered block within `max_chars` characters, by OpenClaw's priorities
+    (module docstring): the daily notes first, today's before yesterday's, then USER.md and
+    MEMORY.md in their order. A file cut whole keeps its tag and marker while they fit (the
+    model learns it exists and searches it); one that does not even fit so is left out, with
+    every file after it."""
+    if len(render(ctx)) <= max_chars:
+        return ctx
+    files = ctx.files
+    order = sorted(range(len(files)), key=lambda i: (files[i].kind != "daily", i))
+    shown: dict[int, LoadedFile] = {}
+    for i in order:  # which files keep at least their tag and marker: the first ones
+        trial = {**shown, i: _cut(files[i], 0)}
+        if _length(ctx, trial) > max_chars:
+            break
+        shown = trial
+    for i in order:  # then their text, in the same order
+        if i in shown:
+            shown[i] = _grow(ctx, shown, i, files[i], max_chars)
+    return replace(ctx, files=tuple(shown[i] for i in sorted(shown)))
+
+
+def _grow(ctx: StartupContext, shown: dict[int, LoadedFile], i: int, whole: LoadedFile,
+          max_chars: int) -> LoadedFile:
+    """`whole` with as many of its lines as the block has room for beside `shown`: found by
+    bisection, since a kept line may render longer than it is (a neutralised tag)."""
+    if _length(ctx, {**shown, i: whole}) <= max_chars:
+        return whole
+    lo, hi = 0, len(whole.text)  # lo fits (the emptied file does: see `fit`), hi does not
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if _length(ctx, {**shown, i: _cut(whole, mid)}) <= max_chars:
+            lo = mid
+        else:
+            hi = mid
+    return _cut(whole, lo)
+
+
+def _cut(f: LoadedFile, chars: int) -> LoadedFile:
+    kept = cut_chars(f.text, chars).rstrip() if chars > 0 else ""
+    if kept == f.text:
+        return f
+    return replace(f, text=kept, omitted_chars=f.omitted_chars + len(f.text) - len(kept),
+                   cut_by=tuple(dict.fromkeys((*f.cut_by, MAX_CHARS_BUDGET))))
+
+
+def _length(ctx: StartupContext, shown: dict[int, LoadedFile]) -> int:
+    return len(render(replace(ctx, files=tuple(shown[i] for i in sorted(shown)))))
 
 
 # -- rendering ----------------------------------------------------------------------------------

@@ -48,6 +48,22 @@ def cache_dir() -> Path:
     return user_dir("user_cache_dir")
 
 
+def log_dir() -> Path:
+    """platformdirs' user log dir: `<state dir>/log` on Linux (as platformdirs has it there),
+    ~/Library/Logs/openmemd on macOS, beside the launchd agent's logs."""
+    if sys.platform.startswith("linux"):
+        return state_dir() / "log"
+    import platformdirs
+
+    return Path(platformdirs.user_log_dir(APP))
+
+
+def log_file() -> Path:
+    """openmemd's own log file, for what has no terminal or journal to go to (a hook run by
+    another program, whose stderr is that program's)."""
+    return log_dir() / "openmemd.log"
+
+
 def tiktoken_cache_dir() -> Path:
     return cache_dir() / "tiktoken"
 

@@ -102,3 +102,21 @@ def test_a_hostile_workspace_reaches_no_prompt_with_a_control_byte(
         shown = json.loads(out.out)["text"] if extra else out.out
         assert shown == reply["text"] and f"[… skipped: memory/{YESTERDAY}.md" in shown
         assert out.err == f"openmemd: skipped memory/{YESTERDAY}.md: {BINARY_WHY}\n"
+
+
+def test_max_chars_fits_the_block_and_is_checked(cli) -> None:
+    code, out, err = cli("--today", TODAY, "--max-chars", "1000")
+    assert code == 0 and err == "" and len(out) <= 1000
+    assert "plumber" in out  # today's note kept first
+    code, out, err = cli("--today", TODAY, "--max-chars", "999")
+    assert (code, out) == (2, "")
+    assert err.strip() == "openmemd: --max-chars must be between 1000 and 10000000 (got 999)"
+
+
+def test_max_chars_travels_as_maxchars(workspace: Path) -> None:
+    from openmemd.protocol.requests import ProtocolError, parse_fields, to_wire
+
+    assert to_wire(ContextRequest(max_chars=2000))["maxChars"] == 2000
+    assert parse_fields({"op": "context", "maxChars": 2000}) == ContextRequest(max_chars=2000)
+    with pytest.raises(ProtocolError, match="'maxChars' must be between 1000"):
+        parse_fields({"op": "context", "maxChars": 10})

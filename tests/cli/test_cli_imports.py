@@ -40,12 +40,13 @@ def served() -> Iterator[Daemon]:
     yield from zebra_daemon()
 
 
-def loaded_by(d: Daemon, *args: str) -> tuple[subprocess.CompletedProcess[str], list[str]]:
+def loaded_by(d: Daemon, *args: str, stdin: str | None = None
+              ) -> tuple[subprocess.CompletedProcess[str], list[str]]:
     code = _RUN.format(names=repr(set(HEAVY)),
                        prefixes=repr(tuple(f"{name}." for name in HEAVY)))
     argv = d.args(*args)[3:]  # without `python -m openmemd`
     done = subprocess.run([sys.executable, "-c", code, *argv], env=d.env, capture_output=True,
-                          text=True, timeout=60)
+                          text=True, timeout=60, input=stdin)
     lines = [line for line in done.stderr.splitlines() if line.startswith("LOADED ")]
     assert lines, done.stderr
     return done, json.loads(lines[-1][len("LOADED "):])
@@ -61,6 +62,14 @@ def test_a_command_the_daemon_answers_loads_nothing_heavy(served: Daemon,
     assert heavy == []
     if command[0] == "search":
         assert "Zora" in done.stdout  # the daemon answered it
+
+
+def test_the_claude_code_hook_through_the_daemon_loads_nothing_heavy(served: Daemon) -> None:
+    # Claude Code waits for it at every session start: it must take the light path too
+    done, heavy = loaded_by(served, "context", "--hook", "claude-code",
+                            stdin='{"hook_event_name": "SessionStart", "source": "startup"}')
+    assert done.returncode == 0 and heavy == []
+    assert "Zora" in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
 
 
 def test_without_a_daemon_the_same_command_works_in_process(served: Daemon) -> None:

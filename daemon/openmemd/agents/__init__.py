@@ -6,5 +6,5 @@ lines with their timestamp, session and project (`session_records` is the interf
 pure functions from bytes to lines, nothing masked yet: the index masks them as it does any
 transcript). `claude_code_settings` / `codex_settings` wire openmemd into each agent's own
 settings for `openmemd connect` (`wiring` is their interface; `safe_edit` the backed-up, atomic,
-undoable write).
+undoable write). `claude_code_hook` is Claude Code's side of the SessionStart hook's wire.
 """

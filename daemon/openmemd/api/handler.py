@@ -93,7 +93,8 @@ def context_reply(workspace: str | os.PathLike[str], settings: Settings,
 
     return ContextReply.from_json(
         {"agent": request.agent,
-         **startup_context(workspace, settings, request.today).to_dict()})
+         **startup_context(workspace, settings, request.today,
+                           request.max_chars).to_dict()})
 
 
 def probe(index: Searchable) -> Probe:

@@ -74,7 +74,8 @@ def show_get(args: argparse.Namespace, reply: GetReply) -> int:
 
 def context_request(args: argparse.Namespace) -> ContextRequest:
     return ContextRequest(agent=args.agent,
-                          today=params.today(args.today) if args.today else None)
+                          today=params.today(args.today) if args.today else None,
+                          max_chars=getattr(args, "max_chars", None))
 
 
 def show_context(args: argparse.Namespace, reply: ContextReply) -> int:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from openmemd.cli import fast
 from openmemd.cli.parser import build_parser
 
 
@@ -17,6 +16,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return 2
     args = parser.parse_args(argv)
+    if args.command == "context" and args.hook:  # fails open: it never prints an error
+        from openmemd.cli.context_hook import run as run_hook
+
+        return run_hook(args)
+    from openmemd.cli import fast  # here: the hook does without its output code
+
     code = fast.guarded(lambda: fast.run(args))
     if code is not None:
         return code

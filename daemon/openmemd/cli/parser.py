@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 AGENTS = ("claude-code", "codex")  # what `openmemd connect` wires
 HOSTS = ("claude-code", "claude-desktop", "codex", "cursor", "openclaw")  # openmemd mcp's
+HOOKS = ("claude-code",)  # openmemd context --hook's
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -141,6 +142,11 @@ def _dream(p: argparse.ArgumentParser) -> None:
 def _context(p: argparse.ArgumentParser) -> None:
     p.add_argument("--today", metavar="YYYY-MM-DD", help="the day a session starts (default: "
                    "today in the dreaming timezone)")
+    p.add_argument("--max-chars", type=int, metavar="N", help="fit the whole block within N "
+                   "characters (a host that cuts longer input), the daily notes kept first")
+    p.add_argument("--hook", choices=HOOKS, help="run as HOST's session-start hook: its JSON "
+                   "on stdin, the context in its JSON on stdout; any failure prints nothing "
+                   "and exits 0 (the reason goes to openmemd's log)")
     p.add_argument("--json", action="store_true", help="machine-readable output: the files, "
                    "their sizes, what was truncated, the days and the text")
 

@@ -24,6 +24,8 @@ NOTE_TARGETS = ("daily", "long-term")
 MAX_RESULTS = 200
 MAX_NAMESPACE_BYTES = 1024  # a PostgreSQL namespace (config: at most 200 characters)
 MAX_LINE = 2**31 - 1
+# `context`'s whole block within N characters: at least what its header and tags need
+MIN_CONTEXT_CHARS, MAX_CONTEXT_CHARS = 1000, 10_000_000
 _AGENT_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
@@ -138,6 +140,10 @@ def sources(value: Any) -> tuple[str, ...]:
     return tuple(dict.fromkeys(value))
 
 
+def max_chars(value: Any) -> int:
+    return _whole("max_chars", value, MIN_CONTEXT_CHARS, MAX_CONTEXT_CHARS)
+
+
 def today(value: Any) -> dt.date:
     """The day a search counts "yesterday" and "last week" from: an ISO date (YYYY-MM-DD)."""
     if isinstance(value, dt.date):
@@ -167,7 +173,7 @@ def agent(value: Any) -> str:
 RULES: dict[str, Callable[[Any], Any]] = {
     "query": query, "path": path, "max_results": max_results, "min_score": min_score,
     "from_line": from_line, "lines": lines, "sources": sources, "phase": phase,
-    "agent": agent, "namespace": namespace, "today": today,
+    "agent": agent, "namespace": namespace, "today": today, "max_chars": max_chars,
 }
 
 # The parameters each operation takes (the command line checks these before it routes a
@@ -177,7 +183,7 @@ OP_PARAMS: dict[str, tuple[str, ...]] = {
     "get": ("path", "from_line", "lines", "agent", "namespace"),
     "sync": ("agent",),
     "dream": ("phase", "agent"),
-    "context": ("today", "agent"),
+    "context": ("today", "agent", "max_chars"),
 }
 
 
@@ -197,7 +203,7 @@ def check_op(op: str, values: Mapping[str, Any]) -> dict[str, Any]:
 CLI_NAMES = {"query": "the query", "path": "the path", "max_results": "--max-results",
              "min_score": "--min-score", "from_line": "--from", "lines": "--lines",
              "sources": "--source", "phase": "--phase", "agent": "--agent",
-             "namespace": "--namespace", "today": "--today"}
+             "namespace": "--namespace", "today": "--today", "max_chars": "--max-chars"}
 _CLI_OPS = {"search": "search", "get": "get", "index": "sync", "dream": "dream",
             "context": "context"}
 

@@ -106,10 +106,12 @@ class AddRequest(NamedTuple):
 
 class ContextRequest(NamedTuple):
     """The session's startup context (openmemd/context.py); `today` (YYYY-MM-DD) replays a
-    day, None = today in the dreaming timezone."""
+    day, None = today in the dreaming timezone; `max_chars` fits the whole block within that
+    many characters (a host that cuts longer input), None = the budgets alone."""
 
     agent: str = DEFAULT_AGENT
     today: date | None = None
+    max_chars: int | None = None
 
 
 Request = (PingRequest | StatusRequest | SearchRequest | GetRequest | SyncRequest
