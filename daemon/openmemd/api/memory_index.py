@@ -286,6 +286,9 @@ class MemoryIndex:
         self._recalls.flush(timeout)
 
     def dream(self, phase: str = "all", dry_run: bool = False) -> dict[str, Any]:
+        # Every search answered before the sweep is in the store it reads: a dry run and the
+        # run after it see the same recalls (the recorder writes on its own thread).
+        self.flush_recalls()
         return dreams.dream(self.workspace, self.settings.dreaming, phase, dry_run,
                             self.settings.context.bootstrap_max_chars)
 

@@ -208,7 +208,9 @@ class Searcher:
             pending = self.read(lambda reader: reader.count_pending_vectors(
                 self.model, derived=q.dreaming_reports))
         own = [h for h in hits if h.namespace in ("", self.store.namespace)]
-        if record and own:  # dreaming promotes only this workspace's own notes
+        # Dreaming promotes only this workspace's own notes, and only what answered: the
+        # relaxed fallback's keyword matches were shown because nothing did.
+        if record and own and not any(h.relaxed for h in hits):
             self.recalls.record(query, own, self.settings.dreaming.timezone)
         dates_said = said_dates(said.dates, around, nearby=said.nearby)
         # The range holds no note: the nearest notes by date are the answer's place, and for a

@@ -201,4 +201,4 @@ def to_hit(c: Candidate, mode: str, explain: bool, terms: QueryTerms,
                      score=score, snippet=make_snippet(c.text, focus=(first, last)),
                      source=c.source, citation=citation(c.path, focus.start_line, focus.end_line),
                      explain=details, namespace=c.namespace, focus_start=focus.start_line,
-                     focus_end=focus.end_line)
+                     focus_end=focus.end_line, relaxed=relaxed)

@@ -29,6 +29,9 @@ class SearchHit:
     namespace: str = ""  # which namespace it came from (PostgreSQL); "" on SQLite
     focus_start: int = 0
     focus_end: int = 0
+    # Shown by the relaxed fallback: nothing passed min_score, these are keyword matches
+    # offered instead of an answer (pipeline.py), so no recall is recorded for them.
+    relaxed: bool = False
 
 @dataclass(frozen=True)
 class NearestMiss:
