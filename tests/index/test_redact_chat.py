@@ -1,7 +1,7 @@
 """Secrets as a person writes them in chat (issue 43), masked in transcripts, search and `get`.
 
 The table of forms: (form, line as typed, what must be masked, what must stay). README's
-"Secrets in transcripts" links the same table (docs/design-notes.md#secrets-in-transcripts).
+"Secrets in transcripts" links the same table (docs/privacy.md#secrets-in-transcripts).
 """
 
 from __future__ import annotations
