@@ -68,7 +68,8 @@ class MemoryIndex:
         self.store = open_store(settings, agent_id, long_lived=long_lived, workspace=workspace)
         health = ProviderHealth()
         self._maintainer = Maintainer(settings, self.scope, self.store, self.choice, health)
-        self._recalls = dreams.Recalls(workspace)
+        self._recalls = dreams.Recalls(workspace,
+                                      dreams.agents_scope(workspace, settings.sources))
         self._searcher = Searcher(settings, self.store, self.provider, health,
                                   self._maintainer, self._recalls)
         self._closed = False
@@ -287,7 +288,8 @@ class MemoryIndex:
 
     def dream(self, phase: str = "all", dry_run: bool = False) -> dict[str, Any]:
         return dreams.dream(self.workspace, self.settings.dreaming, phase, dry_run,
-                            self.settings.context.bootstrap_max_chars)
+                            self.settings.context.bootstrap_max_chars,
+                            sources=self.settings.sources)
 
     def explain_dream(self, selector: str) -> list[CandidateExplanation]:
         return dreams.explain_dream(self.workspace, selector, self.settings.dreaming)
