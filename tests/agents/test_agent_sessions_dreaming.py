@@ -106,3 +106,40 @@ def test_a_project_narrowed_search_is_a_recall_too(homes, cli, workspace: Path,
     assert hits and hits[0]["source"] == "claude-code"
     assert [e["recallCount"] for e in recall_entries(workspace).values()
             if FACT in str(e["snippet"])] == [1]
+
+
+def test_status_doctor_and_config_show_list_the_connected_agent(homes, cli,
+                                                                tmp_path: Path) -> None:
+    code, out = cli("connect", "claude-code")
+    assert code == 0, out
+    assert (tmp_path / "state" / "connected" / "claude-code.json").is_file()
+    code, out = cli("index", "--json")
+    assert code == 0, out
+    claude_mtime = max(homes["claude"].stat().st_mtime, homes["subagent"].stat().st_mtime)
+    last = datetime.fromtimestamp(int(claude_mtime * 1000) / 1000, UTC).isoformat(
+        timespec="seconds").replace("+00:00", "Z")
+
+    code, out = cli("status", "--json")
+    (agent,) = json.loads(out)["agents"]
+    rows = {r["agent"]: r for r in agent["connectedAgents"]}
+    assert rows["claude-code"] == {
+        "agent": "claude-code", "connected": True, "sourceEnabled": True, "sessions": 2,
+        "lastRead": last, "sessionsDir": str(homes["home"] / ".claude" / "projects")}
+    assert rows["codex"]["connected"] is False and rows["codex"]["sessions"] == 1
+    code, out = cli("status")
+    assert f"Agent claude-code: connected · 2 session file(s) indexed · last read {last}" in out
+    assert "Agent codex: source on, not connected · 1 session file(s)" in out
+
+    code, out = cli("doctor", "--json")
+    checks = {c["name"]: c for c in json.loads(out)["checks"]}
+    assert checks["agent claude-code"]["level"] == "ok"
+    assert "2 session file(s) indexed" in checks["agent claude-code"]["message"]
+    code, out = cli("doctor")
+    assert "agent claude-code" in out and f"last read {last}" in out
+
+    code, out = cli("config", "show", "--json")
+    assert [(r["agent"], r["connected"], r["sessions"])
+            for r in json.loads(out)["connectedAgents"]] == [("claude-code", True, 2),
+                                                            ("codex", False, 1)]
+    code, out = cli("config", "show")
+    assert "Agent claude-code: connected · 2 session file(s) indexed" in out
