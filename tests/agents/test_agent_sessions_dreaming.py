@@ -143,3 +143,21 @@ def test_status_doctor_and_config_show_list_the_connected_agent(homes, cli,
                                                             ("codex", False, 1)]
     code, out = cli("config", "show")
     assert "Agent claude-code: connected · 2 session file(s) indexed" in out
+
+
+def test_a_symlinked_corpus_is_never_written_through(homes, cli, workspace: Path,
+                                                    tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (workspace / "memory" / ".dreams").mkdir(parents=True)
+    (workspace / "memory" / ".dreams" / "session-corpus").symlink_to(outside)
+    day = datetime.now(UTC).date().isoformat()
+    (workspace / "memory" / f"{day}.md").write_text("- The gateway VLAN is 42 for the lab.\n")
+    search_on(cli, monkeypatch, datetime.now(UTC), FACT)
+    search_on(cli, monkeypatch, datetime.now(UTC), "gateway VLAN")
+    code, out = cli("dream", "--phase", "light", "--json")
+    assert code == 0, out
+    assert list(outside.iterdir()) == []
+    # the note's recall still counts
+    assert [e["path"] for e in recall_entries(workspace).values()] == [f"memory/{day}.md"]

@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import anyio
+import pytest
 from fake_homes import PROJECT, make_homes
 
 from mcp_session import call, mcp_session
@@ -28,6 +29,7 @@ def wait_for(workspace: Path, count: int) -> list[dict[str, object]]:
     return found
 
 
+@pytest.mark.slow  # starts `openmemd mcp` (~2 s)
 def test_mcp_searches_record_recalls_of_notes_and_agent_sessions(
         make_settings, workspace: Path, tmp_path: Path) -> None:
     now = datetime.now(UTC)

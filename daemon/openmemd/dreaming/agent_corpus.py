@@ -14,6 +14,7 @@ Callers hold the recall store's lock: it orders the appends.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from collections.abc import Callable, Sequence
@@ -23,6 +24,8 @@ from pathlib import Path
 
 from .markdown_io import UnsafePathError, workspace_target
 from .recall import RecallHit
+
+log = logging.getLogger("openmemd.dreaming")
 
 CORPUS_DIR = "memory/.dreams/session-corpus"
 SESSION_SCORE = 0.58  # OpenClaw's score for an ingested session message
@@ -85,8 +88,8 @@ def place(workspace: Path, messages: Sequence[CorpusMessage], max_new: int = MAX
         if new:
             if appended >= max_new:
                 continue
-            if write:
-                _append(workspace, rel, prefix + text)
+            if write and not _append(workspace, rel, prefix + text):
+                break  # a corpus that cannot be written: the rest waits for the next sweep
             held.append(prefix + text)
             number, appended = len(held), appended + 1
         body = held[number - 1][len(prefix):]
@@ -104,12 +107,18 @@ def _read_lines(workspace: Path, rel: str) -> list[str]:
     return text.split("\n")[:-1] if text.endswith("\n") else text.split("\n") if text else []
 
 
-def _append(workspace: Path, rel: str, line: str) -> None:
-    """One line appended (a file OpenClaw also appends to: never rewritten)."""
-    target = workspace_target(workspace, rel)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(target, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-    with os.fdopen(fd, "r+b") as fh:
-        size = fh.seek(0, os.SEEK_END)
-        torn = size > 0 and os.pread(fh.fileno(), 1, size - 1) != b"\n"
-        fh.write((("\n" if torn else "") + line + "\n").encode("utf-8"))
+def _append(workspace: Path, rel: str, line: str) -> bool:
+    """One line appended (a file OpenClaw also appends to: never rewritten); False, logged,
+    when it cannot be (a symlinked corpus, a full disk): recalls of notes still count."""
+    try:
+        target = workspace_target(workspace, rel)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(target, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "r+b") as fh:
+            size = fh.seek(0, os.SEEK_END)
+            torn = size > 0 and os.pread(fh.fileno(), 1, size - 1) != b"\n"
+            fh.write((("\n" if torn else "") + line + "\n").encode("utf-8"))
+    except (OSError, UnsafePathError) as exc:
+        log.warning("could not append to the session corpus %s: %s", rel, exc)
+        return False
+    return True
