@@ -48,9 +48,10 @@ ALLOWED = {
     # api/route.py, the one place that decides local or daemon (nothing else imports it)
     "client": FOUNDATION | {"protocol"},
     "discovery": FOUNDATION | {"client", "protocol"},
-    # api: the facade and the local request handler
+    # api: the facade and the local request handler (agents: the connection records that
+    # status, doctor and config show list)
     "api": FOUNDATION | {"search", "index", "dreaming", "embed", "store", "notes", "context",
-                         "protocol", "client", "discovery"},
+                         "agents", "protocol", "client", "discovery"},
     # MCP: tools over the same requests, local or through the daemon
     "mcp": FOUNDATION | {"api", "client", "protocol"},
     # the top: the daemon and the command line

@@ -7,10 +7,12 @@ The CLI and the daemon call these; neither imports `openmemd.dreaming` itself.
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from openmemd.config import PHASES, ContextSettings, DreamingSettings
+from openmemd.index.scan import ScanScope
 from openmemd.log import get_logger
 
 if TYPE_CHECKING:
@@ -23,14 +25,32 @@ log = get_logger(__name__)
 
 def dream(workspace: Path, settings: DreamingSettings, phase: str = "all",
           dry_run: bool = False,
-          memory_max_chars: int = ContextSettings().bootstrap_max_chars) -> dict[str, Any]:
+          memory_max_chars: int = ContextSettings().bootstrap_max_chars,
+          sources: Sequence[str] = ()) -> dict[str, Any]:
     """Run one phase, or all of them in order (`phase="all"`); the sweep's report as JSON.
-    `memory_max_chars`: MEMORY.md's startup budget (context.bootstrap_max_chars)."""
+    `memory_max_chars`: MEMORY.md's startup budget (context.bootstrap_max_chars). `sources`:
+    the indexed sources; those of other agents (Claude Code, Codex) are ingested too."""
     from openmemd.dreaming.sweep import run_sweep
 
     phases = PHASES if phase == "all" else (phase,)
+    scope = agents_scope(workspace, sources)
+    sessions = None
+    if scope is not None:
+        from openmemd.api.session_dreams import sweep_messages
+
+        sessions = sweep_messages(scope, settings.timezone)
     return run_sweep(workspace, settings, phases=phases, dry_run=dry_run,
-                     memory_max_chars=memory_max_chars).to_dict()
+                     memory_max_chars=memory_max_chars, sessions=sessions).to_dict()
+
+
+def agents_scope(workspace: Path, sources: Sequence[str]) -> ScanScope | None:
+    """Where the other agents' sessions among `sources` are (None: no such source)."""
+    from openmemd.index.agent_sessions import AGENT_SOURCES, roots
+
+    agents = tuple(s for s in sources if s in AGENT_SOURCES)
+    if not agents:
+        return None
+    return ScanScope(workspace, agents, agent_roots=roots(agents))
 
 
 def explain_dream(workspace: Path, selector: str, settings: DreamingSettings,
@@ -56,8 +76,9 @@ class Recalls:
     """The recall recording of one workspace's searches, started by the first one it records
     (a process that never searches never starts dreaming's recorder)."""
 
-    def __init__(self, workspace: Path) -> None:
+    def __init__(self, workspace: Path, agents: ScanScope | None = None) -> None:
         self.workspace = workspace
+        self.agents = agents  # other agents' sessions: a hit of theirs is recalled too
         self._recorder: RecallRecorder | None = None
         self._lock = threading.Lock()  # searches record from many threads
 
@@ -66,7 +87,12 @@ class Recalls:
 
         with self._lock:
             if self._recorder is None:
-                self._recorder = RecallRecorder(timezone)
+                sessions = None
+                if self.agents is not None:
+                    from openmemd.api.session_dreams import recalled_messages
+
+                    sessions = recalled_messages(self.agents, timezone)
+                self._recorder = RecallRecorder(timezone, sessions=sessions)
             recorder = self._recorder
         # as_hit keeps a hit's `focus` (the lines that answer) when the search gives one.
         recorder.submit(self.workspace, query, [as_hit(r) for r in results])

@@ -140,7 +140,7 @@ class LocalHandler:
         settings = self.settings.for_agent(request.agent)
         return DreamReply(DreamResult.from_json(dream(
             self._workspace(request.agent), settings.dreaming, request.phase, request.dry_run,
-            settings.context.bootstrap_max_chars)))
+            settings.context.bootstrap_max_chars, settings.sources)))
 
     def context(self, request: ContextRequest) -> ContextReply:
         """So does the startup context."""

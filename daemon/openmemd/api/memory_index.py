@@ -68,7 +68,8 @@ class MemoryIndex:
         self.store = open_store(settings, agent_id, long_lived=long_lived, workspace=workspace)
         health = ProviderHealth()
         self._maintainer = Maintainer(settings, self.scope, self.store, self.choice, health)
-        self._recalls = dreams.Recalls(workspace)
+        self._recalls = dreams.Recalls(workspace,
+                                      dreams.agents_scope(workspace, settings.sources))
         self._searcher = Searcher(settings, self.store, self.provider, health,
                                   self._maintainer, self._recalls)
         self._closed = False
@@ -290,7 +291,8 @@ class MemoryIndex:
         # run after it see the same recalls (the recorder writes on its own thread).
         self.flush_recalls()
         return dreams.dream(self.workspace, self.settings.dreaming, phase, dry_run,
-                            self.settings.context.bootstrap_max_chars)
+                            self.settings.context.bootstrap_max_chars,
+                            sources=self.settings.sources)
 
     def explain_dream(self, selector: str) -> list[CandidateExplanation]:
         return dreams.explain_dream(self.workspace, selector, self.settings.dreaming)

@@ -239,9 +239,14 @@ class Searcher:
         found = self.search(query, min(wanted * PROJECT_OVERSAMPLE, 100), min_score, agents,
                             explain, record=False, today=today)
         kept = [h for h in found.hits if self._projects.has(scope.agent_root(h.source), h.path,
-                                                       h.source, project)]
-        # not recorded for dreaming: the hits carry their citations by now (a later change)
-        return found._replace(hits=kept[:wanted])
+                                                       h.source, project)][:wanted]
+        # Recorded as the unnarrowed search records: an agent's hit is recalled by its path and
+        # lines, its message read again from the session file (api/session_dreams.py), so the
+        # citation a snippet carries by now does not matter.
+        own = [h for h in kept if h.namespace in ("", self.store.namespace)]
+        if record and own:
+            self.recalls.record(query, own, self.settings.dreaming.timezone)
+        return found._replace(hits=kept)
 
     def _understand(self, query: str, today: date | None, sources: Sequence[str] | None,
                     where: CandidateFilter) -> Understood:

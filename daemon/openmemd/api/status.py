@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from openmemd.api.connected_agents import agent_rows
 from openmemd.api.maintainer import Maintainer
 from openmemd.api.searcher import Searcher
 from openmemd.errors import UnavailableError
@@ -76,7 +77,7 @@ def index_status(maintainer: Maintainer, searcher: Searcher, *, agent_id: str,
         last_sync=LastSync(at=m.last_sync_at, error=m.last_sync_error or None,
                            report=m.last_report.to_dict() if m.last_report else None),
         by_source={}, index_exists=False, reindex_needed=(), store=_store_facts(store),
-        skipped=_skipped_paths(links, {}, []))
+        skipped=_skipped_paths(links, {}, []), connected_agents=agent_rows(settings, {}))
     exists = False
     try:
         exists = store.exists()
@@ -120,5 +121,6 @@ def index_status(maintainer: Maintainer, searcher: Searcher, *, agent_id: str,
         reindex_needed=() if meta is None else tuple(ident.differences(
             meta, m.identity(probe=False).to_meta())),
         skipped=_skipped_paths(links, disk, skips),
+        connected_agents=agent_rows(settings, stored),
         index_error=(f"index damaged ({m.recovery.recovery.reason}); rebuilding from the "
                      "Markdown") if m.rebuilding and m.recovery else None)

@@ -18,6 +18,7 @@ from openmemd.config.layers import (
     origins_for,
     sessions_dir,
 )
+from openmemd.protocol.status import ConnectedAgent
 
 MASK = "********"
 
@@ -84,12 +85,15 @@ def effective(settings: Settings, agent_id: str) -> dict[str, Any]:
                      "sessionsDir": str(sessions_dir(settings.for_agent(a), a, ws)),
                      "dreaming": "OpenClaw" if dreaming_left_to_openclaw(settings, ws)
                      else "openmemd"}
+    from openmemd.api.connected_agents import read_agent_rows
+
     return {
         "agent": agent_id, "configFile": settings.config_file or None,
         "configFiles": config_files(settings),
         "settings": {k: {"value": v, "from": _label(origins.get(k, ""), settings.config_file)}
                      for k, v in values.items()},
         "agents": agents,
+        "connectedAgents": [row.to_json() for row in read_agent_rows(s, agent_id)],
         "openclaw": None if oc is None else {
             "config": oc.path, "stateDir": oc.state_dir or None,
             "warning": oc.warning or None, "ignored": list(loaded.ignored if loaded else ()),
@@ -114,6 +118,9 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
             continue
         print(f"  {agent_id}: workspace {a['workspace']} · transcripts {a['sessionsDir']}"
               f" · dreaming by {a['dreaming']}")
+    for item in info["connectedAgents"]:
+        row = ConnectedAgent.from_json(item)
+        print(f"Agent {row.agent}: {row.summary}")
     oc = info["openclaw"]
     if oc is not None:
         print(f"OpenClaw: {oc['config']}")

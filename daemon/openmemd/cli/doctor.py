@@ -314,7 +314,7 @@ def daemon_health(ctx: Context) -> Check | None:
     return Check("daemon health", OK, reply.health or "healthy")
 
 
-CHECKS: tuple[tuple[str, Callable[[Context], Check | None]], ...] = (
+CHECKS: tuple[tuple[str, Callable[[Context], Check | list[Check] | None]], ...] = (
     ("openclaw.json", openclaw_json),
     ("workspace", workspace),
     ("symlinks", symlinks),
@@ -328,6 +328,7 @@ CHECKS: tuple[tuple[str, Callable[[Context], Check | None]], ...] = (
     ("daemon", daemon),
     ("daemon version", daemon_version),
     ("daemon health", daemon_health),
+    ("agents", lambda ctx: engine.agents(ctx.settings, ctx.agent)),
 )
 
 
@@ -339,7 +340,9 @@ def run_checks(ctx: Context) -> list[Check]:
         except Exception as exc:  # a broken check is one failed line, the others still run
             result = Check(name, FAIL, f"the check itself failed: {type(exc).__name__}: {exc}",
                            "report this as an openmemd bug, with this line")
-        if result is not None:
+        if isinstance(result, list):  # one line per item (the connected agents)
+            found.extend(result)
+        elif result is not None:
             found.append(result)
     return found
 

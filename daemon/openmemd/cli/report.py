@@ -212,6 +212,8 @@ def _print_index(ix: IndexStatus) -> None:
     print(f"  FTS: {'ready' if ix.fts.available else 'unavailable'} ({ix.fts.tokenizer})")
     print(f"  Embedding cache: {'enabled' if cache.enabled else 'disabled'} "
           f"({cache.entries} entries, cap {cache.max_entries})")
+    for agent in ix.connected_agents:
+        print(f"  Agent {agent.agent}: {agent.summary}")
 
 
 def cmd_workspace(settings: Settings, args: argparse.Namespace) -> int:

@@ -26,11 +26,11 @@ import logging
 import math
 import threading
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, tzinfo
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from openmemd.errors import WorkspaceError
 
@@ -51,6 +51,9 @@ from .recall_store import (
     save_store,
 )
 from .snippet_filter import clean_hit_snippet, is_unpromotable, normalize_snippet, same_text
+
+if TYPE_CHECKING:
+    from .agent_corpus import CorpusMessage
 
 log = logging.getLogger("openmemd.dreaming")
 
@@ -244,6 +247,13 @@ def record_recalls(workspace: Path, query: str, hits: Sequence[RecallHit], *,
                          resolve_timezone(timezone), lock_timeout)
 
 
+# The sources of other agents' sessions (`index.agent_sessions.AGENT_SOURCES`; dreaming does
+# not import the index): their hits are recalled through the session corpus.
+AGENT_HITS = frozenset({"claude-code", "codex"})
+# (query, the agents' session hits that answered it) -> their messages for the corpus
+SessionMessages: TypeAlias = Callable[[str, Sequence[RecallHit]], "list[CorpusMessage]"]
+
+
 @dataclass(frozen=True)
 class _Pending:
     query: str
@@ -252,17 +262,23 @@ class _Pending:
 
 
 def _record_batch(workspace: Path, batch: Sequence[_Pending], tz: tzinfo,
-                  lock_timeout: float) -> int:
-    prepared = [(item, eligible_hits(best_hits(item.hits))) for item in batch
-                if item.query.strip()]
-    prepared = [(item, hits) for item, hits in prepared if hits]
+                  lock_timeout: float, sessions: SessionMessages | None = None) -> int:
+    from .agent_corpus import place
+
+    best = [(item, best_hits(item.hits)) for item in batch if item.query.strip()]
+    # Another agent's session message that answered is recalled as its corpus line; what it
+    # says is read (masked) now, before the lock.
+    told = {id(item): sessions(item.query, [h for h in hits if h.source in AGENT_HITS])
+            if sessions is not None else [] for item, hits in best}
+    prepared = [(item, eligible_hits(hits)) for item, hits in best]
+    prepared = [(item, hits) for item, hits in prepared if hits or told[id(item)]]
     if not prepared:
         return 0
     if not workspace.is_dir():  # never create a mistyped workspace as a side effect
         raise WorkspaceError(f"workspace {workspace} does not exist or is not a directory")
     # The lines that answered, read before the lock: the note is the user's, not the store's.
     prepared = [(item, answer_hits(workspace, item.query, hits)) for item, hits in prepared]
-    prepared = [(item, hits) for item, hits in prepared if hits]
+    prepared = [(item, hits) for item, hits in prepared if hits or told[id(item)]]
     if not prepared:
         return 0
     recorded = 0
@@ -271,7 +287,8 @@ def _record_batch(workspace: Path, batch: Sequence[_Pending], tz: tzinfo,
         loaded = load_store(workspace, latest, recover=True)
         store = loaded.store
         events = []
-        for item, hits in prepared:
+        for item, found in prepared:
+            hits = [*found, *(line.hit for line in place(workspace, told[id(item)]))]
             now_iso = iso_z(item.at)
             results = apply_recalls(store, item.query.strip(), hits, now_iso=now_iso,
                                     day=day_bucket(item.at, tz))
@@ -300,8 +317,9 @@ class RecallRecorder:
     """
 
     def __init__(self, timezone: str = "", *, max_pending: int = 1024,
-                 lock_timeout: float = 300.0) -> None:
+                 lock_timeout: float = 300.0, sessions: SessionMessages | None = None) -> None:
         self._tz = resolve_timezone(timezone)
+        self._sessions = sessions  # reads the agents' session messages a search cited
         self._max_pending = max(1, max_pending)
         self._lock_timeout = lock_timeout
         self._queue: deque[tuple[Path, _Pending]] = deque()
@@ -378,7 +396,7 @@ class RecallRecorder:
             by_workspace.setdefault(workspace, []).append(item)
         for workspace, items in by_workspace.items():
             try:
-                _record_batch(workspace, items, self._tz, self._lock_timeout)
+                _record_batch(workspace, items, self._tz, self._lock_timeout, self._sessions)
             except Exception as exc:  # a bad workspace must not kill the recorder
                 self.failed += len(items)
                 log.warning("could not record recalls in %s: %s", workspace, exc)

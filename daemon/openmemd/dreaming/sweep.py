@@ -23,7 +23,8 @@ from openmemd.config import PHASES, ContextSettings, DreamingSettings
 from openmemd.errors import BadRequestError, WorkspaceError
 
 from . import deep, diary, light, rem
-from .clock import as_utc, day_bucket, iso_z, resolve_timezone
+from .agent_corpus import SESSIONS_QUERY, AgentMessages, place
+from .clock import as_utc, day_bucket, iso_z, lookback_cutoff, resolve_timezone
 from .events import append_events, dream_completed, promotion_applied, recall_recorded
 from .ingest import collect_daily
 from .layout import BACKUP_DIR, DREAMS_DIR, MEMORY_FILE, report_path
@@ -32,7 +33,7 @@ from .lockfile import store_lock
 from .markdown_io import atomic_write_text, workspace_target
 from .memory_archive import promoted_blocks, write_archive
 from .memory_write import apply_to_memory
-from .recall import apply_recalls, eligible_hits
+from .recall import RecallHit, apply_recalls, eligible_hits
 from .recall_store import RecallStore, load_store, save_store
 from .state import (
     FileFingerprint,
@@ -54,13 +55,16 @@ _TITLES = {"light": "# Light Sleep", "rem": "# REM Sleep", "deep": "# Deep Sleep
 def run_sweep(workspace: Path, settings: DreamingSettings, *,
               phases: Sequence[str] = PHASES, dry_run: bool = False,
               now: datetime | None = None,
-              memory_max_chars: int = ContextSettings().bootstrap_max_chars) -> SweepResult:
+              memory_max_chars: int = ContextSettings().bootstrap_max_chars,
+              sessions: AgentMessages | None = None) -> SweepResult:
     """Run the requested phases (in light, REM, deep order) and report what happened.
 
     `phases` may also be a string: "all", "deep" or "light,rem". `settings.enabled` is the
     scheduler's business (an explicit call always runs); phases disabled in `settings` are
     skipped with a message. `dry_run` computes everything and writes nothing.
-    `memory_max_chars` is MEMORY.md's startup budget (`context.bootstrap_max_chars`). Raises
+    `memory_max_chars` is MEMORY.md's startup budget (`context.bootstrap_max_chars`).
+    `sessions(cutoff)`: other agents' session messages since `cutoff`, for the light and REM
+    phases to ingest (agent_corpus.py). Raises
     WorkspaceError for a
     missing workspace, UnsafePathError (forbidden) for a symlinked target, LockTimeoutError
     (unavailable) when OpenClaw holds the store lock, StoreVersionError for a store of an
@@ -99,7 +103,7 @@ def run_sweep(workspace: Path, settings: DreamingSettings, *,
         loaded = load_store(ws, moment, recover=not dry_run)
         messages.extend(loaded.messages)
         work = _Work(ws, moment, day, loaded.store, load_phase_signals(ws, now_iso),
-                     load_daily_ingestion(ws))
+                     load_daily_ingestion(ws), sessions=sessions, write=not dry_run)
         light_summary, rem_summary = _before_deep(work, settings, run)
         deep_summary, plan = DeepSummary(), None
         if "deep" in run:
@@ -173,6 +177,8 @@ class _Work:
     events: list[dict[str, Any]] = field(default_factory=list)
     reports: dict[str, list[str]] = field(default_factory=dict)
     staged_keys: set[str] = field(default_factory=set)
+    sessions: AgentMessages | None = None
+    write: bool = False  # the session corpus may be appended to (not a dry run)
 
     @property
     def now_iso(self) -> str:
@@ -193,7 +199,27 @@ class _Work:
                                         dedupe_by_query_per_day=True)
                 self.events.append(recall_recorded(batch.query, results, self.now_iso))
                 count += len(results)
-        return ingestion.files_read, count
+        return ingestion.files_read, count + self._ingest_sessions(lookback_days)
+
+    def _ingest_sessions(self, lookback_days: int) -> int:
+        """Other agents' new session messages into the corpus, each a "daily" signal."""
+        if self.sessions is None:
+            return 0
+        lines = place(self.ws, self.sessions(lookback_cutoff(self.now, lookback_days)),
+                      write=self.write)
+        by_day: dict[str, list[RecallHit]] = {}
+        for line in lines:
+            if line.new:
+                by_day.setdefault(line.day, []).append(line.hit)
+        count = 0
+        for day, hits in sorted(by_day.items()):
+            query = f"{SESSIONS_QUERY}:{day}"
+            results = apply_recalls(self.store, query, eligible_hits(hits), day=day,
+                                    now_iso=self.now_iso, signal_type="daily",
+                                    dedupe_by_query_per_day=True)
+            self.events.append(recall_recorded(query, results, self.now_iso))
+            count += len(results)
+        return count
 
 
 def _light(work: _Work, settings: DreamingSettings) -> LightSummary:

@@ -113,6 +113,29 @@ class StoreFacts(JsonRecord):
         return self.facts.get(name)
 
 
+class ConnectedAgent(JsonRecord):
+    """Another agent on this machine whose sessions openmemd reads (Claude Code, Codex): listed
+    when `openmemd connect` wired it (`connected`) or its source is on (`source_enabled`).
+    `sessions`: its session files in the index; `last_read`: the newest of them's mtime as
+    indexed (ISO 8601 UTC; None before any), i.e. the last session write openmemd has read."""
+
+    agent: str
+    connected: bool
+    source_enabled: bool
+    sessions: int
+    last_read: str | None
+    sessions_dir: str
+
+    @property
+    def summary(self) -> str:
+        how = "connected" if self.connected else "source on, not connected"
+        if self.connected and not self.source_enabled:
+            how = "connected, but its source is off"
+        last = self.last_read or "never"
+        return (f"{how} · {self.sessions} session file(s) indexed · last read {last} "
+                f"(newest indexed session's mtime) · {self.sessions_dir}")
+
+
 class IndexStatus(JsonRecord):
     """One index: files on disk against the index, the provider, the vector mode, the last
     sync (`MemoryIndex.status()`)."""
@@ -138,6 +161,7 @@ class IndexStatus(JsonRecord):
     store: StoreFacts
     index_error: str | None = omitted_if_none(default=None)  # unreadable, or damaged and rebuilding
     skipped: tuple[SkippedPath, ...] = omitted_if_empty(default=())
+    connected_agents: tuple[ConnectedAgent, ...] = omitted_if_empty(default=())
 
 
 # -- the daemon's parts of one agent (server/) -----------------------------------------------

@@ -67,6 +67,18 @@ def index(settings: Settings, agent: str) -> Check | None:
     return Check(found.name, FAIL if found.fatal else WARN, found.problem, found.fix)
 
 
+def agents(settings: Settings, agent: str) -> list[Check]:
+    """One line per other agent connected or read (Claude Code, Codex): its sessions indexed
+    and when they were last read; a connection whose source was turned off since warns."""
+    from openmemd.api.connected_agents import read_agent_rows
+
+    return [Check(f"agent {row.agent}", WARN if row.connected and not row.source_enabled
+                  else OK, row.summary,
+                  f"openmemd connect {row.agent}" if row.connected and not row.source_enabled
+                  else "")
+            for row in read_agent_rows(settings, agent)]
+
+
 def embedding(settings: Settings) -> Check:
     """The configured model loads and embeds one text (a remote one: one short request)."""
     emb = settings.embedding
