@@ -57,7 +57,8 @@ def test_tools_are_listed_with_typed_bounded_input_schemas(setup) -> None:
             assert (props["maxResults"]["type"], props["maxResults"]["minimum"],
                     props["maxResults"]["maximum"]) == ("integer", 1, 200)
             assert (props["minScore"]["minimum"], props["minScore"]["maximum"]) == (0, 1)
-            assert props["sources"]["items"]["enum"] == ["memory", "sessions"]
+            assert props["sources"]["items"]["enum"] == ["memory", "sessions", "claude-code",
+                                                         "codex"]
             get = tools["memory_get"].input_schema
             assert get["required"] == ["path"] and set(get["properties"]) == {
                 "path", "from", "lines", "namespace"}

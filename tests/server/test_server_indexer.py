@@ -47,6 +47,7 @@ class FakeReport:
 @dataclass(frozen=True)
 class FakeScope:
     sessions_dir: Path | None = None
+    agent_roots: tuple[tuple[str, Path], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -108,7 +109,8 @@ class FakeIndex:
     def searched(self, query: str, max_results: int | None = None,
                  min_score: float | None = None, sources: Sequence[str] | None = None,
                  explain: bool = False, *, record: bool = True,
-                 today: datetime.date | None = None) -> FakeSearched:
+                 today: datetime.date | None = None,
+                 project: str | None = None) -> FakeSearched:
         return FakeSearched(self.search(query, max_results))
 
     def get(self, path: str, from_line: int | None = None, lines: int | None = None, *,

@@ -37,6 +37,12 @@ MODULES = (
     "openmemd.dreaming.sweep",
     "openmemd.dreaming.explain",
     "openmemd.dreaming.recall",
+    # dreaming over Claude Code / Codex sessions, and `dream explain`'s citations
+    "openmemd.dreaming.agent_corpus",
+    "openmemd.api.session_dreams",
+    "openmemd.index.agent_sessions",
+    "openmemd.index.lines.cited",
+    "openmemd.api.connected_agents",  # status lists the connected agents
     "openmemd.config.layers",
     "openmemd.protocol.endpoint",
     "openmemd.errors",
@@ -51,6 +57,8 @@ MODULES = (
     "openmemd.store.sqlite.reindex",
     "openmemd.store",
     "openmemd.store.sqlite.db",
+    "openmemd.store.sqlite.index_file",  # an index path checked before SQLite opens it
+    "openmemd.store.sqlite.examine",  # status --deep / doctor look at the index read-only
     "openmemd.store.postgres",
     "openmemd.store.postgres.connect",
     "openmemd.store.postgres.owner",
