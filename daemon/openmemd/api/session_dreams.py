@@ -16,7 +16,8 @@ from datetime import UTC, datetime, tzinfo
 from openmemd.dreaming.agent_corpus import AgentMessages, CorpusMessage
 from openmemd.dreaming.answer_lines import best_lines
 from openmemd.dreaming.clock import day_bucket, resolve_timezone
-from openmemd.dreaming.recall import RecallHit, SessionMessages
+from openmemd.dreaming.recall import SessionMessages
+from openmemd.dreaming.recall_hit import RecallHit
 from openmemd.index.agent_sessions import AGENT_SOURCES, MAX_SESSION_BYTES, parse, rendered
 from openmemd.index.safeopen import open_beneath
 from openmemd.index.scan import ScanScope, scan_workspace

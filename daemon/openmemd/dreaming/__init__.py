@@ -5,7 +5,7 @@ recall store, phase signals, ingestion checkpoint, lock file, event journal, pha
 MEMORY.md promotion sections and the DREAMS.md diary all use OpenClaw's formats.
 
 Public API:
-    recall.RecallHit, recall.record_recalls, recall.RecallRecorder   -- called per search
+    recall_hit.RecallHit, recall.record_recalls, recall.RecallRecorder   -- called per search
     sweep.run_sweep -> results.SweepResult, sweep.last_sweep         -- the nightly job
     explain.explain -> [explain.CandidateExplanation]                 -- "why (not)?"
 """
@@ -19,7 +19,8 @@ if TYPE_CHECKING:
     from .explain import CandidateExplanation
     from .lockfile import LockTimeoutError
     from .markdown_io import UnsafePathError
-    from .recall import RecallHit, RecallRecorder, record_recalls
+    from .recall import RecallRecorder, record_recalls
+    from .recall_hit import RecallHit
     from .recall_store import StoreVersionError
     from .sweep import last_sweep, run_sweep
     from .sweep_report import (
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
 # (`explain` itself is not among them: the name is its module's, `dreaming.explain.explain`.)
 _HOME = {"CandidateExplanation": "explain",
          "LockTimeoutError": "lockfile", "UnsafePathError": "markdown_io",
-         "RecallHit": "recall", "RecallRecorder": "recall", "record_recalls": "recall",
+         "RecallHit": "recall_hit", "RecallRecorder": "recall", "record_recalls": "recall",
          "StoreVersionError": "recall_store", "last_sweep": "sweep", "run_sweep": "sweep",
          "DeepSummary": "sweep_report", "LightSummary": "sweep_report",
          "PromotedEntry": "sweep_report", "RemSummary": "sweep_report",

@@ -23,7 +23,7 @@ from datetime import datetime
 from pathlib import Path
 
 from .markdown_io import UnsafePathError, workspace_target
-from .recall import RecallHit
+from .recall_hit import RecallHit
 
 log = logging.getLogger("openmemd.dreaming")
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from .clock import day_within_lookback, lookback_cutoff
 from .layout import DAILY_NOTE_NAME_RE
 from .markdown_io import UnsafePathError, read_text, workspace_target
-from .recall import RecallHit
+from .recall_hit import RecallHit
 from .state import FileFingerprint
 
 DAILY_SCORE = 0.62

@@ -41,6 +41,7 @@ from .events import append_events, recall_recorded
 from .layout import is_safe_relative, is_short_term_path, normalize_memory_path
 from .lockfile import DEFAULT_TIMEOUT, store_lock
 from .markdown_io import read_text
+from .recall_hit import RecallHit
 from .recall_store import (
     MAX_QUERY_HASHES,
     MAX_RECALL_DAYS,
@@ -59,21 +60,6 @@ log = logging.getLogger("openmemd.dreaming")
 
 DAILY_QUERY_PREFIX = "__dreaming_daily__:"
 SESSIONS_QUERY_PREFIX = "__dreaming_sessions__:"
-
-
-@dataclass(frozen=True)
-class RecallHit:
-    """One search result as dreaming needs it (a subset of the search API's result)."""
-
-    path: str  # workspace-relative, forward slashes
-    start_line: int
-    end_line: int
-    score: float
-    snippet: str
-    source: str = "memory"
-    # The lines inside the chunk the search found to answer best (its `focus`), 0 = none.
-    focus_start: int = 0
-    focus_end: int = 0
 
 
 def hash_query(query: str) -> str:

@@ -33,7 +33,8 @@ from .lockfile import store_lock
 from .markdown_io import atomic_write_text, workspace_target
 from .memory_archive import promoted_blocks, write_archive
 from .memory_write import apply_to_memory
-from .recall import RecallHit, apply_recalls, eligible_hits
+from .recall import apply_recalls, eligible_hits
+from .recall_hit import RecallHit
 from .recall_store import RecallStore, load_store, save_store
 from .state import (
     FileFingerprint,
