@@ -24,6 +24,7 @@ from typing import Protocol
 from openmemd import __version__
 from openmemd.api import PROBE_QUERY, health
 from openmemd.api.dreams import dream
+from openmemd.api.long_term import demote_reply, dreams_reply, memory_reply, undo_reply
 from openmemd.api.memory_index import MemoryIndex
 from openmemd.config import DEFAULT_AGENT, Settings
 from openmemd.errors import OpenmemdError, WorkspaceError
@@ -33,9 +34,12 @@ from openmemd.protocol.records import replace
 from openmemd.protocol.replies import (
     AddReply,
     ContextReply,
+    DemoteReply,
     DreamReply,
     DreamResult,
+    DreamsReply,
     GetReply,
+    MemoryReply,
     PingReply,
     Reply,
     SearchReply,
@@ -45,13 +49,17 @@ from openmemd.protocol.replies import (
 from openmemd.protocol.requests import (
     AddRequest,
     ContextRequest,
+    DemoteRequest,
     DreamRequest,
+    DreamsRequest,
     GetRequest,
+    MemoryRequest,
     PingRequest,
     Request,
     SearchRequest,
     StatusRequest,
     SyncRequest,
+    UndoRequest,
 )
 from openmemd.protocol.status import AgentStatus, DaemonStatus, Probe
 
@@ -146,6 +154,23 @@ class LocalHandler:
         """So does the startup context."""
         return context_reply(self._workspace(request.agent),
                              self.settings.for_agent(request.agent), request)
+
+    # The Memory and Dreams views read and write the Markdown too (api/long_term.py).
+    def memory(self, request: MemoryRequest) -> MemoryReply:
+        return memory_reply(self._workspace(request.agent),
+                            self.settings.for_agent(request.agent), request)
+
+    def demote(self, request: DemoteRequest) -> DemoteReply:
+        return demote_reply(self._workspace(request.agent),
+                            self.settings.for_agent(request.agent), request)
+
+    def undo(self, request: UndoRequest) -> DemoteReply:
+        return undo_reply(self._workspace(request.agent),
+                          self.settings.for_agent(request.agent), request)
+
+    def dreams(self, request: DreamsRequest) -> DreamsReply:
+        return dreams_reply(self._workspace(request.agent),
+                            self.settings.for_agent(request.agent), request)
 
     def search(self, request: SearchRequest) -> SearchReply:
         with self._lock, self._open(request.agent) as index:

@@ -36,15 +36,23 @@ from openmemd.errors import OpenmemdError
 from openmemd.progress import ProgressBar, ProgressLine
 from openmemd.protocol.replies import (
     ContextReply,
+    DemoteReply,
     DreamReply,
     DreamResult,
     GetReply,
+    MemoryReply,
     SearchReply,
     SyncReply,
     SyncSummary,
     expect,
 )
-from openmemd.protocol.requests import DreamRequest, SyncRequest
+from openmemd.protocol.requests import (
+    DemoteRequest,
+    DreamRequest,
+    MemoryRequest,
+    SyncRequest,
+    UndoRequest,
+)
 
 
 # -- commands -----------------------------------------------------------------------------------
@@ -135,6 +143,39 @@ def cmd_dream(settings: Settings, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_memory(settings: Settings, args: argparse.Namespace) -> int:
+    if args.action in ("demote", "undo"):
+        if not args.key:
+            raise OpenmemdError(f"memory {args.action} needs the entry's key (see `openmemd "
+                                "memory`)")
+        request = (DemoteRequest(args.key, args.agent) if args.action == "demote"
+                   else UndoRequest(args.key, args.agent))
+        moved = ask(settings, args, request, DemoteReply)
+        if args.json:
+            print_json(moved.to_json())
+        elif args.action == "demote":
+            print(f"demoted {moved.key} to {moved.archive} (undo: openmemd memory undo "
+                  f"{moved.key})")
+        else:
+            print(f"restored {moved.key} into MEMORY.md from {moved.archive}")
+        return EXIT_OK
+    view = ask(settings, args, MemoryRequest(args.agent), MemoryReply)
+    if args.json:
+        print_json(view.to_json())
+        return EXIT_OK
+    print(f"{view.path}: {view.chars} of {view.budget_chars} characters "
+          f"({100 * view.chars // max(1, view.budget_chars)}% of the bootstrap budget)")
+    for entry in view.entries:
+        if entry.kind != "promoted":
+            print(f"  {entry.line:>4}  {entry.text}")
+            continue
+        print(f"  {entry.line:>4}  {entry.text}\n"
+              f"        promoted {entry.promoted_at or '?'} from {entry.source or '?'}, score "
+              f"{entry.score}, {entry.recalls} recalls; key {entry.key}\n"
+              f"        recalled by: {'; '.join(entry.queries) or '-'}")
+    return EXIT_OK
+
+
 def _workspace(settings: Settings, args: argparse.Namespace) -> Path:
     if args.workspace:
         return Path(args.workspace).expanduser()
@@ -200,6 +241,7 @@ def cmd_service(settings: Settings, args: argparse.Namespace) -> int:
 COMMANDS: dict[str, Callable[[Settings, argparse.Namespace], int]] = {
     "run": cmd_run, "status": cmd_status, "doctor": cmd_doctor, "index": cmd_index,
     "search": cmd_search, "get": cmd_get, "dream": cmd_dream, "service": cmd_service,
+    "memory": cmd_memory,
     "workspace": cmd_workspace,
     "config": config_cmd.run, "add": mcp_cmd.cmd_add, "mcp": mcp_cmd.cmd_mcp,
     "store": store_cmd.run, "context": cmd_context,

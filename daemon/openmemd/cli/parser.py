@@ -139,6 +139,14 @@ def _dream(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
 
+def _memory(p: argparse.ArgumentParser) -> None:
+    p.add_argument("action", nargs="?", choices=("list", "demote", "undo"), default="list",
+                   help="list MEMORY.md's entries with why each promoted one is there "
+                        "(default), demote one to the archive note, or undo a demotion")
+    p.add_argument("key", nargs="?", help="for demote and undo: the entry's key")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+
+
 def _context(p: argparse.ArgumentParser) -> None:
     p.add_argument("--today", metavar="YYYY-MM-DD", help="the day a session starts (default: "
                    "today in the dreaming timezone)")
@@ -211,6 +219,8 @@ COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
     "search": ("search the memory", _search),
     "get": ("print lines of a memory file", _get),
     "dream": ("run dreaming now, or explain a candidate", _dream),
+    "memory": ("list MEMORY.md entry by entry with why each promoted one is there; demote "
+               "one (undoable)", _memory),
     "context": ("print the session's startup context (MEMORY.md, USER.md, today's and "
                 "yesterday's notes) for an agent's prompt", _context),
     "service": ("install the systemd user unit or launchd agent", _service),

@@ -16,8 +16,11 @@ from typing import Protocol
 from openmemd.protocol.replies import (
     AddReply,
     ContextReply,
+    DemoteReply,
     DreamReply,
+    DreamsReply,
     GetReply,
+    MemoryReply,
     PingReply,
     Reply,
     SearchReply,
@@ -26,13 +29,17 @@ from openmemd.protocol.replies import (
 from openmemd.protocol.requests import (
     AddRequest,
     ContextRequest,
+    DemoteRequest,
     DreamRequest,
+    DreamsRequest,
     GetRequest,
+    MemoryRequest,
     PingRequest,
     Request,
     SearchRequest,
     StatusRequest,
     SyncRequest,
+    UndoRequest,
     op_name,
 )
 from openmemd.protocol.status import DaemonStatus
@@ -59,6 +66,10 @@ class Answerer(Protocol):
     def dream(self, request: DreamRequest) -> DreamReply: ...
     def add(self, request: AddRequest) -> AddReply: ...
     def context(self, request: ContextRequest) -> ContextReply: ...
+    def memory(self, request: MemoryRequest) -> MemoryReply: ...
+    def demote(self, request: DemoteRequest) -> DemoteReply: ...
+    def undo(self, request: UndoRequest) -> DemoteReply: ...
+    def dreams(self, request: DreamsRequest) -> DreamsReply: ...
 
 
 def answer(answerer: Answerer, request: Request) -> Reply:

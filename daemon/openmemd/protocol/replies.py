@@ -17,14 +17,18 @@ from openmemd.protocol.records import JsonRecord, field, omitted_if_empty, omitt
 from openmemd.protocol.requests import (
     AddRequest,
     ContextRequest,
+    DemoteRequest,
     DreamRequest,
+    DreamsRequest,
     GetRequest,
+    MemoryRequest,
     PingRequest,
     ProtocolError,
     Request,
     SearchRequest,
     StatusRequest,
     SyncRequest,
+    UndoRequest,
 )
 from openmemd.protocol.status import DaemonStatus
 
@@ -360,16 +364,72 @@ class ContextReply(JsonRecord):
     text: str
 
 
+# -- memory, demote, undo, dreams -----------------------------------------------------------
+
+
+class MemoryEntry(JsonRecord):
+    """One line of MEMORY.md that says something; a promoted entry also says when, from which
+    note lines, its score and the searches that recalled it (`dreaming.memory_view`)."""
+
+    kind: str  # "heading" | "note" | "promoted"
+    line: int
+    text: str
+    key: str | None = omitted_if_none(default=None)
+    digest: str | None = omitted_if_none(default=None)  # what `demote` echoes
+    section: str | None = omitted_if_none(default=None)
+    source: str | None = omitted_if_none(default=None)
+    score: float | None = omitted_if_none(default=None)
+    recalls: int | None = omitted_if_none(default=None)
+    avg_score: float | None = omitted_if_none(default=None)
+    promoted_at: str | None = omitted_if_none(default=None)
+    queries: tuple[str, ...] = omitted_if_empty(default=())
+    recall_days: tuple[str, ...] = omitted_if_empty(default=())
+    unique_queries: int | None = omitted_if_none(default=None)
+
+
+class MemoryReply(JsonRecord):
+    path: str
+    exists: bool
+    chars: int
+    size: int = field(key="bytes")
+    budget_chars: int = 0  # context.bootstrap_max_chars
+    entries: tuple[MemoryEntry, ...] = ()
+
+
+class DemoteReply(JsonRecord):
+    """Where a demoted entry went (or, for undo, came back from)."""
+
+    key: str
+    archive: str
+    memory_chars: int
+    exact: bool = True  # undo: MEMORY.md is byte for byte what it was before the demotion
+
+
+class DreamsFileText(JsonRecord):
+    path: str
+    phase: str | None
+    day: str | None
+    text: str
+    truncated: bool = False
+
+
+class DreamsReply(JsonRecord):
+    diary: DreamsFileText | None
+    reports: tuple[DreamsFileText, ...]
+    tonight: DreamResult  # a dry run: what a sweep now would do
+
+
 # -- the table ------------------------------------------------------------------------------
 
 Reply = (PingReply | DaemonStatus | SearchReply | GetReply | SyncReply | DreamReply | AddReply
-         | ContextReply)
+         | ContextReply | MemoryReply | DemoteReply | DreamsReply)
 
 # Each request's reply, as a client reads it (a ping from a daemon says what it serves).
 REPLIES: dict[type[Request], type[Reply]] = {
     PingRequest: DaemonPingReply, StatusRequest: DaemonStatus, SearchRequest: SearchReply,
     GetRequest: GetReply, SyncRequest: SyncReply, DreamRequest: DreamReply,
-    AddRequest: AddReply, ContextRequest: ContextReply}
+    AddRequest: AddReply, ContextRequest: ContextReply, MemoryRequest: MemoryReply,
+    DemoteRequest: DemoteReply, UndoRequest: DemoteReply, DreamsRequest: DreamsReply}
 
 R = TypeVar("R", bound=JsonRecord)
 

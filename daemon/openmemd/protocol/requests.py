@@ -4,7 +4,8 @@ values by the rules in `params`, which the command line shares).
 `parse_request(body)` turns the bytes of a request into one of the typed request records or
 raises `ProtocolError(code, message)`; `encode_reply` / `error_reply` build the replies.
 
-Requests: ``{"op": "ping|status|search|get|sync|dream|add|context", "agent": "main", ...}``.
+Requests: ``{"op": "ping|status|search|get|sync|dream|add|context|memory|demote|undo|dreams",
+"agent": "main", ...}``.
 Replies:  ``{"ok": true, ...}`` or ``{"ok": false, "error": {"code": ..., "message": ...}}``.
 
 Unknown *ops* are rejected (a typo must not look like success). Unknown *fields* are
@@ -25,7 +26,8 @@ from openmemd.errors import OpenmemdError
 from openmemd.protocol import params
 from openmemd.protocol.params import MAX_NOTE_BYTES, NOTE_TARGETS
 
-OPS = ("ping", "status", "search", "get", "sync", "dream", "add", "context")
+OPS = ("ping", "status", "search", "get", "sync", "dream", "add", "context", "memory", "demote",
+       "undo", "dreams")
 ERROR_CODES = ("bad_request", "not_found", "forbidden", "unavailable", "internal")
 
 
@@ -114,8 +116,38 @@ class ContextRequest(NamedTuple):
     max_chars: int | None = None
 
 
+class MemoryRequest(NamedTuple):
+    """MEMORY.md entry by entry, its size against the bootstrap budget, and for each promoted
+    entry what earned it (what `dream explain` knows)."""
+
+    agent: str = DEFAULT_AGENT
+
+
+class DemoteRequest(NamedTuple):
+    """Move a promoted entry out of MEMORY.md into the archive note (undoable). `digest`: the
+    entry's as `memory` listed it; refused if it changed since."""
+
+    key: str
+    agent: str = DEFAULT_AGENT
+    digest: str | None = None
+
+
+class UndoRequest(NamedTuple):
+    """Undo the demotion of the entry `key`: back where it was in MEMORY.md."""
+
+    key: str
+    agent: str = DEFAULT_AGENT
+
+
+class DreamsRequest(NamedTuple):
+    """DREAMS.md and the phase reports, newest first, and a dry run of tonight's sweep."""
+
+    agent: str = DEFAULT_AGENT
+
+
 Request = (PingRequest | StatusRequest | SearchRequest | GetRequest | SyncRequest
-           | DreamRequest | AddRequest | ContextRequest)
+           | DreamRequest | AddRequest | ContextRequest | MemoryRequest | DemoteRequest
+           | UndoRequest | DreamsRequest)
 
 
 class Envelope(NamedTuple):
@@ -186,7 +218,8 @@ def request_id(data: dict[str, Any]) -> str | int | None:
 # at their default as well (a ping asks the daemon, not an agent).
 REQUESTS: dict[str, type[Request]] = {
     "ping": PingRequest, "status": StatusRequest, "search": SearchRequest, "get": GetRequest,
-    "sync": SyncRequest, "dream": DreamRequest, "add": AddRequest, "context": ContextRequest}
+    "sync": SyncRequest, "dream": DreamRequest, "add": AddRequest, "context": ContextRequest,
+    "memory": MemoryRequest, "demote": DemoteRequest, "undo": UndoRequest, "dreams": DreamsRequest}
 _WIRE = {"from_line": "from"}
 _UNSENT = {(PingRequest, "agent"), (SearchRequest, "explain")}
 _TEXT_BYTES = {"text": MAX_NOTE_BYTES}
@@ -250,7 +283,7 @@ def to_wire(request: Request) -> dict[str, Any]:
 
 def is_long(request: Request) -> bool:
     """Operations that may run for minutes: the server gives them their own small pool."""
-    return isinstance(request, DreamRequest) or (isinstance(request, SyncRequest)
+    return isinstance(request, (DreamRequest, DreamsRequest)) or (isinstance(request, SyncRequest)
                                                  and request.wait)
 
 

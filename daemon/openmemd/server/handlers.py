@@ -15,6 +15,7 @@ from typing import Any
 from openmemd import __version__
 from openmemd.api import health
 from openmemd.api.handler import context_reply, search_reply
+from openmemd.api.long_term import demote_reply, dreams_reply, memory_reply, undo_reply
 from openmemd.config import index_location
 from openmemd.errors import NotFoundError
 from openmemd.protocol.handler import answer
@@ -23,8 +24,11 @@ from openmemd.protocol.replies import (
     AddReply,
     ContextReply,
     DaemonPingReply,
+    DemoteReply,
     DreamReply,
+    DreamsReply,
     GetReply,
+    MemoryReply,
     Reply,
     SearchReply,
     ServedAgent,
@@ -33,13 +37,17 @@ from openmemd.protocol.replies import (
 from openmemd.protocol.requests import (
     AddRequest,
     ContextRequest,
+    DemoteRequest,
     DreamRequest,
+    DreamsRequest,
     GetRequest,
+    MemoryRequest,
     PingRequest,
     Request,
     SearchRequest,
     StatusRequest,
     SyncRequest,
+    UndoRequest,
 )
 from openmemd.protocol.status import AgentStatus, DaemonStatus, ReconcileTimes, SchedulerStatus
 from openmemd.server.agent import AgentRuntime
@@ -111,6 +119,27 @@ class Dispatcher:
         agent = self._agent(request.agent)
         return context_reply(agent.workspace or agent.settings.workspace_for(agent.agent_id),
                              agent.settings, request)
+
+    # The Memory and Dreams views: from the Markdown, like the startup context (api/long_term.py).
+    def memory(self, request: MemoryRequest) -> MemoryReply:
+        agent = self._agent(request.agent)
+        return memory_reply(self._workspace(agent), agent.settings, request)
+
+    def demote(self, request: DemoteRequest) -> DemoteReply:
+        agent = self._agent(request.agent)
+        return demote_reply(self._workspace(agent), agent.settings, request)
+
+    def undo(self, request: UndoRequest) -> DemoteReply:
+        agent = self._agent(request.agent)
+        return undo_reply(self._workspace(agent), agent.settings, request)
+
+    def dreams(self, request: DreamsRequest) -> DreamsReply:
+        agent = self._agent(request.agent)
+        return dreams_reply(self._workspace(agent), agent.settings, request)
+
+    @staticmethod
+    def _workspace(agent: AgentRuntime) -> str | os.PathLike[str]:
+        return agent.workspace or agent.settings.workspace_for(agent.agent_id)
 
     def close(self) -> None:
         """The daemon stops its agents itself (server/daemon.py)."""
