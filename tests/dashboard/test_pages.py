@@ -14,9 +14,9 @@ def hit(**kw):
 
 def test_hit_lines_mark_the_focus():
     lines = pages.hit_lines(hit(focus=Lines(4, 4)))
-    assert [(l.number, l.text, l.marked) for l in lines] == [
+    assert [(line.number, line.text, line.marked) for line in lines] == [
         (3, "a", False), (4, "b", True), (5, "c", False)]
-    assert all(l.marked for l in pages.hit_lines(hit()))  # no focus: the whole hit
+    assert all(line.marked for line in pages.hit_lines(hit()))  # no focus: the whole hit
 
 
 def test_note_link_cites_the_focus():

@@ -8,6 +8,7 @@ import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlencode
 
 from openmemd.config.locate import DEFAULT_AGENT
 from openmemd.protocol.handler import Handler
@@ -55,7 +56,7 @@ def note_page(handler: Handler, params: Mapping[str, str]) -> Page:
     reply = expect(handler(GetRequest(path, agent=agent)), GetReply)
     numbers = reply.line_numbers or itertools.count(reply.from_line)
     lines = [Line(n, text, cited is not None and cited[0] <= n <= cited[1])
-             for n, text in zip(numbers, reply.text.split("\n"), strict=False)]
+             for n, text in zip(numbers, reply.text.removesuffix("\n").split("\n"), strict=False)]
     return Page("note.html", {"title": path, "path": reply.path, "lines": lines,
                               "cited": cited, "agent": agent})
 
@@ -92,8 +93,6 @@ def hit_lines(hit: Hit) -> list[Line]:
 
 def note_link(hit: Hit, agent: str = DEFAULT_AGENT) -> str:
     """`/note?path=…&lines=A-B#LA-LB`: the fragment scrolls there, `lines` marks them."""
-    from urllib.parse import urlencode
-
     lo, hi = (hit.focus.start_line, hit.focus.end_line) if hit.focus else \
         (hit.start_line, hit.end_line)
     query = {"path": hit.path, "lines": f"{lo}-{hi}"}
