@@ -200,6 +200,8 @@ def test_the_token_becomes_a_strict_httponly_cookie(board):
     response = request(d, "GET", f"/search?q=zebra&token={token_of(link)}")
     assert response.status == 303
     assert response.getheader("Location") == "/search?q=zebra"
+    elsewhere = request(d, "GET", f"//evil.example/?token={token_of(link)}")
+    assert elsewhere.getheader("Location") == "/evil.example/"  # never another site
     cookie = response.getheader("Set-Cookie") or ""
     assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
     ok = request(d, "GET", "/search?q=zebra", headers={"Cookie": cookie.split(";")[0]})

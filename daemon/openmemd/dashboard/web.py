@@ -142,7 +142,8 @@ class _Request(BaseHTTPRequestHandler):
         if given is not None:  # the link's token becomes the cookie; the URL drops it
             rest = urlencode(params)
             self._send(HTTPStatus.SEE_OTHER, b"", "text/plain",
-                       {"Location": url.path + (f"?{rest}" if rest else ""),
+                       # one leading slash: `//host` would send the browser elsewhere
+                       {"Location": "/" + url.path.lstrip("/") + (f"?{rest}" if rest else ""),
                         "Set-Cookie": guard.session_cookie(self.server.dashboard.token)})
             return
         if url.path.startswith("/static/"):
