@@ -97,6 +97,8 @@ def make_daemon(config: str = "") -> Iterator[Daemon]:
                                                                      "WATCHDOG_"))}
     endpoint = f"ipc://{root}/d.sock"
     env["OPENMEMD_ENDPOINT"] = endpoint
+    # No dashboard unless a test asks for one: parallel daemons would contend for its port.
+    env["OPENMEMD_DASHBOARD_PORT"] = "0"
     d = Daemon(root, ws, cfg, endpoint, env=env)
     try:
         yield d

@@ -54,9 +54,12 @@ ALLOWED = {
                          "agents", "protocol", "client", "discovery"},
     # MCP: tools over the same requests, local or through the daemon
     "mcp": FOUNDATION | {"api", "client", "protocol"},
+    # the loopback web dashboard: its pages ask the daemon's Handler with protocol requests
+    # (api: none yet, the Memory/Dreams views may need its records)
+    "dashboard": FOUNDATION | {"api", "protocol"},
     # the top: the daemon and the command line
-    "server": FOUNDATION | {"api", "client", "protocol", "mcp"},
-    "cli": FOUNDATION | {"api", "client", "protocol", "mcp", "agents"},
+    "server": FOUNDATION | {"api", "client", "protocol", "mcp", "dashboard"},
+    "cli": FOUNDATION | {"api", "client", "protocol", "mcp", "agents", "dashboard"},
 }
 
 # Every import the direction above does not allow, each with its reason. Each entry is

@@ -218,6 +218,12 @@ def cmd_connect(settings: Settings, args: argparse.Namespace) -> int:
     return connect_cmd.run(settings, args)
 
 
+def cmd_dashboard(settings: Settings, args: argparse.Namespace) -> int:
+    from openmemd.cli import dashboard_cmd
+
+    return dashboard_cmd.run(settings, args)
+
+
 def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
     from openmemd.server.daemon import run_daemon
 
@@ -245,7 +251,7 @@ COMMANDS: dict[str, Callable[[Settings, argparse.Namespace], int]] = {
     "workspace": cmd_workspace,
     "config": config_cmd.run, "add": mcp_cmd.cmd_add, "mcp": mcp_cmd.cmd_mcp,
     "store": store_cmd.run, "context": cmd_context,
-    "connect": cmd_connect, "disconnect": cmd_connect,
+    "connect": cmd_connect, "disconnect": cmd_connect, "dashboard": cmd_dashboard,
 }
 
 

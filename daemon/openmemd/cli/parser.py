@@ -191,6 +191,11 @@ def _connect(p: argparse.ArgumentParser) -> None:
                    help="print the change as a unified diff, write nothing")
 
 
+def _dashboard(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--no-open", action="store_true",
+                   help="print the link only; do not open it in the browser")
+
+
 def _store(p: argparse.ArgumentParser) -> None:
     p.add_argument("action", choices=("copy", "adopt"),
                    help="copy: --from to --to; adopt: make the configured namespace this "
@@ -231,6 +236,8 @@ COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
     "connect": ("wire an agent (claude-code, codex) to openmemd in its own settings: MCP "
                 "server, its sessions as a source, startup context", _connect),
     "disconnect": ("undo `openmemd connect`, exactly", _connect),
+    "dashboard": ("print and open the daemon's local web dashboard (status, search, "
+                  "notes, memory)", _dashboard),
     "store": ("copy an index between backends (SQLite file, PostgreSQL), or adopt a "
               "PostgreSQL namespace another workspace filled", _store),
 }

@@ -25,7 +25,8 @@ SOURCES = ("memory", "sessions", "claude-code", "codex")  # the last two: agents
 PHASES = ("light", "rem", "deep")
 PHASE_CHOICES = (*PHASES, "all")
 ENV_VARS = {"OPENMEMD_WORKSPACE": "workspace", "OPENMEMD_STATE_DIR": "state_dir",
-            "OPENMEMD_ENDPOINT": "server.endpoint", "OPENMEMD_STORE_URL": "store.url"}
+            "OPENMEMD_ENDPOINT": "server.endpoint", "OPENMEMD_STORE_URL": "store.url",
+            "OPENMEMD_DASHBOARD_PORT": "dashboard.port"}
 OPENCLAW_CONFIG = "openclaw.json"
 
 

@@ -188,6 +188,16 @@ class ServerSettings:
     workers: int = _opt(4, "request worker threads", min=1, max=64)
 
 
+DEFAULT_DASHBOARD_PORT = 7743
+
+
+@dataclass(frozen=True)
+class DashboardSettings:
+    port: int = _opt(DEFAULT_DASHBOARD_PORT, "the loopback web dashboard's port "
+                     "(127.0.0.1 and ::1 only; `openmemd dashboard` prints its URL); 0 = off",
+                     min=0, max=65535)
+
+
 STORE_BACKENDS = ("sqlite", "postgres")
 # `store.namespace` placeholders: one setting serves every agent of a daemon.
 DEFAULT_NAMESPACE = "{hostname}/{agent}"
@@ -255,6 +265,7 @@ class Settings:
     dreaming: DreamingSettings = field(default_factory=DreamingSettings)
     context: ContextSettings = field(default_factory=ContextSettings)
     server: ServerSettings = field(default_factory=ServerSettings)
+    dashboard: DashboardSettings = field(default_factory=DashboardSettings)
     store: StoreSettings = field(default_factory=StoreSettings)
     log: LogSettings = field(default_factory=LogSettings)
     # Where the settings came from, for error messages and `status`.

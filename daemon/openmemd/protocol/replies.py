@@ -52,6 +52,14 @@ class PingReply(JsonRecord):
     pid: int
 
 
+class DashboardLink(JsonRecord):
+    """Where a daemon serves its web dashboard, and the file holding the token its pages ask
+    for (`openmemd dashboard` reads it: the same user's, 0600)."""
+
+    url: str
+    token_file: str
+
+
 class DaemonPingReply(PingReply):
     """A daemon's ping: also what it serves, where it hosts MCP sessions and the config file it
     checked (cheap: no disk access)."""
@@ -60,6 +68,7 @@ class DaemonPingReply(PingReply):
     mcp: str | None = None  # the unix socket of its MCP sessions (server/mcp_host.py)
     # `config.locate.config_signature` of the config file it loaded, as it was then
     config: tuple[int, ...] | None = None
+    dashboard: DashboardLink | None = omitted_if_none(default=None)  # None: off, or not bound
 
 
 # -- search ---------------------------------------------------------------------------------

@@ -33,6 +33,7 @@ from openmemd import __version__
 from openmemd.config import ConfigError, Settings, load_settings
 from openmemd.config.layers import config_files
 from openmemd.config.locate import config_signature
+from openmemd.dashboard import Dashboard
 from openmemd.errors import OpenmemdError, UnavailableError
 from openmemd.log import configure_logging, get_logger
 from openmemd.protocol.endpoint import (
@@ -44,6 +45,7 @@ from openmemd.protocol.endpoint import (
     resolve_endpoint,
     write_endpoint_record,
 )
+from openmemd.protocol.replies import DashboardLink
 from openmemd.protocol.status import SchedulerStatus
 from openmemd.server import openclaw_side, sdnotify
 from openmemd.server.agent import AgentRuntime, changed, open_memory_index
@@ -59,7 +61,7 @@ log = get_logger(__name__)
 
 CHECK_INTERVAL_S = 5.0
 # Daemon-wide settings a reload cannot apply (each agent's own: agent.RESTART_NEEDED).
-RESTART_NEEDED = ("workspace", "state_dir", "agents", "server")
+RESTART_NEEDED = ("workspace", "state_dir", "agents", "server", "dashboard")
 # How long a thread may hold the GIL while another waits for it (Python's default: 5 ms). A
 # search on a server-backed store runs its two legs on two threads; with the default, the leg
 # whose answer has arrived waits up to 5 ms at a time for the other, busy scoring in Python
@@ -129,6 +131,7 @@ class Daemon:
         self.server: ZmqServer | None = None
         self.scheduler: MaintenanceScheduler | None = None
         self.mcp: McpHost | None = None
+        self.dashboard: Dashboard | None = None
         self._lock: PidLock | None = None
         self._ctx: zmq.Context[Any] | None = None
         self.ready = threading.Event()
@@ -196,7 +199,8 @@ class Daemon:
             config_file=s.config_file, config_files=lambda: config_files(self.settings),
             notes=self._notes,
             mcp_socket=lambda: self.mcp.advertised() if self.mcp is not None else None,
-            install_problems=install.problems, config_checked=lambda: self._config_checked)
+            install_problems=install.problems, config_checked=lambda: self._config_checked,
+            dashboard=self._dashboard_link)
         self._ctx = zmq.Context()
         self.server = ZmqServer(endpoint, dispatcher, workers=s.server.workers,
                                 max_message_bytes=s.server.max_message_bytes, context=self._ctx)
@@ -204,6 +208,7 @@ class Daemon:
         if write_endpoint_record(s.state_path(), endpoint.url) is not None:
             self._recorded_endpoint = endpoint.url
         self.scheduler.start()
+        self._start_dashboard(dispatcher)
         seconds = round(time.monotonic() - started, 3)
         sdnotify.notify(f"READY=1\nSTATUS=serving {endpoint.url}\nMAINPID={os.getpid()}",
                         self._env)
@@ -216,6 +221,23 @@ class Daemon:
         # After READY: the SDK's import (seconds of CPU) runs in the background.
         self.mcp = McpHost(socket_path(endpoint), dispatcher, self.agents)
         self.mcp.start()
+
+    def _start_dashboard(self, dispatcher: Dispatcher) -> None:
+        """The web dashboard on loopback (`[dashboard] port`, 0: off). A port another program
+        holds is logged, not fatal: the memory is served without its dashboard."""
+        port = self.settings.dashboard.port
+        if not port:
+            return
+        try:
+            self.dashboard = Dashboard(dispatcher, port, self.settings.state_path())
+        except OSError as exc:
+            log.warning("dashboard not started", port=port, error=str(exc))
+            return
+        self.dashboard.start()
+
+    def _dashboard_link(self) -> DashboardLink | None:
+        board = self.dashboard
+        return DashboardLink(board.url, str(board.token_file)) if board is not None else None
 
     def _install_signals(self) -> None:
         if threading.current_thread() is not threading.main_thread():
@@ -337,6 +359,8 @@ class Daemon:
         started = time.monotonic()
         if self.mcp is not None:
             self.mcp.stop()
+        if self.dashboard is not None:
+            self.dashboard.stop()
         if self.server is not None:
             self.server.stop(timeout=3.0)
         if self._recorded_endpoint is not None:

@@ -24,6 +24,7 @@ from openmemd.protocol.replies import (
     AddReply,
     ContextReply,
     DaemonPingReply,
+    DashboardLink,
     DemoteReply,
     DreamReply,
     DreamsReply,
@@ -64,7 +65,8 @@ class Dispatcher:
                  notes: Callable[[], list[str]] | None = None,
                  mcp_socket: Callable[[], str | None] | None = None,
                  install_problems: Callable[[], list[str]] | None = None,
-                 config_checked: Callable[[], list[int]] | None = None) -> None:
+                 config_checked: Callable[[], list[int]] | None = None,
+                 dashboard: Callable[[], DashboardLink | None] | None = None) -> None:
         self.agents = agents
         self.endpoint = endpoint
         self.started = time.time()
@@ -78,6 +80,7 @@ class Dispatcher:
         self._mcp_socket = mcp_socket or (lambda: None)
         self._install_problems = install_problems or list  # install_watch.py
         self._config_checked = config_checked or list  # the config file it loaded (discovery)
+        self._dashboard = dashboard or (lambda: None)  # where `openmemd dashboard` points
 
     def __call__(self, request: Request) -> Reply:
         return answer(self, request)
@@ -95,7 +98,7 @@ class Dispatcher:
             mcp=self._mcp_socket(),
             # the config file it loaded and checked, as it was then: a command it answers
             # without checking its own (cli/fast.py) needs this to be that file
-            config=tuple(self._config_checked()))
+            config=tuple(self._config_checked()), dashboard=self._dashboard())
 
     def search(self, request: SearchRequest) -> SearchReply:
         return search_reply(self._agent(request.agent).require_index(), request)
