@@ -125,8 +125,8 @@ def test_demote_and_undo_actions_send_typed_requests_and_say_where_to_go():
     assert pages.undo_action(answers, {"key": "k1", "agent": "work"}) == \
         "/memory?done=undone&key=k1&agent=work"
     assert answers.asked == [DemoteRequest("k1", digest="d1"), UndoRequest("k1", agent="work")]
-    assert pages.ACTIONS == {"/memory/demote": pages.demote_action,
-                             "/memory/undo": pages.undo_action}
+    assert {"/memory/demote": pages.demote_action,
+                             "/memory/undo": pages.undo_action} == pages.ACTIONS
 
 
 def test_source_link():
