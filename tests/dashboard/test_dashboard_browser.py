@@ -140,12 +140,14 @@ def test_a_hit_opens_its_note_at_the_cited_lines(board):
     assert "&lt;b&gt;bread&lt;/b&gt; &amp; milk" in note  # the note's text, escaped
 
 
-def test_memory_and_dreams_pages_load(board):
+def test_memory_and_dreams_pages_load_with_nothing_promoted(board):
+    """(With a promotion, and their screenshots: test_dashboard_memory.py.)"""
     _d, link = board
-    memory = page(link, "/memory", "memory")
+    memory = page(link, "/memory")
     assert "Ana likes green tea." in memory and "of 20000 characters" in memory
-    dreams = page(link, "/dreams", "dreams")
-    assert "<h1>Dreams</h1>" in dreams and "next run" in dreams
+    assert 'class="entry promoted"' not in memory
+    dreams = page(link, "/dreams")
+    assert "<h1>Dreams</h1>" in dreams and "Nothing would be promoted tonight." in dreams
 
 
 def test_nothing_found_says_so(board):
@@ -232,7 +234,7 @@ def test_a_post_needs_the_csrf_field(board):
                    headers={"Cookie": cookie}).status == 403
     from openmemd.dashboard.guard import csrf_token
 
-    # the right field passes the check (no action is posted yet: 404)
+    # the right field passes the check; `/` is no action: 404
     assert request(d, "POST", "/", body=f"csrf={csrf_token(token_of(link))}",
                    headers={"Cookie": cookie}).status == 404
 

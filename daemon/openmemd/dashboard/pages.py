@@ -5,19 +5,36 @@ into the index: a page reads only what a request answers."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
 
 from openmemd.config.locate import DEFAULT_AGENT
 from openmemd.protocol.handler import Handler
-from openmemd.protocol.replies import GetReply, Hit, SearchReply, expect
-from openmemd.protocol.requests import GetRequest, SearchRequest, StatusRequest
+from openmemd.protocol.replies import (
+    DemoteReply,
+    DreamsReply,
+    GetReply,
+    Hit,
+    MemoryReply,
+    SearchReply,
+    expect,
+)
+from openmemd.protocol.requests import (
+    DemoteRequest,
+    DreamsRequest,
+    GetRequest,
+    MemoryRequest,
+    SearchRequest,
+    StatusRequest,
+    UndoRequest,
+)
 from openmemd.protocol.status import DaemonStatus
 
 MEMORY_BUDGET_CHARS = 20_000  # OpenClaw's bootstrap budget for MEMORY.md (bootstrapMaxChars)
 MAX_QUERY_CHARS = 2_000
+MAX_MESSAGE_CHARS = 300  # a flash message in the URL, shown as one line
 
 
 @dataclass(frozen=True)
@@ -62,25 +79,57 @@ def note_page(handler: Handler, params: Mapping[str, str]) -> Page:
 
 
 def memory_page(handler: Handler, params: Mapping[str, str]) -> Page:
-    """For now MEMORY.md as it is, against its budget (entries, provenance and demote come
-    with the Memory protocol ops)."""
+    """MEMORY.md entry by entry against its budget; each promoted entry with why it is there
+    and a demote form; after a demotion (`?done=demoted&key=…`) an undo form for it."""
     agent = params.get("agent") or DEFAULT_AGENT
-    reply = expect(handler(GetRequest("MEMORY.md", agent=agent)), GetReply)
-    chars = len(reply.text)
-    return Page("memory.html", {"title": "Memory", "text": reply.text, "chars": chars,
-                                "budget": MEMORY_BUDGET_CHARS,
-                                "percent": min(100, round(100 * chars / MEMORY_BUDGET_CHARS))})
+    reply = expect(handler(MemoryRequest(agent=agent)), MemoryReply)
+    budget = reply.budget_chars or MEMORY_BUDGET_CHARS
+    done = params.get("done", "")
+    return Page("memory.html", {
+        "title": "Memory", "reply": reply, "agent": agent, "chars": reply.chars,
+        "budget": budget, "percent": min(100, round(100 * reply.chars / budget)),
+        "entries": [(entry, source_link(entry.source, agent)) for entry in reply.entries],
+        "done": done if done in DONE else "", "key": params.get("key", ""),
+        "error": params.get("error", "")[:MAX_MESSAGE_CHARS]})
 
 
 def dreams_page(handler: Handler, params: Mapping[str, str]) -> Page:
-    """For now dreaming's schedule and last sweep from `status` (DREAMS.md and the phase
-    reports come with the Dreams protocol ops)."""
-    status = expect(handler(StatusRequest()), DaemonStatus)
-    return Page("dreams.html", {"title": "Dreams", "status": status})
+    """DREAMS.md and the phase reports, newest first, and a dry run of tonight's sweep."""
+    agent = params.get("agent") or DEFAULT_AGENT
+    reply = expect(handler(DreamsRequest(agent=agent)), DreamsReply)
+    return Page("dreams.html", {"title": "Dreams", "reply": reply, "agent": agent,
+                                "tonight": reply.tonight})
+
+
+def demote_action(handler: Handler, form: Mapping[str, str]) -> str:
+    """Demote the form's entry (refused if it changed since the page listed it); where the
+    browser goes next."""
+    agent = form.get("agent") or DEFAULT_AGENT
+    key = form.get("key", "")
+    moved = expect(handler(DemoteRequest(key, agent=agent, digest=form.get("digest") or None)),
+                   DemoteReply)
+    return memory_url(agent, done="demoted", key=moved.key)
+
+
+def undo_action(handler: Handler, form: Mapping[str, str]) -> str:
+    agent = form.get("agent") or DEFAULT_AGENT
+    moved = expect(handler(UndoRequest(form.get("key", ""), agent=agent)), DemoteReply)
+    return memory_url(agent, done="undone", key=moved.key)
+
+
+def memory_url(agent: str = DEFAULT_AGENT, **query: str) -> str:
+    """`/memory` with a one-line flash (`done`, `key` or `error`) in its query."""
+    if agent != DEFAULT_AGENT:
+        query["agent"] = agent
+    return "/memory" + (f"?{urlencode(query)}" if query else "")
 
 
 PAGES = {"/": status_page, "/search": search_page, "/note": note_page,
          "/memory": memory_page, "/dreams": dreams_page}
+Action = Callable[[Handler, Mapping[str, str]], str]
+# The writes: a POST's form to the page the browser is sent back to (303).
+ACTIONS: dict[str, Action] = {"/memory/demote": demote_action, "/memory/undo": undo_action}
+DONE = ("demoted", "undone")
 
 
 def hit_lines(hit: Hit) -> list[Line]:
@@ -99,6 +148,21 @@ def note_link(hit: Hit, agent: str = DEFAULT_AGENT) -> str:
     if agent != DEFAULT_AGENT:
         query["agent"] = agent
     return f"/note?{urlencode(query)}#L{lo}-L{hi}"
+
+
+def source_link(source: str | None, agent: str = DEFAULT_AGENT) -> str | None:
+    """A promoted entry's `path#L3-L5` (or `path#L3`) as its note link; None without one."""
+    if not source:
+        return None
+    path, _, fragment = source.partition("#")
+    cited = parse_range(fragment.replace("L", "")) if fragment else None
+    query = {"path": path}
+    if cited is not None:
+        query["lines"] = f"{cited[0]}-{cited[1]}"
+    if agent != DEFAULT_AGENT:
+        query["agent"] = agent
+    anchor = f"#L{cited[0]}-L{cited[1]}" if cited is not None else ""
+    return f"/note?{urlencode(query)}{anchor}"
 
 
 def parse_range(text: str) -> tuple[int, int] | None:

@@ -17,6 +17,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import jinja2
 
+from openmemd.config.locate import DEFAULT_AGENT
 from openmemd.dashboard import guard, pages
 from openmemd.errors import BadRequestError, NotFoundError, OpenmemdError
 from openmemd.log import get_logger
@@ -160,8 +161,8 @@ class _Request(BaseHTTPRequestHandler):
         self._page(lambda: view(self.server.dashboard.handler, params))
 
     def do_POST(self) -> None:
-        """Writes (the Memory page's demote and undo, to come): the cookie and the CSRF field
-        both, else 403."""
+        """Writes (the Memory page's demote and undo): the cookie and the CSRF field both,
+        else 403; then the action through the handler and a 303 back to the page."""
         if not self._admitted(None):
             return
         length = int(self.headers.get("Content-Length") or 0)
@@ -173,7 +174,26 @@ class _Request(BaseHTTPRequestHandler):
             self._plain(HTTPStatus.FORBIDDEN, "forbidden: the form's CSRF field is missing "
                         "or wrong; reload the page")
             return
-        self._plain(HTTPStatus.NOT_FOUND, "no such action")
+        action = pages.ACTIONS.get(urlsplit(self.path).path)
+        if action is None:
+            self._plain(HTTPStatus.NOT_FOUND, "no such action")
+            return
+        self._send(HTTPStatus.SEE_OTHER, b"", "text/plain",
+                   {"Location": self._act(action, form)})
+
+    def _act(self, action: pages.Action, form: dict[str, str]) -> str:
+        """Where the browser goes after `action`: its page, with the outcome or the error as
+        a one-line message (the daemon keeps serving either way)."""
+        agent = form.get("agent") or DEFAULT_AGENT
+        try:
+            return action(self.server.dashboard.handler, form)
+        except OpenmemdError as exc:
+            message = str(exc)
+        except Exception as exc:  # a bug: said on the page, logged, the daemon keeps serving
+            log.exception("dashboard action failed", path=self.path)
+            message = f"{type(exc).__name__}: {exc}"
+        first = (message.splitlines() or [""])[0]
+        return pages.memory_url(agent, error=first[:pages.MAX_MESSAGE_CHARS])
 
     # -- answers --------------------------------------------------------------------------------
     def _page(self, view: Callable[[], pages.Page]) -> None:
