@@ -38,10 +38,10 @@ def fetch(port: int, path: str, token: str) -> float:
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     conn.request("GET", path, headers={"Cookie": f"openmemd_dashboard={token}"})
     response = conn.getresponse()
-    response.read()
+    body = response.read()
     conn.close()
-    if response.status != 200:
-        raise SystemExit(f"{path}: HTTP {response.status}")
+    if response.status != 200 or b'class="error' in body:
+        raise SystemExit(f"{path}: HTTP {response.status}, or an error page")
     return (time.perf_counter() - started) * 1000
 
 
