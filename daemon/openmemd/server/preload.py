@@ -43,6 +43,10 @@ MODULES = (
     "openmemd.index.agent_sessions",
     "openmemd.index.lines.cited",
     "openmemd.api.connected_agents",  # status lists the connected agents
+    # the memory, demote, undo and dreams ops (the dashboard's Memory and Dreams pages)
+    "openmemd.api.dreams",
+    "openmemd.dreaming.memory_view",
+    "openmemd.dreaming.demotion",
     "openmemd.config.layers",
     "openmemd.protocol.endpoint",
     "openmemd.errors",
