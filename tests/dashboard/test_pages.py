@@ -158,3 +158,17 @@ def test_dreams_page_shows_the_files_newest_first_and_the_dry_run():
     row = re.search(r'<tr class="would-promote">.*?</tr>', html, re.S)
     assert row is not None and "0.845" in row.group(0) and "Zora was born" in row.group(0)
     assert "lines=3-3" in row.group(0) and "1 would be promoted" in html
+
+
+def test_the_status_page_follows_a_fill_live_and_stops_when_it_is_done():
+    from openmemd.protocol.status import AgentStatus, DaemonStatus, IndexerStatus
+
+    def page(progress: dict | None) -> str:
+        indexer = IndexerStatus.from_json({"state": "filling", "progress": progress})
+        status = DaemonStatus(running=True, health="ok",
+                              agents=(AgentStatus("main", indexer=indexer),))
+        return render(pages.status_page(lambda request: status, {}))
+
+    busy = page({"phase": "vectors", "done": 3, "total": 9, "rate": 1.5, "etaSeconds": 4})
+    assert '<meta http-equiv="refresh" content="2">' in busy and "ETA 4 s" in busy
+    assert "http-equiv" not in page(None)

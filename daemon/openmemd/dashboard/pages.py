@@ -50,9 +50,19 @@ class Line:
     marked: bool
 
 
+REFRESH_SECONDS = 2  # the Status page reloads itself this often while vectors are embedded
+
+
 def status_page(handler: Handler, params: Mapping[str, str]) -> Page:
     status = expect(handler(StatusRequest()), DaemonStatus)
-    return Page("status.html", {"status": status, "title": "Status"})
+    return Page("status.html", {"status": status, "title": "Status",
+                                "refresh": REFRESH_SECONDS if filling(status) else None})
+
+
+def filling(status: DaemonStatus) -> bool:
+    """Long work runs, or vectors wait: the page follows it live (a reload, no script)."""
+    return any((a.indexer is not None and a.indexer.progress)
+               or (a.index is not None and a.index.pending_vectors > 0) for a in status.agents)
 
 
 def search_page(handler: Handler, params: Mapping[str, str]) -> Page:
