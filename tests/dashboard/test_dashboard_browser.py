@@ -3,7 +3,7 @@ view loads with the token, a search shows hits, a hit opens its note at the cite
 the security rules over plain HTTP: no token 401, a foreign Host 403, a POST without the
 CSRF field 403, listening on loopback only.
 
-The search box is a GET form: loading `/search?q=…` is what typing and Enter do. Set
+A search is typed into the box as keystrokes (DevTools protocol over a pipe, cdp_pipe.py). Set
 OPENMEMD_DASHBOARD_SCREENSHOTS=docs to refresh the screenshots in docs/."""
 
 from __future__ import annotations
@@ -281,3 +281,21 @@ def test_the_command_says_when_no_daemon_runs(tmp_path):
         assert out.stdout == ""
     finally:
         gen.close()
+
+
+def test_a_search_typed_into_the_box_shows_hits(board):
+    from cdp_pipe import Browser
+
+    if CHROMIUM is None:
+        chromium("about:blank")  # fails under .ci/run, skips elsewhere
+    _d, link = board
+    browser = Browser(str(CHROMIUM))
+    try:
+        browser.goto(link)  # the token becomes the cookie; the Status page
+        browser.evaluate("document.querySelector('nav input[name=q]').focus()")
+        browser.type("what is the zebra called")
+        browser.wait_for("location.pathname === '/search' && document.readyState === 'complete'")
+        hits = browser.evaluate("[...document.querySelectorAll('.hit')].map(h => h.innerText)")
+    finally:
+        browser.close()
+    assert hits and any("Zora" in hit for hit in hits), hits
