@@ -1,9 +1,8 @@
 """The Memory and Dreams pages of a real daemon after a real promotion (provider none): the
 entry with its provenance, in headless Chromium too; demoting it through the page's form
-changes MEMORY.md on disk and its Undo restores it byte for byte; a refused demotion is a
-one-line message; a POST without the CSRF field is 403. Chromium's --dump-dom cannot click,
-so the forms are posted with urllib, the CSRF field taken from the page, the session cookie
-sent."""
+changes MEMORY.md on disk and its Undo restores it byte for byte (clicked in Chromium over the
+DevTools protocol, cdp_pipe.py, and posted with urllib with the CSRF field taken from the page);
+a refused demotion is a one-line message; a POST without the CSRF field is 403."""
 
 from __future__ import annotations
 
@@ -151,3 +150,32 @@ def test_the_dreams_page_shows_the_reports_and_tonights_dry_run(board):
     row = re.search(r'<tr class="would-promote">.*?</tr>', dom, re.S)
     assert row is not None and "Zora the zebra" in row.group(0), dom
     assert re.search(r"<td>0\.\d{3}</td>", row.group(0))
+
+
+def test_demote_and_undo_clicked_in_chromium(board):
+    from cdp_pipe import Browser
+    from test_dashboard_browser import CHROMIUM, chromium
+
+    if CHROMIUM is None:
+        chromium("about:blank")  # fails under .ci/run, skips elsewhere
+    d, link = board
+    memory = d.workspace / "MEMORY.md"
+    before = memory.read_bytes()
+    assert LINE.encode() in before
+    base = link.split("?", 1)[0].rstrip("/")
+    browser = Browser(str(CHROMIUM))
+    try:
+        browser.goto(link)  # the token becomes the cookie
+        browser.goto(base + "/memory")
+        browser.evaluate("document.querySelector('form[action=\"/memory/demote\"] button')"
+                         ".click()")
+        browser.wait_for("location.search.includes('done=demoted')"
+                         " && document.readyState === 'complete'")
+        assert LINE.encode() not in memory.read_bytes()
+        browser.evaluate("document.querySelector('form[action=\"/memory/undo\"] button')"
+                         ".click()")
+        browser.wait_for("location.search.includes('done=undone')"
+                         " && document.readyState === 'complete'")
+    finally:
+        browser.close()
+    assert memory.read_bytes() == before
