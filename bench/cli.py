@@ -41,6 +41,19 @@ def console_script() -> str:
     return str(script)
 
 
+def isolated_env(root: Path) -> dict[str, str]:
+    """A new user's environment: HOME and the XDG folders under `root`, none of this machine's
+    openmemd, OpenClaw or XDG variables."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("OPENMEMD_", "OPENCLAW_", "XDG_"))}
+    env |= {"HOME": str(root / "home"), "XDG_CONFIG_HOME": str(root / "config"),
+            "XDG_STATE_HOME": str(root / "state"), "XDG_DATA_HOME": str(root / "data"),
+            "XDG_RUNTIME_DIR": str(root / "run")}
+    for name in ("home", "run"):
+        (root / name).mkdir(mode=0o700)
+    return env
+
+
 def run(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
     """(wall, CPU) seconds of one run of `cmd`."""
     t0 = time.perf_counter()
@@ -94,13 +107,7 @@ def main() -> int:
     args = ap.parse_args()
 
     root = Path(tempfile.mkdtemp(dir="/tmp", prefix="omc"))
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("OPENMEMD_", "OPENCLAW_", "XDG_"))}
-    env |= {"HOME": str(root / "home"), "XDG_CONFIG_HOME": str(root / "config"),
-            "XDG_STATE_HOME": str(root / "state"), "XDG_DATA_HOME": str(root / "data"),
-            "XDG_RUNTIME_DIR": str(root / "run")}
-    for name in ("home", "run"):
-        (root / name).mkdir(mode=0o700)
+    env = isolated_env(root)
     make_workspace(root / "data" / "openmemd", args.notes).rename(
         root / "data" / "openmemd" / "workspace")
     (root / "config" / "openmemd").mkdir(parents=True)

@@ -29,6 +29,7 @@ import time
 from datetime import date, timedelta
 from pathlib import Path
 
+from cli import console_script, isolated_env
 from daemon import wait_until_answering
 from openmemd.agents import claude_code_hook as hook
 
@@ -36,13 +37,6 @@ HOOK_INPUT = json.dumps({"session_id": "bench", "transcript_path": "/tmp/bench.j
                          "cwd": "/tmp", "hook_event_name": "SessionStart",
                          "source": "startup"}).encode()
 GOAL_MS = 150
-
-
-def console_script() -> str:
-    script = Path(sys.executable).parent / "openmemd"
-    if not script.exists():
-        sys.exit(f"no console script at {script}: run this with the venv's python")
-    return str(script)
 
 
 def run(cmd: list[str], env: dict[str, str], check: bool) -> tuple[float, float]:
@@ -112,13 +106,7 @@ def main() -> int:
     args = ap.parse_args()
 
     root = Path(tempfile.mkdtemp(dir="/tmp", prefix="omh"))
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("OPENMEMD_", "OPENCLAW_", "XDG_"))}
-    env |= {"HOME": str(root / "home"), "XDG_CONFIG_HOME": str(root / "config"),
-            "XDG_STATE_HOME": str(root / "state"), "XDG_DATA_HOME": str(root / "data"),
-            "XDG_RUNTIME_DIR": str(root / "run")}
-    for name in ("home", "run"):
-        (root / name).mkdir(mode=0o700)
+    env = isolated_env(root)
     make_workspace(root / "data" / "openmemd" / "workspace", args.memory_kb)
     (root / "config" / "openmemd").mkdir(parents=True)
     (root / "config" / "openmemd" / "config.toml").write_text('[embedding]\nprovider = "none"\n')
