@@ -13,7 +13,6 @@ import pytest
 from fake_homes import PROJECT, SECRET, make_homes
 
 import openmemd.dreaming.recall as recall_module
-from openmemd.cli import main
 
 FACT = "quokka backoff schedule"
 QUERIES = ("quokka backoff schedule", "how many times billing retries failed invoices",
@@ -29,15 +28,6 @@ def homes(tmp_path: Path, make_settings, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("HOME", str(files["home"]))
     make_settings('sources = ["memory", "claude-code", "codex"]\n[dreaming]\ntimezone = "UTC"\n')
     return files
-
-
-@pytest.fixture
-def cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
-    def run(*args: str) -> tuple[int, str]:
-        code = main([*args, "--config", str(tmp_path / "config.toml"),
-                     "--endpoint", f"ipc://{tmp_path}/none.sock"])
-        return code, capsys.readouterr().out
-    return run
 
 
 def recall_entries(workspace: Path) -> dict[str, dict[str, object]]:

@@ -10,8 +10,6 @@ from pathlib import Path
 import pytest
 from fake_homes import OTHER_PROJECT, PROJECT, SECRET, make_homes
 
-from openmemd.cli import main
-
 
 def last_friday(today: date) -> date:
     back = (today.weekday() - 4) % 7 or 7
@@ -29,15 +27,6 @@ def homes(tmp_path: Path, make_settings, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("HOME", str(files["home"]))
     make_settings('sources = ["memory", "sessions", "claude-code", "codex"]\n')
     return files
-
-
-@pytest.fixture
-def cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
-    def run(*args: str) -> tuple[int, str]:
-        code = main([*args, "--config", str(tmp_path / "config.toml"),
-                     "--endpoint", f"ipc://{tmp_path}/none.sock"])
-        return code, capsys.readouterr().out
-    return run
 
 
 def search(cli, *args: str) -> list[dict[str, object]]:
